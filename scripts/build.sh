@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the release wasm package into pkg/ (wasm-pack, --target web), optimises it with npm's
+# binaryen wasm-opt (never Debian's wasm-opt 108, which emits broken modules), and prints its size.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+wasm-pack build --target web --release --out-dir pkg --out-name llm_wiki --no-pack 2>&1 \
+  | grep -v "^\[INFO\]: Optional" || true
+[ -f pkg/llm_wiki_bg.wasm ] || { echo "wasm-pack produced no pkg/llm_wiki_bg.wasm" >&2; exit 1; }
+
+WASM_OPT=node_modules/.bin/wasm-opt
+if [ -x "$WASM_OPT" ]; then
+  "$WASM_OPT" -Oz --strip-debug --strip-producers \
+    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd \
+    pkg/llm_wiki_bg.wasm -o pkg/llm_wiki_bg.opt.wasm
+  mv pkg/llm_wiki_bg.opt.wasm pkg/llm_wiki_bg.wasm
+else
+  echo "note: $WASM_OPT missing (run scripts/setup.sh); size is before wasm-opt" >&2
+fi
+
+raw=$(wc -c < pkg/llm_wiki_bg.wasm)
+gz=$(gzip -9 -c pkg/llm_wiki_bg.wasm | wc -c)
+glue=$(gzip -9 -c pkg/llm_wiki.js | wc -c)
+awk -v raw="$raw" -v gz="$gz" -v glue="$glue" 'BEGIN {
+  printf "release wasm: %d bytes raw (%.1f KB), %d bytes gzipped (%.1f KB); JS glue %d bytes gzipped\n",
+    raw, raw / 1024, gz, gz / 1024, glue }'

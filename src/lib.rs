@@ -1,0 +1,27 @@
+//! # llm-wiki
+//!
+//! A library that turns a person's raw notes and clipped web pages into a persistent, interlinked
+//! markdown wiki written and maintained by an LLM, kept on the person's own device.
+//!
+//! The core is pure Rust and runs natively under `cargo test`; the browser parts (IndexedDB,
+//! `fetch`, the JS API) sit behind small traits and `cfg(target_arch = "wasm32")`. See
+//! `ARCHITECTURE.md` for the code map and its invariants.
+//!
+//! Entry points: [`wiki::Wiki`] (the facade, generic over [`storage::Storage`] and
+//! [`clock::Clock`]); on wasm, the `Wiki` class exported to JavaScript from `src/wasm/`.
+
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod documents;
+pub mod error;
+pub mod markdown;
+pub mod model;
+pub mod storage;
+pub mod text;
+pub mod wiki;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{Error, Result};

@@ -1,0 +1,148 @@
+//! Text normalisation, content hashing and token estimates.
+//!
+//! *Invariant:* a source's `version` is always [`content_version`] of its text, i.e. SHA-256 (FIPS
+//! 180-4) over the text after [`normalize_source_text`] (Unicode NFC, LF line ends). Re-adding the
+//! same text with CRLF line ends or decomposed accents therefore gives the same version (Decision 1).
+
+use sha2::{Digest, Sha256};
+use unicode_normalization::UnicodeNormalization;
+
+/// Normalises source text for storage and hashing: Unicode NFC (UAX #15), `\r\n` and lone `\r`
+/// turned into `\n`, and a leading byte-order mark removed. Nothing else changes: trailing spaces,
+/// blank lines and indentation are kept, because markdown gives them meaning.
+pub fn normalize_source_text(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lf = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' {
+            if chars.peek() == Some(&'\n') {
+                chars.next();
+            }
+            lf.push('\n');
+        } else {
+            lf.push(c);
+        }
+    }
+    lf.nfc().collect()
+}
+
+/// SHA-256 of `bytes`, as 64 lowercase hex digits.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The content version of source text: [`sha256_hex`] of [`normalize_source_text`]`(text)`.
+pub fn content_version(text: &str) -> String {
+    sha256_hex(normalize_source_text(text).as_bytes())
+}
+
+/// True for characters counted one token each by [`estimate_tokens`]: Han ideographs (CJK Unified
+/// Ideographs and extensions, compatibility ideographs), Hiragana, Katakana, Hangul syllables and jamo,
+/// Bopomofo and CJK symbols and punctuation.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF      // Hangul Jamo
+        | 0x2E80..=0x2FDF    // CJK radicals, Kangxi radicals
+        | 0x3000..=0x303F    // CJK symbols and punctuation
+        | 0x3040..=0x30FF    // Hiragana, Katakana
+        | 0x3100..=0x312F    // Bopomofo
+        | 0x3130..=0x318F    // Hangul compatibility jamo
+        | 0x31F0..=0x31FF    // Katakana phonetic extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xA960..=0xA97F    // Hangul jamo extended-A
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xD7B0..=0xD7FF    // Hangul jamo extended-B
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF65..=0xFF9F    // halfwidth Katakana
+        | 0x20000..=0x3134F  // CJK extensions B..H
+    )
+}
+
+/// How token counts are estimated before a response reports real usage (Decision 12).
+///
+/// Defaults: each CJK character ([`is_cjk`]) is one token; other text is one token per four
+/// characters (rounded up). Reported usage from the endpoint always replaces the estimate.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenEstimator {
+    /// Tokens per CJK character. Range `0.1..=4.0`; default 1.0. Lower for tokenizers with large
+    /// CJK vocabularies (e.g. 0.7), higher for byte-level ones (up to ~2–3).
+    pub cjk_tokens_per_char: f32,
+    /// Characters per token for all other text. Range `1.0..=8.0`; default 4.0 (English prose with
+    /// BPE tokenizers). 1.0 overestimates heavily; 8.0 underestimates code and numbers.
+    pub chars_per_token: f32,
+}
+
+impl Default for TokenEstimator {
+    fn default() -> Self {
+        TokenEstimator { cjk_tokens_per_char: 1.0, chars_per_token: 4.0 }
+    }
+}
+
+impl TokenEstimator {
+    /// Estimated token count of `text` (never 0 for non-empty text).
+    pub fn estimate(&self, text: &str) -> u64 {
+        let (mut cjk, mut other) = (0u64, 0u64);
+        for c in text.chars() {
+            if is_cjk(c) {
+                cjk += 1;
+            } else {
+                other += 1;
+            }
+        }
+        let tokens = cjk as f64 * f64::from(self.cjk_tokens_per_char)
+            + (other as f64 / f64::from(self.chars_per_token.max(0.1))).ceil();
+        let tokens = tokens.ceil() as u64;
+        if tokens == 0 && !text.is_empty() {
+            1
+        } else {
+            tokens
+        }
+    }
+}
+
+/// [`TokenEstimator::estimate`] with the default estimator.
+pub fn estimate_tokens(text: &str) -> u64 {
+    TokenEstimator::default().estimate(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_ends_and_nfc_do_not_change_the_version() {
+        let lf = "Widgetron was first released in 2015.\nCafé\n";
+        let crlf = "Widgetron was first released in 2015.\r\nCafe\u{301}\r\n";
+        assert_eq!(normalize_source_text(crlf), lf);
+        assert_eq!(content_version(lf), content_version(crlf));
+        assert_ne!(content_version(lf), content_version("Widgetron was first released in 2016.\n"));
+    }
+
+    #[test]
+    fn lone_cr_and_bom() {
+        assert_eq!(normalize_source_text("\u{feff}a\rb\r\n\rc"), "a\nb\n\nc");
+    }
+
+    #[test]
+    fn sha256_known_vector() {
+        // FIPS 180-4 example "abc".
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn token_estimates_follow_decision_12() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("a"), 1);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+        assert_eq!(estimate_tokens("人工智能"), 4);
+        assert_eq!(estimate_tokens("人工智能 is AI"), 4 + 2); // " is AI" = 6 chars -> 2
+        assert_eq!(estimate_tokens("초과근무"), 4);
+        assert_eq!(estimate_tokens("ひらがな"), 4);
+    }
+}

@@ -1,0 +1,677 @@
+//! The wiki facade: one open wiki over a [`Storage`] and a [`Clock`].
+//!
+//! Every mutating method is one numbered [`Operation`] committed as one [`Batch`]: the records it
+//! writes, the operation record, the op counter, log.md and (when pages change) index.md. The op
+//! counter is written with an expected revision, so two writers can never commit the same op id;
+//! the loser gets [`Error::Conflict`] and nothing of its batch is written.
+//!
+//! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
+//! trait only, and holds no state that could disagree with what is committed.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::documents::{self, INDEX_MD, LOG_MD, SCHEMA_MD};
+use crate::error::{Error, Result};
+use crate::markdown::keys::{fold_key, unique_key};
+use crate::model::{
+    Artifact, Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source,
+    SourceStatus, TokenUsage, SUPPORTED_MIME,
+};
+use crate::storage::{Backend, Batch, Expect, OpenOptions, Storage, Store};
+use crate::text::{normalize_source_text, sha256_hex};
+
+/// Meta record holding the last operation id.
+const META_OPS: &str = "ops";
+
+/// Input of [`Wiki::add_source`] (JS: `addSource`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct NewSource {
+    /// Stable identity. Default: `url` when given, else `sha256:<first 16 hex of the version>`.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Display title. Default: the first markdown heading, else the first line, else the key.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Where the source came from.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `text/markdown` (also `text/x-markdown`) or `text/plain`; parameters such as
+    /// `; charset=utf-8` are ignored.
+    pub mime: String,
+    /// The text (markdown or plain). HTML and PDF are converted in JS first (Decision 2).
+    pub content: String,
+    /// The original bytes (e.g. the clipped HTML), kept as the raw artifact.
+    #[serde(default, with = "serde_bytes")]
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Uint8Array | undefined", optional))]
+    pub original: Option<Vec<u8>>,
+    /// MIME type of `original`. Default `text/html`.
+    #[serde(default)]
+    pub original_mime: Option<String>,
+    /// When the user captured it, in ms since the epoch.
+    #[serde(default)]
+    pub captured_at: Option<f64>,
+}
+
+/// What [`Wiki::add_source`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum AddOutcome {
+    /// A new source.
+    Added,
+    /// Same key, same version: nothing was written and nothing will be recompiled.
+    Unchanged,
+    /// Same key, new version: a corrected source, pending compile.
+    Corrected,
+}
+
+/// Report of [`Wiki::add_source`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct AddSourceReport {
+    /// The source key.
+    pub key: String,
+    /// The version (SHA-256 hex of the normalised text).
+    pub version: String,
+    /// Added, unchanged or corrected.
+    pub outcome: AddOutcome,
+    /// The operation, when something was written.
+    pub op: Option<OpId>,
+    /// The version this one replaced, for a corrected source.
+    pub previous_version: Option<String>,
+}
+
+/// A source with its text (JS: `source(key)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SourceWithText {
+    /// The record.
+    #[serde(flatten)]
+    pub source: Source,
+    /// The normalised text of the current version.
+    pub text: String,
+}
+
+/// A human edit of a page (JS: `putPage`). Fields left out keep their current value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageEdit {
+    /// The page to edit; absent to create a page (its key is derived from the title).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Title; required when creating.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Kind; default `concept` when creating.
+    #[serde(default)]
+    pub kind: Option<PageKind>,
+    /// New markdown body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// New one-line summary.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// New aliases.
+    #[serde(default)]
+    pub aliases: Option<Vec<String>>,
+    /// New tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// The revision the editor started from; when set and the page moved on, the edit is refused
+    /// with [`Error::Conflict`] instead of overwriting the newer revision.
+    #[serde(default)]
+    pub base_revision: Option<u64>,
+}
+
+/// One line of [`Wiki::pages`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+    /// One-line summary.
+    pub summary: String,
+    /// Last change (ms).
+    pub updated: i64,
+    /// Latest revision number.
+    pub revision: u64,
+}
+
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).expect("model types always serialise")
+}
+
+fn from_json<T: DeserializeOwned>(store: Store, key: &str, data: &[u8]) -> Result<T> {
+    serde_json::from_slice(data).map_err(|e| Error::Corrupt {
+        store,
+        key: key.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Key of revision `number` of `page` in the revisions store.
+pub fn revision_key(page: &str, number: u64) -> String {
+    format!("{page}\u{0}{number:010}")
+}
+
+/// Key of operation `id` in the operations store.
+pub fn operation_key(id: OpId) -> String {
+    format!("{id:012}")
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct OpsCounter {
+    last: OpId,
+}
+
+/// An operation being assembled: the batch, the op record, and the documents it touches.
+struct OpBuilder {
+    batch: Batch,
+    op: Operation,
+}
+
+/// One open wiki.
+pub struct Wiki<S: Storage, C: Clock> {
+    name: String,
+    storage: S,
+    clock: C,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Opens (creating if needed) the wiki `name` on `backend`. A new wiki gets schema.md, an empty
+    /// index.md and log.md.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a bad name, [`Error::UpgradeBlocked`],
+    /// [`Error::SchemaTooNew`], [`Error::StorageUnavailable`].
+    pub async fn open<B: Backend<Storage = S>>(
+        backend: &B,
+        name: &str,
+        clock: C,
+        options: OpenOptions,
+    ) -> Result<Self> {
+        let storage = backend.open(name, options).await?;
+        let wiki = Wiki { name: name.to_string(), storage, clock };
+        wiki.init_documents().await?;
+        Ok(wiki)
+    }
+
+    /// Wraps an already open storage connection.
+    pub async fn from_storage(name: &str, storage: S, clock: C) -> Result<Self> {
+        let wiki = Wiki { name: name.to_string(), storage, clock };
+        wiki.init_documents().await?;
+        Ok(wiki)
+    }
+
+    async fn init_documents(&self) -> Result<()> {
+        if self.storage.get(Store::Documents, SCHEMA_MD).await?.is_some() {
+            return Ok(());
+        }
+        let mut b = Batch::new();
+        b.put(Store::Documents, SCHEMA_MD, documents::DEFAULT_SCHEMA.into(), Expect::Absent);
+        b.put(Store::Documents, INDEX_MD, documents::render_index(&[]).into(), Expect::Absent);
+        b.put(Store::Documents, LOG_MD, documents::empty_log().into(), Expect::Absent);
+        match self.storage.commit(b).await {
+            // Another tab initialised it between our read and our commit: fine.
+            Ok(_) | Err(Error::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The wiki's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The storage connection (for tests and the search layer).
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
+        match self.storage.get(store, key).await? {
+            Some(r) => Ok(Some((from_json(store, key, &r.data)?, r.rev))),
+            None => Ok(None),
+        }
+    }
+
+    async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
+        self.storage
+            .scan(store, prefix)
+            .await?
+            .into_iter()
+            .map(|(k, r)| from_json(store, &k, &r.data))
+            .collect()
+    }
+
+    async fn document(&self, name: &str) -> Result<String> {
+        let r = self.storage.get(Store::Documents, name).await?;
+        Ok(r.map(|r| String::from_utf8_lossy(&r.data).into_owned()).unwrap_or_default())
+    }
+
+    /// Starts an operation: allocates the next op id (checked at commit by the counter's revision).
+    async fn begin(&self, kind: OperationKind, summary: String) -> Result<OpBuilder> {
+        let (counter, rev) = match self.read::<OpsCounter>(Store::Meta, META_OPS).await? {
+            Some((c, rev)) => (c, Some(rev)),
+            None => (OpsCounter::default(), None),
+        };
+        let id = counter.last + 1;
+        let mut batch = Batch::new();
+        batch.put(Store::Meta, META_OPS, to_json(&OpsCounter { last: id }), Expect::from_read(rev));
+        Ok(OpBuilder {
+            batch,
+            op: Operation {
+                id,
+                kind,
+                time: self.clock.now_ms(),
+                summary,
+                pages: vec![],
+                sources: vec![],
+                usage: TokenUsage::default(),
+            },
+        })
+    }
+
+    /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
+    /// index.md built from `all_pages` (the page set after this operation), then commits.
+    async fn finish(
+        &self,
+        mut ob: OpBuilder,
+        all_pages: Option<&[Page]>,
+    ) -> Result<Operation> {
+        ob.batch.put(Store::Operations, operation_key(ob.op.id), to_json(&ob.op), Expect::Absent);
+        let log = self.storage.get(Store::Documents, LOG_MD).await?;
+        let (mut text, rev) = match log {
+            Some(r) => (String::from_utf8_lossy(&r.data).into_owned(), Some(r.rev)),
+            None => (documents::empty_log(), None),
+        };
+        text.push_str(&documents::log_entry(&ob.op));
+        ob.batch.put(Store::Documents, LOG_MD, text.into_bytes(), Expect::from_read(rev));
+        if let Some(pages) = all_pages {
+            let index = documents::render_index(pages);
+            ob.batch.put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
+        }
+        self.storage.commit(ob.batch).await?;
+        Ok(ob.op)
+    }
+
+    // ---------------------------------------------------------------- sources
+
+    /// Adds a source (ingest). Same key and same version: nothing is written
+    /// ([`AddOutcome::Unchanged`]). Same key, new version: a corrected source, pending compile.
+    ///
+    /// Errors: [`Error::UnsupportedMime`] for anything but markdown or plain text;
+    /// [`Error::InvalidInput`] for empty content; storage errors (nothing written).
+    pub async fn add_source(&self, input: NewSource) -> Result<AddSourceReport> {
+        let mime = normalize_mime(&input.mime)?;
+        let text = normalize_source_text(&input.content);
+        if text.trim().is_empty() {
+            return Err(Error::InvalidInput("the source is empty".into()));
+        }
+        let version = sha256_hex(text.as_bytes());
+        let key = match (&input.key, &input.url) {
+            (Some(k), _) if !k.trim().is_empty() => k.trim().to_string(),
+            (_, Some(u)) if !u.trim().is_empty() => u.trim().to_string(),
+            _ => format!("sha256:{}", &version[..16]),
+        };
+        let existing = self.read::<Source>(Store::Sources, &key).await?;
+        if let Some((s, _)) = &existing {
+            // A legacy record without a version is always treated as changed (F34d).
+            if !s.version.is_empty() && s.version == version {
+                return Ok(AddSourceReport {
+                    key,
+                    version,
+                    outcome: AddOutcome::Unchanged,
+                    op: None,
+                    previous_version: None,
+                });
+            }
+        }
+        let title = input
+            .title
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| default_title(&text, &key));
+        let outcome = if existing.is_some() { AddOutcome::Corrected } else { AddOutcome::Added };
+        let verb = if existing.is_some() { "corrected" } else { "added" };
+        let mut ob = self.begin(OperationKind::AddSource, format!("{verb}: {title}")).await?;
+        ob.op.sources.push(key.clone());
+
+        ob.batch.put(Store::Raw, format!("text/{version}"), text.clone().into_bytes(), Expect::Any);
+        let original = input.original.as_ref().map(|bytes| {
+            let sha = sha256_hex(bytes);
+            ob.batch.put(Store::Raw, format!("original/{sha}"), bytes.clone(), Expect::Any);
+            Artifact {
+                mime: input.original_mime.clone().unwrap_or_else(|| "text/html".into()),
+                sha256: sha,
+                bytes: bytes.len() as u64,
+            }
+        });
+        let (previous_versions, previous_version, rev) = match &existing {
+            Some((s, rev)) => {
+                let mut pv = s.previous_versions.clone();
+                if !s.version.is_empty() {
+                    pv.push(s.version.clone());
+                }
+                (pv, Some(s.version.clone()).filter(|v| !v.is_empty()), Some(*rev))
+            }
+            None => (vec![], None, None),
+        };
+        let source = Source {
+            key: key.clone(),
+            version: version.clone(),
+            title,
+            url: input.url.clone().filter(|u| !u.trim().is_empty()),
+            mime,
+            captured_at: input.captured_at.map(|t| t as i64),
+            added_at: ob.op.time,
+            op: ob.op.id,
+            text_bytes: text.len() as u64,
+            original,
+            previous_versions,
+            status: SourceStatus::Pending,
+        };
+        ob.batch.put(Store::Sources, key.clone(), to_json(&source), Expect::from_read(rev));
+        let op = self.finish(ob, None).await?;
+        Ok(AddSourceReport { key, version, outcome, op: Some(op.id), previous_version })
+    }
+
+    /// Every source, ordered by key.
+    pub async fn sources(&self) -> Result<Vec<Source>> {
+        self.read_all(Store::Sources, "").await
+    }
+
+    /// One source with its current text, or `None`.
+    pub async fn source(&self, key: &str) -> Result<Option<SourceWithText>> {
+        let Some((source, _)) = self.read::<Source>(Store::Sources, key).await? else {
+            return Ok(None);
+        };
+        let text = self.source_text(&source.version).await?;
+        Ok(Some(SourceWithText { source, text }))
+    }
+
+    /// The text of a source version (content-addressed; old versions stay readable).
+    pub async fn source_text(&self, version: &str) -> Result<String> {
+        let key = format!("text/{version}");
+        let r = self.storage.get(Store::Raw, &key).await?.ok_or_else(|| Error::Corrupt {
+            store: Store::Raw,
+            key: key.clone(),
+            message: "source text missing".into(),
+        })?;
+        String::from_utf8(r.data).map_err(|e| Error::Corrupt {
+            store: Store::Raw,
+            key,
+            message: e.to_string(),
+        })
+    }
+
+    /// The original bytes (e.g. clipped HTML) with this SHA-256, if kept.
+    pub async fn original(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.storage.get(Store::Raw, &format!("original/{sha256}")).await?.map(|r| r.data))
+    }
+
+    // ---------------------------------------------------------------- pages
+
+    /// Every page, ordered by key.
+    pub async fn all_pages(&self) -> Result<Vec<Page>> {
+        self.read_all(Store::Pages, "").await
+    }
+
+    /// One line per page, ordered by key.
+    pub async fn pages(&self) -> Result<Vec<PageInfo>> {
+        Ok(self
+            .all_pages()
+            .await?
+            .into_iter()
+            .map(|p| PageInfo {
+                key: p.key,
+                title: p.title,
+                kind: p.kind,
+                summary: p.summary,
+                updated: p.updated,
+                revision: p.revision,
+            })
+            .collect())
+    }
+
+    /// One page, or `None`. The key is matched exactly first, then case-insensitively.
+    pub async fn page(&self, key: &str) -> Result<Option<Page>> {
+        if let Some((p, _)) = self.read::<Page>(Store::Pages, key).await? {
+            return Ok(Some(p));
+        }
+        let folded = fold_key(key);
+        Ok(self.all_pages().await?.into_iter().find(|p| fold_key(&p.key) == folded))
+    }
+
+    /// A human edit: creates or updates a page as a new revision by [`Author::Human`], in one
+    /// operation that also regenerates index.md.
+    ///
+    /// Errors: [`Error::InvalidInput`] (no title for a new page, unknown key),
+    /// [`Error::Conflict`] when `base_revision` is stale or another writer committed first.
+    pub async fn put_page(&self, edit: PageEdit) -> Result<Page> {
+        let mut pages = self.all_pages().await?;
+        let now = self.clock.now_ms();
+        let existing_idx = match &edit.key {
+            Some(k) => Some(
+                pages
+                    .iter()
+                    .position(|p| p.key == *k)
+                    .ok_or_else(|| Error::NotFound(format!("page {k:?}")))?,
+            ),
+            None => None,
+        };
+        let (page, expect) = match existing_idx {
+            Some(i) => {
+                let old = &pages[i];
+                if let Some(base) = edit.base_revision {
+                    if base != old.revision {
+                        return Err(Error::Conflict {
+                            store: Store::Pages,
+                            key: old.key.clone(),
+                            expected: format!("revision {base}"),
+                            found: format!("revision {}", old.revision),
+                        });
+                    }
+                }
+                let mut p = old.clone();
+                if let Some(t) = edit.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+                    p.title = t.to_string();
+                }
+                if let Some(k) = edit.kind {
+                    p.kind = k;
+                }
+                if let Some(b) = edit.body {
+                    p.body = normalize_source_text(&b);
+                }
+                if let Some(s) = edit.summary {
+                    p.summary = s.trim().to_string();
+                }
+                if let Some(a) = edit.aliases {
+                    p.aliases = clean_list(a);
+                }
+                if let Some(t) = edit.tags {
+                    p.tags = clean_list(t.into_iter().map(|t| t.trim_start_matches('#').into()).collect());
+                }
+                p.updated = now;
+                p.revision += 1;
+                (p, Expect::Any)
+            }
+            None => {
+                let title = edit
+                    .title
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| Error::InvalidInput("a new page needs a title".into()))?
+                    .to_string();
+                let taken: std::collections::HashSet<String> =
+                    pages.iter().map(|p| fold_key(&p.key)).collect();
+                let key = unique_key(&title, |k| taken.contains(k));
+                let p = Page {
+                    key,
+                    title,
+                    kind: edit.kind.unwrap_or(PageKind::Concept),
+                    summary: edit.summary.unwrap_or_default().trim().to_string(),
+                    aliases: clean_list(edit.aliases.unwrap_or_default()),
+                    tags: clean_list(
+                        edit.tags
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|t| t.trim_start_matches('#').into())
+                            .collect(),
+                    ),
+                    sources: vec![],
+                    created: now,
+                    updated: now,
+                    body: normalize_source_text(&edit.body.unwrap_or_default()),
+                    revision: 1,
+                };
+                (p, Expect::Absent)
+            }
+        };
+        // The page record's own storage revision guards against a concurrent writer.
+        let expect = match expect {
+            Expect::Absent => Expect::Absent,
+            _ => Expect::from_read(self.storage.get(Store::Pages, &page.key).await?.map(|r| r.rev)),
+        };
+        let mut ob = self.begin(OperationKind::HumanEdit, format!("edited: {}", page.title)).await?;
+        ob.op.time = now;
+        ob.op.pages.push(page.key.clone());
+        ob.batch.put(Store::Pages, page.key.clone(), to_json(&page), expect);
+        let revision = Revision {
+            page: page.key.clone(),
+            number: page.revision,
+            author: Author::Human,
+            op: ob.op.id,
+            time: now,
+            page_state: Some(page.clone()),
+        };
+        ob.batch.put(
+            Store::Revisions,
+            revision_key(&page.key, page.revision),
+            to_json(&revision),
+            Expect::Absent,
+        );
+        match existing_idx {
+            Some(i) => pages[i] = page.clone(),
+            None => pages.push(page.clone()),
+        }
+        self.finish(ob, Some(&pages)).await?;
+        Ok(page)
+    }
+
+    /// A page's revisions, oldest first.
+    pub async fn history(&self, key: &str) -> Result<Vec<Revision>> {
+        self.read_all(Store::Revisions, &format!("{key}\u{0}")).await
+    }
+
+    // ---------------------------------------------------------------- documents and operations
+
+    /// index.md, as last generated.
+    pub async fn index(&self) -> Result<String> {
+        self.document(INDEX_MD).await
+    }
+
+    /// log.md.
+    pub async fn log(&self) -> Result<String> {
+        self.document(LOG_MD).await
+    }
+
+    /// schema.md.
+    pub async fn schema(&self) -> Result<String> {
+        self.document(SCHEMA_MD).await
+    }
+
+    /// Replaces schema.md (one [`OperationKind::Settings`] operation). It steers the next compile.
+    pub async fn set_schema(&self, text: &str) -> Result<Operation> {
+        let text = normalize_source_text(text);
+        let mut ob = self.begin(OperationKind::Settings, "schema.md edited".into()).await?;
+        let rev = self.storage.get(Store::Documents, SCHEMA_MD).await?.map(|r| r.rev);
+        ob.batch.put(Store::Documents, SCHEMA_MD, text.into_bytes(), Expect::from_read(rev));
+        self.finish(ob, None).await
+    }
+
+    /// Every operation, oldest first.
+    pub async fn operations(&self) -> Result<Vec<Operation>> {
+        self.read_all(Store::Operations, "").await
+    }
+}
+
+fn clean_list(items: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        let i = i.trim().to_string();
+        if !i.is_empty() && !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn normalize_mime(mime: &str) -> Result<String> {
+    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = match base.as_str() {
+        "text/x-markdown" | "text/md" => "text/markdown".to_string(),
+        "" => "text/plain".to_string(),
+        _ => base,
+    };
+    if SUPPORTED_MIME.contains(&base.as_str()) {
+        Ok(base)
+    } else {
+        Err(Error::UnsupportedMime(mime.to_string()))
+    }
+}
+
+/// The first ATX heading's text, else the first non-empty line (≤ 80 characters), else the key.
+fn default_title(text: &str, key: &str) -> String {
+    let heading = text.lines().find_map(|l| {
+        let t = l.trim_start();
+        let hashes = t.chars().take_while(|&c| c == '#').count();
+        if (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') {
+            Some(t[hashes..].trim().trim_end_matches('#').trim().to_string())
+        } else {
+            None
+        }
+    });
+    let line = || text.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| l.chars().take(80).collect());
+    heading.filter(|h| !h.is_empty()).or_else(line).unwrap_or_else(|| key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mime_normalisation() {
+        assert_eq!(normalize_mime("text/markdown; charset=utf-8").unwrap(), "text/markdown");
+        assert_eq!(normalize_mime("text/x-markdown").unwrap(), "text/markdown");
+        assert_eq!(normalize_mime("TEXT/PLAIN").unwrap(), "text/plain");
+        assert_eq!(normalize_mime("text/html"), Err(Error::UnsupportedMime("text/html".into())));
+    }
+
+    #[test]
+    fn default_titles() {
+        assert_eq!(default_title("intro\n# Ownership #\n", "k"), "Ownership");
+        assert_eq!(default_title("\n\n  first line \nsecond", "k"), "first line");
+        assert_eq!(default_title("#hashtag only", "k"), "#hashtag only");
+        assert_eq!(default_title("  \n", "k"), "k");
+    }
+}

@@ -1,0 +1,44 @@
+// Shared set-up for the web app tests: the static server and headless Chromium (Debian's, through
+// playwright-core; no browser download).
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+export const artifacts = `${root}/test-results`;
+mkdirSync(artifacts, { recursive: true });
+
+export const CHROMIUM_ARGS = [
+  "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--disable-quic", "--no-first-run",
+];
+
+/** Starts scripts/serve.mjs on a free port; resolves to { url, stop }. */
+export function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`${root}/scripts/serve.mjs`, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/serving (http:\/\/\S+)/);
+      if (m) resolve({ url: m[1], stop: () => child.kill() });
+    });
+    child.on("exit", (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+/** Launches headless Chromium. */
+export function launch() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Collects console errors and failed requests of a page, for assertions and debugging. */
+export function watch(page) {
+  const log = { errors: [], requests: [] };
+  page.on("console", (m) => { if (m.type() === "error") log.errors.push(m.text()); });
+  page.on("pageerror", (e) => log.errors.push(String(e)));
+  page.on("request", (r) => log.requests.push(r.url()));
+  return log;
+}

@@ -1,0 +1,176 @@
+//! Browser tests (`wasm-pack test --headless --chrome --firefox`): the storage conformance suite on
+//! IndexedDB, and the JS API end to end.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Promise, Reflect};
+use llm_wiki::storage::conformance::{self as suite, Env};
+use llm_wiki::storage::idb::IdbBackend;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+struct BrowserEnv;
+
+impl Env for BrowserEnv {
+    async fn sleep(&self, ms: u32) {
+        gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn idb_round_trip() {
+    suite::round_trip(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_fault_at_every_write_leaves_nothing() {
+    suite::fault_at_every_write_leaves_nothing(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_stale_revision_is_refused() {
+    suite::stale_revision_is_refused(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_reopen_returns_what_was_committed() {
+    suite::reopen_returns_what_was_committed(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_upgrade_while_another_connection_is_open() {
+    suite::upgrade_while_another_connection_is_open(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_upgrade_blocked_by_a_connection_that_ignores_versionchange() {
+    suite::upgrade_blocked_by_a_connection_that_ignores_versionchange(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_newer_schema_is_refused() {
+    suite::newer_schema_is_refused(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_write_back_after_an_awaited_embedding_is_atomic() {
+    suite::write_back_after_an_awaited_embedding_is_atomic(&IdbBackend::new(), &BrowserEnv).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_list_and_delete() {
+    suite::list_and_delete(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+async fn idb_cjk_keys_and_prefix_scan() {
+    suite::cjk_keys_and_prefix_scan(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
+fn every_conformance_function_runs_here() {
+    let here = include_str!("web.rs");
+    for name in suite::SUITE {
+        assert!(here.contains(&format!("suite::{name}(")), "{name} does not run in the browser");
+    }
+}
+
+// ------------------------------------------------------------------ JS API
+
+async fn call(p: Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(p).await
+}
+
+fn get(v: &JsValue, field: &str) -> JsValue {
+    Reflect::get(v, &field.into()).unwrap()
+}
+
+fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &(*k).into(), v).unwrap();
+    }
+    o.into()
+}
+
+#[wasm_bindgen_test]
+async fn js_api_add_list_reopen() {
+    use llm_wiki::wasm::Wiki;
+    let name = "js-api-test";
+    call(Wiki::delete(name.into())).await.unwrap();
+    let wiki: Wiki = call(Wiki::open(name.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap()
+        .unchecked_into::<JsValue>()
+        .into_wiki();
+    let input = obj(&[
+        ("key", "notes/backpressure.md".into()),
+        ("mime", "text/markdown".into()),
+        ("content", "# Backpressure\r\n\r\n流量控制 keeps queues bounded.\r\n".into()),
+        ("original", js_sys::Uint8Array::from(&b"<p>original</p>"[..]).into()),
+        ("originalMime", "text/html".into()),
+    ]);
+    let report = call(wiki.add_source(tsify::Ts::new_unchecked(input.clone()))).await.unwrap();
+    assert_eq!(get(&report, "outcome").as_string().as_deref(), Some("added"));
+    let again = call(wiki.add_source(tsify::Ts::new_unchecked(input))).await.unwrap();
+    assert_eq!(get(&again, "outcome").as_string().as_deref(), Some("unchanged"));
+
+    // A second call while one is pending does not throw (state behind Rc).
+    let (a, b) = futures::join!(call(wiki.sources()), call(wiki.index()));
+    let sources = js_sys::Array::from(&a.unwrap());
+    assert_eq!(sources.length(), 1);
+    assert_eq!(get(&sources.get(0), "title").as_string().as_deref(), Some("Backpressure"));
+    assert!(b.unwrap().as_string().unwrap().starts_with("# Index"));
+
+    // Errors are real JS Errors with a stable code.
+    let bad = obj(&[("mime", "text/html".into()), ("content", "<p>x</p>".into())]);
+    let err = call(wiki.add_source(tsify::Ts::new_unchecked(bad))).await.unwrap_err();
+    assert!(err.is_instance_of::<js_sys::Error>());
+    assert_eq!(get(&err, "name").as_string().as_deref(), Some("LlmWikiError"));
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("UNSUPPORTED_MIME"));
+    let malformed = obj(&[("content", JsValue::from_f64(3.0))]);
+    let err = call(wiki.add_source(tsify::Ts::new_unchecked(malformed))).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("INVALID_INPUT"));
+
+    let page = call(wiki.put_page(tsify::Ts::new_unchecked(obj(&[
+        ("title", "流量控制".into()),
+        ("kind", "concept".into()),
+        ("body", "人工编辑的段落。".into()),
+    ]))))
+    .await
+    .unwrap();
+    assert_eq!(get(&page, "key").as_string().as_deref(), Some("流量控制"));
+
+    let names = js_sys::Array::from(&call(Wiki::list()).await.unwrap());
+    assert!(names.iter().any(|n| n.as_string().as_deref() == Some(name)));
+    wiki.close();
+    assert!(wiki.closed());
+    let err = call(wiki.sources()).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
+
+    let reopened: Wiki = call(Wiki::open(name.into(), JsValue::UNDEFINED)).await.unwrap().into_wiki();
+    let source = call(reopened.source("notes/backpressure.md".into())).await.unwrap();
+    assert_eq!(
+        get(&source, "text").as_string().as_deref(),
+        Some("# Backpressure\n\n流量控制 keeps queues bounded.\n")
+    );
+    let history = js_sys::Array::from(&call(reopened.history("流量控制".into())).await.unwrap());
+    assert_eq!(history.length(), 1);
+    assert_eq!(get(&history.get(0), "author").as_string().as_deref(), Some("human"));
+    let info = call(reopened.storage_info()).await.unwrap();
+    assert!(get(&info, "persisted").as_bool().is_some());
+}
+
+trait IntoWiki {
+    fn into_wiki(self) -> llm_wiki::wasm::Wiki;
+}
+
+impl IntoWiki for JsValue {
+    fn into_wiki(self) -> llm_wiki::wasm::Wiki {
+        // A `Wiki` crossed into JS as an object wrapping a Rust pointer; take it back.
+        use wasm_bindgen::convert::TryFromJsValue;
+        llm_wiki::wasm::Wiki::try_from_js_value(self).expect("a Wiki")
+    }
+}
