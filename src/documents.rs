@@ -58,8 +58,10 @@ pub fn link_to(key: &str, title: &str) -> String {
     if key == title {
         format!("[[{key}]]")
     } else {
-        let shown: String =
-            title.chars().map(|c| if matches!(c, '|' | '[' | ']') { ' ' } else { c }).collect();
+        let shown: String = title
+            .chars()
+            .map(|c| if matches!(c, '|' | '[' | ']') { ' ' } else { c })
+            .collect();
         format!("[[{key}|{}]]", shown.trim())
     }
 }
@@ -95,7 +97,8 @@ pub fn render_index(pages: &[Page]) -> String {
 
 /// The first content of log.md.
 pub fn empty_log() -> String {
-    "# Log\n\nEvery change to this wiki, oldest first. Append-only; written by llm-wiki.\n".to_string()
+    "# Log\n\nEvery change to this wiki, oldest first. Append-only; written by llm-wiki.\n"
+        .to_string()
 }
 
 /// One log.md entry for an operation:
@@ -121,7 +124,11 @@ pub fn log_entry(op: &Operation) -> String {
             op.usage.input,
             op.usage.output,
             op.usage.calls,
-            if op.usage.estimated { " (estimated)" } else { "" }
+            if op.usage.estimated {
+                " (estimated)"
+            } else {
+                ""
+            }
         ));
     }
     s
@@ -161,7 +168,12 @@ mod tests {
     fn index_lists_every_page_once_grouped_and_sorted() {
         let pages = vec![
             page("Tokio", "Tokio", PageKind::Entity, "An async runtime."),
-            page("Rust Ownership", "Rust: Ownership", PageKind::Concept, "Who frees\nmemory."),
+            page(
+                "Rust Ownership",
+                "Rust: Ownership",
+                PageKind::Concept,
+                "Who frees\nmemory.",
+            ),
             page("人工智能", "人工智能", PageKind::Concept, ""),
             page("async", "async", PageKind::Concept, "Keyword."),
         ];
@@ -192,7 +204,12 @@ mod tests {
             summary: "Widgetron notes".into(),
             pages: vec!["Widgetron".into()],
             sources: vec!["notes/widgetron.md".into()],
-            usage: TokenUsage { input: 1200, output: 300, calls: 4, estimated: true },
+            usage: TokenUsage {
+                input: 1200,
+                output: 300,
+                calls: 4,
+                estimated: true,
+            },
         };
         assert_eq!(
             log_entry(&op),

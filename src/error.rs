@@ -51,7 +51,9 @@ pub enum Error {
 
     /// A write expected a record at one revision but found another (optimistic concurrency): another
     /// writer got there first. Nothing of the batch was written; re-read and retry.
-    #[error("conflict in {store:?}/{key}: expected {expected}, found {found}; nothing was written")]
+    #[error(
+        "conflict in {store:?}/{key}: expected {expected}, found {found}; nothing was written"
+    )]
     Conflict {
         /// The store of the conflicting record.
         store: Store,
@@ -129,7 +131,10 @@ mod tests {
     fn codes_are_distinct() {
         let all = [
             Error::QuotaExceeded,
-            Error::UpgradeBlocked { name: "w".into(), version: 2 },
+            Error::UpgradeBlocked {
+                name: "w".into(),
+                version: 2,
+            },
             Error::Closed,
             Error::StorageUnavailable("x".into()),
             Error::SchemaTooNew { found: 9, known: 2 },
@@ -141,7 +146,11 @@ mod tests {
             },
             Error::Storage("x".into()),
             Error::InjectedFault("x".into()),
-            Error::Corrupt { store: Store::Pages, key: "k".into(), message: "m".into() },
+            Error::Corrupt {
+                store: Store::Pages,
+                key: "k".into(),
+                message: "m".into(),
+            },
             Error::InvalidInput("x".into()),
             Error::UnsupportedMime("text/html".into()),
             Error::NotFound("x".into()),

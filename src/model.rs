@@ -141,7 +141,9 @@ impl PageKind {
 
     /// Parses the lowercase name.
     pub fn parse(s: &str) -> Option<PageKind> {
-        PageKind::ALL.into_iter().find(|k| k.as_str() == s.trim().to_ascii_lowercase())
+        PageKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim().to_ascii_lowercase())
     }
 }
 

@@ -77,7 +77,10 @@ pub struct TokenEstimator {
 
 impl Default for TokenEstimator {
     fn default() -> Self {
-        TokenEstimator { cjk_tokens_per_char: 1.0, chars_per_token: 4.0 }
+        TokenEstimator {
+            cjk_tokens_per_char: 1.0,
+            chars_per_token: 4.0,
+        }
     }
 }
 
@@ -118,7 +121,10 @@ mod tests {
         let crlf = "Widgetron was first released in 2015.\r\nCafe\u{301}\r\n";
         assert_eq!(normalize_source_text(crlf), lf);
         assert_eq!(content_version(lf), content_version(crlf));
-        assert_ne!(content_version(lf), content_version("Widgetron was first released in 2016.\n"));
+        assert_ne!(
+            content_version(lf),
+            content_version("Widgetron was first released in 2016.\n")
+        );
     }
 
     #[test]

@@ -46,7 +46,10 @@ pub struct NewSource {
     pub content: String,
     /// The original bytes (e.g. the clipped HTML), kept as the raw artifact.
     #[serde(default, with = "serde_bytes")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Uint8Array | undefined", optional))]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "Uint8Array | undefined", optional)
+    )]
     pub original: Option<Vec<u8>>,
     /// MIME type of `original`. Default `text/html`.
     #[serde(default)]
@@ -202,26 +205,54 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         options: OpenOptions,
     ) -> Result<Self> {
         let storage = backend.open(name, options).await?;
-        let wiki = Wiki { name: name.to_string(), storage, clock };
+        let wiki = Wiki {
+            name: name.to_string(),
+            storage,
+            clock,
+        };
         wiki.init_documents().await?;
         Ok(wiki)
     }
 
     /// Wraps an already open storage connection.
     pub async fn from_storage(name: &str, storage: S, clock: C) -> Result<Self> {
-        let wiki = Wiki { name: name.to_string(), storage, clock };
+        let wiki = Wiki {
+            name: name.to_string(),
+            storage,
+            clock,
+        };
         wiki.init_documents().await?;
         Ok(wiki)
     }
 
     async fn init_documents(&self) -> Result<()> {
-        if self.storage.get(Store::Documents, SCHEMA_MD).await?.is_some() {
+        if self
+            .storage
+            .get(Store::Documents, SCHEMA_MD)
+            .await?
+            .is_some()
+        {
             return Ok(());
         }
         let mut b = Batch::new();
-        b.put(Store::Documents, SCHEMA_MD, documents::DEFAULT_SCHEMA.into(), Expect::Absent);
-        b.put(Store::Documents, INDEX_MD, documents::render_index(&[]).into(), Expect::Absent);
-        b.put(Store::Documents, LOG_MD, documents::empty_log().into(), Expect::Absent);
+        b.put(
+            Store::Documents,
+            SCHEMA_MD,
+            documents::DEFAULT_SCHEMA.into(),
+            Expect::Absent,
+        );
+        b.put(
+            Store::Documents,
+            INDEX_MD,
+            documents::render_index(&[]).into(),
+            Expect::Absent,
+        );
+        b.put(
+            Store::Documents,
+            LOG_MD,
+            documents::empty_log().into(),
+            Expect::Absent,
+        );
         match self.storage.commit(b).await {
             // Another tab initialised it between our read and our commit: fine.
             Ok(_) | Err(Error::Conflict { .. }) => Ok(()),
@@ -262,7 +293,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     async fn document(&self, name: &str) -> Result<String> {
         let r = self.storage.get(Store::Documents, name).await?;
-        Ok(r.map(|r| String::from_utf8_lossy(&r.data).into_owned()).unwrap_or_default())
+        Ok(r.map(|r| String::from_utf8_lossy(&r.data).into_owned())
+            .unwrap_or_default())
     }
 
     /// Starts an operation: allocates the next op id (checked at commit by the counter's revision).
@@ -273,7 +305,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let id = counter.last + 1;
         let mut batch = Batch::new();
-        batch.put(Store::Meta, META_OPS, to_json(&OpsCounter { last: id }), Expect::from_read(rev));
+        batch.put(
+            Store::Meta,
+            META_OPS,
+            to_json(&OpsCounter { last: id }),
+            Expect::from_read(rev),
+        );
         Ok(OpBuilder {
             batch,
             op: Operation {
@@ -290,22 +327,29 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
     /// index.md built from `all_pages` (the page set after this operation), then commits.
-    async fn finish(
-        &self,
-        mut ob: OpBuilder,
-        all_pages: Option<&[Page]>,
-    ) -> Result<Operation> {
-        ob.batch.put(Store::Operations, operation_key(ob.op.id), to_json(&ob.op), Expect::Absent);
+    async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
+        ob.batch.put(
+            Store::Operations,
+            operation_key(ob.op.id),
+            to_json(&ob.op),
+            Expect::Absent,
+        );
         let log = self.storage.get(Store::Documents, LOG_MD).await?;
         let (mut text, rev) = match log {
             Some(r) => (String::from_utf8_lossy(&r.data).into_owned(), Some(r.rev)),
             None => (documents::empty_log(), None),
         };
         text.push_str(&documents::log_entry(&ob.op));
-        ob.batch.put(Store::Documents, LOG_MD, text.into_bytes(), Expect::from_read(rev));
+        ob.batch.put(
+            Store::Documents,
+            LOG_MD,
+            text.into_bytes(),
+            Expect::from_read(rev),
+        );
         if let Some(pages) = all_pages {
             let index = documents::render_index(pages);
-            ob.batch.put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
+            ob.batch
+                .put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
         }
         self.storage.commit(ob.batch).await?;
         Ok(ob.op)
@@ -350,17 +394,40 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|t| !t.is_empty())
             .map(str::to_string)
             .unwrap_or_else(|| default_title(&text, &key));
-        let outcome = if existing.is_some() { AddOutcome::Corrected } else { AddOutcome::Added };
-        let verb = if existing.is_some() { "corrected" } else { "added" };
-        let mut ob = self.begin(OperationKind::AddSource, format!("{verb}: {title}")).await?;
+        let outcome = if existing.is_some() {
+            AddOutcome::Corrected
+        } else {
+            AddOutcome::Added
+        };
+        let verb = if existing.is_some() {
+            "corrected"
+        } else {
+            "added"
+        };
+        let mut ob = self
+            .begin(OperationKind::AddSource, format!("{verb}: {title}"))
+            .await?;
         ob.op.sources.push(key.clone());
 
-        ob.batch.put(Store::Raw, format!("text/{version}"), text.clone().into_bytes(), Expect::Any);
+        ob.batch.put(
+            Store::Raw,
+            format!("text/{version}"),
+            text.clone().into_bytes(),
+            Expect::Any,
+        );
         let original = input.original.as_ref().map(|bytes| {
             let sha = sha256_hex(bytes);
-            ob.batch.put(Store::Raw, format!("original/{sha}"), bytes.clone(), Expect::Any);
+            ob.batch.put(
+                Store::Raw,
+                format!("original/{sha}"),
+                bytes.clone(),
+                Expect::Any,
+            );
             Artifact {
-                mime: input.original_mime.clone().unwrap_or_else(|| "text/html".into()),
+                mime: input
+                    .original_mime
+                    .clone()
+                    .unwrap_or_else(|| "text/html".into()),
                 sha256: sha,
                 bytes: bytes.len() as u64,
             }
@@ -371,7 +438,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 if !s.version.is_empty() {
                     pv.push(s.version.clone());
                 }
-                (pv, Some(s.version.clone()).filter(|v| !v.is_empty()), Some(*rev))
+                (
+                    pv,
+                    Some(s.version.clone()).filter(|v| !v.is_empty()),
+                    Some(*rev),
+                )
             }
             None => (vec![], None, None),
         };
@@ -389,9 +460,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             previous_versions,
             status: SourceStatus::Pending,
         };
-        ob.batch.put(Store::Sources, key.clone(), to_json(&source), Expect::from_read(rev));
+        ob.batch.put(
+            Store::Sources,
+            key.clone(),
+            to_json(&source),
+            Expect::from_read(rev),
+        );
         let op = self.finish(ob, None).await?;
-        Ok(AddSourceReport { key, version, outcome, op: Some(op.id), previous_version })
+        Ok(AddSourceReport {
+            key,
+            version,
+            outcome,
+            op: Some(op.id),
+            previous_version,
+        })
     }
 
     /// Every source, ordered by key.
@@ -411,11 +493,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The text of a source version (content-addressed; old versions stay readable).
     pub async fn source_text(&self, version: &str) -> Result<String> {
         let key = format!("text/{version}");
-        let r = self.storage.get(Store::Raw, &key).await?.ok_or_else(|| Error::Corrupt {
-            store: Store::Raw,
-            key: key.clone(),
-            message: "source text missing".into(),
-        })?;
+        let r = self
+            .storage
+            .get(Store::Raw, &key)
+            .await?
+            .ok_or_else(|| Error::Corrupt {
+                store: Store::Raw,
+                key: key.clone(),
+                message: "source text missing".into(),
+            })?;
         String::from_utf8(r.data).map_err(|e| Error::Corrupt {
             store: Store::Raw,
             key,
@@ -425,7 +511,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// The original bytes (e.g. clipped HTML) with this SHA-256, if kept.
     pub async fn original(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.storage.get(Store::Raw, &format!("original/{sha256}")).await?.map(|r| r.data))
+        Ok(self
+            .storage
+            .get(Store::Raw, &format!("original/{sha256}"))
+            .await?
+            .map(|r| r.data))
     }
 
     // ---------------------------------------------------------------- pages
@@ -458,7 +548,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Ok(Some(p));
         }
         let folded = fold_key(key);
-        Ok(self.all_pages().await?.into_iter().find(|p| fold_key(&p.key) == folded))
+        Ok(self
+            .all_pages()
+            .await?
+            .into_iter()
+            .find(|p| fold_key(&p.key) == folded))
     }
 
     /// A human edit: creates or updates a page as a new revision by [`Author::Human`], in one
@@ -492,7 +586,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 }
                 let mut p = old.clone();
-                if let Some(t) = edit.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+                if let Some(t) = edit
+                    .title
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                {
                     p.title = t.to_string();
                 }
                 if let Some(k) = edit.kind {
@@ -508,7 +607,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     p.aliases = clean_list(a);
                 }
                 if let Some(t) = edit.tags {
-                    p.tags = clean_list(t.into_iter().map(|t| t.trim_start_matches('#').into()).collect());
+                    p.tags = clean_list(
+                        t.into_iter()
+                            .map(|t| t.trim_start_matches('#').into())
+                            .collect(),
+                    );
                 }
                 p.updated = now;
                 p.revision += 1;
@@ -550,12 +653,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // The page record's own storage revision guards against a concurrent writer.
         let expect = match expect {
             Expect::Absent => Expect::Absent,
-            _ => Expect::from_read(self.storage.get(Store::Pages, &page.key).await?.map(|r| r.rev)),
+            _ => Expect::from_read(
+                self.storage
+                    .get(Store::Pages, &page.key)
+                    .await?
+                    .map(|r| r.rev),
+            ),
         };
-        let mut ob = self.begin(OperationKind::HumanEdit, format!("edited: {}", page.title)).await?;
+        let mut ob = self
+            .begin(OperationKind::HumanEdit, format!("edited: {}", page.title))
+            .await?;
         ob.op.time = now;
         ob.op.pages.push(page.key.clone());
-        ob.batch.put(Store::Pages, page.key.clone(), to_json(&page), expect);
+        ob.batch
+            .put(Store::Pages, page.key.clone(), to_json(&page), expect);
         let revision = Revision {
             page: page.key.clone(),
             number: page.revision,
@@ -580,7 +691,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// A page's revisions, oldest first.
     pub async fn history(&self, key: &str) -> Result<Vec<Revision>> {
-        self.read_all(Store::Revisions, &format!("{key}\u{0}")).await
+        self.read_all(Store::Revisions, &format!("{key}\u{0}"))
+            .await
     }
 
     // ---------------------------------------------------------------- documents and operations
@@ -603,9 +715,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Replaces schema.md (one [`OperationKind::Settings`] operation). It steers the next compile.
     pub async fn set_schema(&self, text: &str) -> Result<Operation> {
         let text = normalize_source_text(text);
-        let mut ob = self.begin(OperationKind::Settings, "schema.md edited".into()).await?;
-        let rev = self.storage.get(Store::Documents, SCHEMA_MD).await?.map(|r| r.rev);
-        ob.batch.put(Store::Documents, SCHEMA_MD, text.into_bytes(), Expect::from_read(rev));
+        let mut ob = self
+            .begin(OperationKind::Settings, "schema.md edited".into())
+            .await?;
+        let rev = self
+            .storage
+            .get(Store::Documents, SCHEMA_MD)
+            .await?
+            .map(|r| r.rev);
+        ob.batch.put(
+            Store::Documents,
+            SCHEMA_MD,
+            text.into_bytes(),
+            Expect::from_read(rev),
+        );
         self.finish(ob, None).await
     }
 
@@ -627,7 +750,12 @@ fn clean_list(items: Vec<String>) -> Vec<String> {
 }
 
 fn normalize_mime(mime: &str) -> Result<String> {
-    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     let base = match base.as_str() {
         "text/x-markdown" | "text/md" => "text/markdown".to_string(),
         "" => "text/plain".to_string(),
@@ -651,8 +779,16 @@ fn default_title(text: &str, key: &str) -> String {
             None
         }
     });
-    let line = || text.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| l.chars().take(80).collect());
-    heading.filter(|h| !h.is_empty()).or_else(line).unwrap_or_else(|| key.to_string())
+    let line = || {
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| l.chars().take(80).collect())
+    };
+    heading
+        .filter(|h| !h.is_empty())
+        .or_else(line)
+        .unwrap_or_else(|| key.to_string())
 }
 
 #[cfg(test)]
@@ -661,16 +797,25 @@ mod tests {
 
     #[test]
     fn mime_normalisation() {
-        assert_eq!(normalize_mime("text/markdown; charset=utf-8").unwrap(), "text/markdown");
+        assert_eq!(
+            normalize_mime("text/markdown; charset=utf-8").unwrap(),
+            "text/markdown"
+        );
         assert_eq!(normalize_mime("text/x-markdown").unwrap(), "text/markdown");
         assert_eq!(normalize_mime("TEXT/PLAIN").unwrap(), "text/plain");
-        assert_eq!(normalize_mime("text/html"), Err(Error::UnsupportedMime("text/html".into())));
+        assert_eq!(
+            normalize_mime("text/html"),
+            Err(Error::UnsupportedMime("text/html".into()))
+        );
     }
 
     #[test]
     fn default_titles() {
         assert_eq!(default_title("intro\n# Ownership #\n", "k"), "Ownership");
-        assert_eq!(default_title("\n\n  first line \nsecond", "k"), "first line");
+        assert_eq!(
+            default_title("\n\n  first line \nsecond", "k"),
+            "first line"
+        );
         assert_eq!(default_title("#hashtag only", "k"), "#hashtag only");
         assert_eq!(default_title("  \n", "k"), "k");
     }

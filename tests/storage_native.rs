@@ -31,7 +31,9 @@ fn round_trip() {
 
 #[test]
 fn fault_at_every_write_leaves_nothing() {
-    block_on(suite::fault_at_every_write_leaves_nothing(&MemoryBackend::new()));
+    block_on(suite::fault_at_every_write_leaves_nothing(
+        &MemoryBackend::new(),
+    ));
 }
 
 #[test]
@@ -41,17 +43,23 @@ fn stale_revision_is_refused() {
 
 #[test]
 fn reopen_returns_what_was_committed() {
-    block_on(suite::reopen_returns_what_was_committed(&MemoryBackend::new()));
+    block_on(suite::reopen_returns_what_was_committed(
+        &MemoryBackend::new(),
+    ));
 }
 
 #[test]
 fn upgrade_while_another_connection_is_open() {
-    block_on(suite::upgrade_while_another_connection_is_open(&MemoryBackend::new()));
+    block_on(suite::upgrade_while_another_connection_is_open(
+        &MemoryBackend::new(),
+    ));
 }
 
 #[test]
 fn upgrade_blocked_by_a_connection_that_ignores_versionchange() {
-    block_on(suite::upgrade_blocked_by_a_connection_that_ignores_versionchange(&MemoryBackend::new()));
+    block_on(
+        suite::upgrade_blocked_by_a_connection_that_ignores_versionchange(&MemoryBackend::new()),
+    );
 }
 
 #[test]
@@ -61,7 +69,10 @@ fn newer_schema_is_refused() {
 
 #[test]
 fn write_back_after_an_awaited_embedding_is_atomic() {
-    block_on(suite::write_back_after_an_awaited_embedding_is_atomic(&MemoryBackend::new(), &NativeEnv));
+    block_on(suite::write_back_after_an_awaited_embedding_is_atomic(
+        &MemoryBackend::new(),
+        &NativeEnv,
+    ));
 }
 
 #[test]
@@ -78,6 +89,9 @@ fn cjk_keys_and_prefix_scan() {
 fn suite_list_matches_the_tests_here() {
     let here = include_str!("storage_native.rs");
     for name in suite::SUITE {
-        assert!(here.contains(&format!("fn {name}()")), "{name} is not run natively");
+        assert!(
+            here.contains(&format!("fn {name}()")),
+            "{name} is not run natively"
+        );
     }
 }

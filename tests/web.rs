@@ -73,7 +73,10 @@ async fn idb_cjk_keys_and_prefix_scan() {
 fn every_conformance_function_runs_here() {
     let here = include_str!("web.rs");
     for name in suite::SUITE {
-        assert!(here.contains(&format!("suite::{name}(")), "{name} does not run in the browser");
+        assert!(
+            here.contains(&format!("suite::{name}(")),
+            "{name} does not run in the browser"
+        );
     }
 }
 
@@ -108,31 +111,63 @@ async fn js_api_add_list_reopen() {
     let input = obj(&[
         ("key", "notes/backpressure.md".into()),
         ("mime", "text/markdown".into()),
-        ("content", "# Backpressure\r\n\r\n流量控制 keeps queues bounded.\r\n".into()),
-        ("original", js_sys::Uint8Array::from(&b"<p>original</p>"[..]).into()),
+        (
+            "content",
+            "# Backpressure\r\n\r\n流量控制 keeps queues bounded.\r\n".into(),
+        ),
+        (
+            "original",
+            js_sys::Uint8Array::from(&b"<p>original</p>"[..]).into(),
+        ),
         ("originalMime", "text/html".into()),
     ]);
-    let report = call(wiki.add_source(tsify::Ts::new_unchecked(input.clone()))).await.unwrap();
-    assert_eq!(get(&report, "outcome").as_string().as_deref(), Some("added"));
-    let again = call(wiki.add_source(tsify::Ts::new_unchecked(input))).await.unwrap();
-    assert_eq!(get(&again, "outcome").as_string().as_deref(), Some("unchanged"));
+    let report = call(wiki.add_source(tsify::Ts::new_unchecked(input.clone())))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&report, "outcome").as_string().as_deref(),
+        Some("added")
+    );
+    let again = call(wiki.add_source(tsify::Ts::new_unchecked(input)))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&again, "outcome").as_string().as_deref(),
+        Some("unchanged")
+    );
 
     // A second call while one is pending does not throw (state behind Rc).
     let (a, b) = futures::join!(call(wiki.sources()), call(wiki.index()));
     let sources = js_sys::Array::from(&a.unwrap());
     assert_eq!(sources.length(), 1);
-    assert_eq!(get(&sources.get(0), "title").as_string().as_deref(), Some("Backpressure"));
+    assert_eq!(
+        get(&sources.get(0), "title").as_string().as_deref(),
+        Some("Backpressure")
+    );
     assert!(b.unwrap().as_string().unwrap().starts_with("# Index"));
 
     // Errors are real JS Errors with a stable code.
     let bad = obj(&[("mime", "text/html".into()), ("content", "<p>x</p>".into())]);
-    let err = call(wiki.add_source(tsify::Ts::new_unchecked(bad))).await.unwrap_err();
+    let err = call(wiki.add_source(tsify::Ts::new_unchecked(bad)))
+        .await
+        .unwrap_err();
     assert!(err.is_instance_of::<js_sys::Error>());
-    assert_eq!(get(&err, "name").as_string().as_deref(), Some("LlmWikiError"));
-    assert_eq!(get(&err, "code").as_string().as_deref(), Some("UNSUPPORTED_MIME"));
+    assert_eq!(
+        get(&err, "name").as_string().as_deref(),
+        Some("LlmWikiError")
+    );
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("UNSUPPORTED_MIME")
+    );
     let malformed = obj(&[("content", JsValue::from_f64(3.0))]);
-    let err = call(wiki.add_source(tsify::Ts::new_unchecked(malformed))).await.unwrap_err();
-    assert_eq!(get(&err, "code").as_string().as_deref(), Some("INVALID_INPUT"));
+    let err = call(wiki.add_source(tsify::Ts::new_unchecked(malformed)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("INVALID_INPUT")
+    );
 
     let page = call(wiki.put_page(tsify::Ts::new_unchecked(obj(&[
         ("title", "流量控制".into()),
@@ -150,15 +185,23 @@ async fn js_api_add_list_reopen() {
     let err = call(wiki.sources()).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("CLOSED"));
 
-    let reopened: Wiki = call(Wiki::open(name.into(), JsValue::UNDEFINED)).await.unwrap().into_wiki();
-    let source = call(reopened.source("notes/backpressure.md".into())).await.unwrap();
+    let reopened: Wiki = call(Wiki::open(name.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap()
+        .into_wiki();
+    let source = call(reopened.source("notes/backpressure.md".into()))
+        .await
+        .unwrap();
     assert_eq!(
         get(&source, "text").as_string().as_deref(),
         Some("# Backpressure\n\n流量控制 keeps queues bounded.\n")
     );
     let history = js_sys::Array::from(&call(reopened.history("流量控制".into())).await.unwrap());
     assert_eq!(history.length(), 1);
-    assert_eq!(get(&history.get(0), "author").as_string().as_deref(), Some("human"));
+    assert_eq!(
+        get(&history.get(0), "author").as_string().as_deref(),
+        Some("human")
+    );
     let info = call(reopened.storage_info()).await.unwrap();
     assert!(get(&info, "persisted").as_bool().is_some());
 }

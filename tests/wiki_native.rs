@@ -12,8 +12,13 @@ use llm_wiki::Error;
 type W = Wiki<MemoryStorage, ManualClock>;
 
 fn open(backend: &MemoryBackend, name: &str) -> W {
-    block_on(Wiki::open(backend, name, ManualClock::new(1_795_986_300_000), OpenOptions::default()))
-        .expect("open")
+    block_on(Wiki::open(
+        backend,
+        name,
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .expect("open")
 }
 
 fn md(key: &str, content: &str) -> NewSource {
@@ -29,17 +34,27 @@ fn md(key: &str, content: &str) -> NewSource {
 fn f34a_unchanged_sources_write_nothing() {
     let backend = MemoryBackend::new();
     let w = open(&backend, "f34");
-    let first = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\n"))).unwrap();
+    let first =
+        block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\n"))).unwrap();
     assert_eq!(first.outcome, AddOutcome::Added);
     assert_eq!(first.op, Some(1));
     let writes = w.storage().writes_attempted();
     let ops = block_on(w.operations()).unwrap().len();
 
-    let same = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\n"))).unwrap();
-    assert_eq!((same.outcome, same.op, &same.version), (AddOutcome::Unchanged, None, &first.version));
-    let crlf = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\r\n"))).unwrap();
+    let same =
+        block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\n"))).unwrap();
+    assert_eq!(
+        (same.outcome, same.op, &same.version),
+        (AddOutcome::Unchanged, None, &first.version)
+    );
+    let crlf = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015.\r\n")))
+        .unwrap();
     assert_eq!((crlf.outcome, crlf.op), (AddOutcome::Unchanged, None));
-    assert_eq!(w.storage().writes_attempted(), writes, "re-adding unchanged text writes nothing");
+    assert_eq!(
+        w.storage().writes_attempted(),
+        writes,
+        "re-adding unchanged text writes nothing"
+    );
     assert_eq!(block_on(w.operations()).unwrap().len(), ops);
 }
 
@@ -47,8 +62,10 @@ fn f34a_unchanged_sources_write_nothing() {
 fn f34b_corrected_source_is_a_new_version_of_the_same_key() {
     let backend = MemoryBackend::new();
     let w = open(&backend, "f34b");
-    let a = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015."))).unwrap();
-    let b = block_on(w.add_source(md("widgetron", "Widgetron was first released in 2016."))).unwrap();
+    let a =
+        block_on(w.add_source(md("widgetron", "Widgetron was first released in 2015."))).unwrap();
+    let b =
+        block_on(w.add_source(md("widgetron", "Widgetron was first released in 2016."))).unwrap();
     assert_eq!(b.outcome, AddOutcome::Corrected);
     assert_eq!(b.previous_version.as_deref(), Some(a.version.as_str()));
     let s = block_on(w.source("widgetron")).unwrap().unwrap();
@@ -56,7 +73,10 @@ fn f34b_corrected_source_is_a_new_version_of_the_same_key() {
     assert_eq!(s.source.previous_versions, vec![a.version.clone()]);
     assert_eq!(s.source.status, SourceStatus::Pending);
     // The old version's text stays readable (raw/ is immutable and content-addressed).
-    assert_eq!(block_on(w.source_text(&a.version)).unwrap(), "Widgetron was first released in 2015.");
+    assert_eq!(
+        block_on(w.source_text(&a.version)).unwrap(),
+        "Widgetron was first released in 2015."
+    );
     assert_eq!(block_on(w.sources()).unwrap().len(), 1);
 }
 
@@ -76,15 +96,26 @@ fn f34d_a_legacy_source_without_a_hash_counts_as_changed() {
         text_bytes: 3,
         original: None,
         previous_versions: vec![],
-        status: SourceStatus::Compiled { op: 0, version: String::new() },
+        status: SourceStatus::Compiled {
+            op: 0,
+            version: String::new(),
+        },
     };
     let mut b = Batch::new();
-    b.put(Store::Sources, "old", serde_json::to_vec(&legacy).unwrap(), Expect::Absent);
+    b.put(
+        Store::Sources,
+        "old",
+        serde_json::to_vec(&legacy).unwrap(),
+        Expect::Absent,
+    );
     block_on(w.storage().commit(b)).unwrap();
     let r = block_on(w.add_source(md("old", "Old text"))).unwrap();
     assert_eq!(r.outcome, AddOutcome::Corrected);
     assert_eq!(r.previous_version, None);
-    assert_eq!(block_on(w.source("old")).unwrap().unwrap().source.status, SourceStatus::Pending);
+    assert_eq!(
+        block_on(w.source("old")).unwrap().unwrap().source.status,
+        SourceStatus::Pending
+    );
 }
 
 #[test]
@@ -107,7 +138,10 @@ fn source_keys_titles_and_originals() {
     assert_eq!(s.source.captured_at, Some(1_700_000_000_000));
     let art = s.source.original.clone().unwrap();
     assert_eq!(art.mime, "text/html");
-    assert_eq!(block_on(w.original(&art.sha256)).unwrap().unwrap(), b"<html><body>Text.</body></html>");
+    assert_eq!(
+        block_on(w.original(&art.sha256)).unwrap().unwrap(),
+        b"<html><body>Text.</body></html>"
+    );
 
     let anon = block_on(w.add_source(NewSource {
         mime: "text/plain".into(),
@@ -116,10 +150,17 @@ fn source_keys_titles_and_originals() {
     }))
     .unwrap();
     assert_eq!(anon.key, format!("sha256:{}", &anon.version[..16]));
-    assert_eq!(block_on(w.source(&anon.key)).unwrap().unwrap().source.title, "床前明月光，疑是地上霜。");
+    assert_eq!(
+        block_on(w.source(&anon.key)).unwrap().unwrap().source.title,
+        "床前明月光，疑是地上霜。"
+    );
 
     assert!(matches!(
-        block_on(w.add_source(NewSource { mime: "text/html".into(), content: "<p>x</p>".into(), ..Default::default() })),
+        block_on(w.add_source(NewSource {
+            mime: "text/html".into(),
+            content: "<p>x</p>".into(),
+            ..Default::default()
+        })),
         Err(Error::UnsupportedMime(_))
     ));
     assert!(matches!(
@@ -154,7 +195,10 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
         ..Default::default()
     }))
     .unwrap();
-    assert_eq!((p2.revision, p2.title.as_str(), p2.created, p2.updated), (2, "Rust: Ownership", p.created, p.updated + 60_000));
+    assert_eq!(
+        (p2.revision, p2.title.as_str(), p2.created, p2.updated),
+        (2, "Rust: Ownership", p.created, p.updated + 60_000)
+    );
 
     // A stale editor is refused instead of overwriting revision 2.
     let stale = block_on(w.put_page(PageEdit {
@@ -166,18 +210,34 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
     assert!(matches!(stale, Err(Error::Conflict { .. })), "{stale:?}");
 
     let history = block_on(w.history(&p.key)).unwrap();
-    assert_eq!(history.iter().map(|r| r.number).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(
+        history.iter().map(|r| r.number).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
     assert!(history.iter().all(|r| r.author == Author::Human));
-    assert_eq!(history[0].page_state.as_ref().unwrap().body, "Each value has one owner.\n");
+    assert_eq!(
+        history[0].page_state.as_ref().unwrap().body,
+        "Each value has one owner.\n"
+    );
 
     // A second page with a case-colliding title gets a distinct key.
-    let q = block_on(w.put_page(PageEdit { title: Some("rust ownership".into()), ..Default::default() })).unwrap();
+    let q = block_on(w.put_page(PageEdit {
+        title: Some("rust ownership".into()),
+        ..Default::default()
+    }))
+    .unwrap();
     assert_ne!(q.key.to_lowercase(), p.key.to_lowercase());
     // Lookups are exact first, then case-insensitive.
-    assert_eq!(block_on(w.page("rust ownership")).unwrap().unwrap().key, p.key);
+    assert_eq!(
+        block_on(w.page("rust ownership")).unwrap().unwrap().key,
+        p.key
+    );
 
     let index = block_on(w.index()).unwrap();
-    assert!(index.contains("- [[Rust Ownership|Rust: Ownership]] — Who frees memory\n"), "{index}");
+    assert!(
+        index.contains("- [[Rust Ownership|Rust: Ownership]] — Who frees memory\n"),
+        "{index}"
+    );
     assert!(index.starts_with("# Index\n\n2 pages."), "{index}");
 
     let ops = block_on(w.operations()).unwrap();
@@ -185,11 +245,22 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
     assert!(ops.iter().all(|o| o.kind == OperationKind::HumanEdit));
     let log = block_on(w.log()).unwrap();
     assert_eq!(log.matches("\n## [").count(), 3, "{log}");
-    assert!(log.contains("] human-edit | edited: Rust: Ownership\n\n- op 1\n- pages: [[Rust Ownership]]\n"), "{log}");
+    assert!(
+        log.contains(
+            "] human-edit | edited: Rust: Ownership\n\n- op 1\n- pages: [[Rust Ownership]]\n"
+        ),
+        "{log}"
+    );
 
-    assert!(matches!(block_on(w.put_page(PageEdit::default())), Err(Error::InvalidInput(_))));
     assert!(matches!(
-        block_on(w.put_page(PageEdit { key: Some("nope".into()), ..Default::default() })),
+        block_on(w.put_page(PageEdit::default())),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        block_on(w.put_page(PageEdit {
+            key: Some("nope".into()),
+            ..Default::default()
+        })),
         Err(Error::NotFound(_))
     ));
 }
@@ -202,13 +273,26 @@ fn a_failed_commit_leaves_the_wiki_as_it_was() {
     let before = block_on(llm_wiki::storage::conformance::dump(w.storage()));
     // Fail each write of the next operation in turn.
     for k in 1..=6 {
-        w.storage().inject_fault(Some(llm_wiki::storage::Fault::AtWrite(k)));
-        let r = block_on(w.put_page(PageEdit { title: Some("Tokio".into()), body: Some("x".into()), ..Default::default() }));
+        w.storage()
+            .inject_fault(Some(llm_wiki::storage::Fault::AtWrite(k)));
+        let r = block_on(w.put_page(PageEdit {
+            title: Some("Tokio".into()),
+            body: Some("x".into()),
+            ..Default::default()
+        }));
         w.storage().inject_fault(None);
         assert!(r.is_err(), "fault at write {k}");
-        assert_eq!(block_on(llm_wiki::storage::conformance::dump(w.storage())), before, "fault at write {k}");
+        assert_eq!(
+            block_on(llm_wiki::storage::conformance::dump(w.storage())),
+            before,
+            "fault at write {k}"
+        );
     }
-    block_on(w.put_page(PageEdit { title: Some("Tokio".into()), ..Default::default() })).unwrap();
+    block_on(w.put_page(PageEdit {
+        title: Some("Tokio".into()),
+        ..Default::default()
+    }))
+    .unwrap();
 }
 
 #[test]

@@ -31,8 +31,10 @@ fn is_noncharacter(c: char) -> bool {
 }
 
 fn is_forbidden(c: char) -> bool {
-    matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' | '[' | ']' | '#' | '^')
-        || c.is_control()
+    matches!(
+        c,
+        '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' | '[' | ']' | '#' | '^'
+    ) || c.is_control()
         || is_noncharacter(c)
 }
 
@@ -81,7 +83,8 @@ pub fn page_key(title: &str) -> String {
 }
 
 fn trim_key(s: &str) -> &str {
-    s.trim_start_matches(['.', ' ']).trim_end_matches(['.', ' '])
+    s.trim_start_matches(['.', ' '])
+        .trim_end_matches(['.', ' '])
 }
 
 /// The case-insensitive identity of a key: NFC, then Unicode lowercase. Two keys with the same fold
@@ -101,7 +104,11 @@ pub fn unique_key(title: &str, taken: impl Fn(&str) -> bool) -> String {
     }
     let digest = hex::encode(Sha256::digest(title.as_bytes()));
     for n in 0u32.. {
-        let suffix = if n == 0 { format!(" ~{}", &digest[..6]) } else { format!(" ~{}-{n}", &digest[..6]) };
+        let suffix = if n == 0 {
+            format!(" ~{}", &digest[..6])
+        } else {
+            format!(" ~{}-{n}", &digest[..6])
+        };
         let mut stem = base.clone();
         while stem.len() + suffix.len() > MAX_KEY_BYTES {
             stem.pop();
@@ -121,16 +128,28 @@ mod tests {
     #[test]
     fn cjk_titles_keep_their_characters() {
         // Field case F18: every CJK title gets a non-empty, stable key.
-        for t in ["人工智能", "机器学习", "日本語", "中文", "초과근무 승인 규칙"] {
+        for t in [
+            "人工智能",
+            "机器学习",
+            "日本語",
+            "中文",
+            "초과근무 승인 규칙",
+        ] {
             assert_eq!(page_key(t), t);
         }
     }
 
     #[test]
     fn forbidden_characters_and_edges() {
-        assert_eq!(page_key("Rust: Ownership and Borrowing"), "Rust Ownership and Borrowing");
+        assert_eq!(
+            page_key("Rust: Ownership and Borrowing"),
+            "Rust Ownership and Borrowing"
+        );
         assert_eq!(page_key("Tom's \"Quick\" Notes"), "Tom's Quick Notes");
-        assert_eq!(page_key("a/b\\c|d?e*f<g>h[[i]]#j^k"), "a b c d e f g h i j k");
+        assert_eq!(
+            page_key("a/b\\c|d?e*f<g>h[[i]]#j^k"),
+            "a b c d e f g h i j k"
+        );
         assert_eq!(page_key("  .hidden  name... "), "hidden name");
         assert_eq!(page_key("tab\tand\nnewline"), "tab and newline");
         assert_eq!(page_key("???"), "untitled");
@@ -163,7 +182,10 @@ mod tests {
         let taken = ["openai".to_string()];
         let is_taken = |k: &str| taken.iter().any(|t| t == k);
         let a = unique_key("OpenAI", is_taken);
-        assert!(a.starts_with("OpenAI ~") && a.len() == "OpenAI ~".len() + 6, "{a}");
+        assert!(
+            a.starts_with("OpenAI ~") && a.len() == "OpenAI ~".len() + 6,
+            "{a}"
+        );
         assert_eq!(unique_key("OpenAI", is_taken), a);
         assert_eq!(unique_key("Anthropic", is_taken), "Anthropic");
     }

@@ -47,7 +47,10 @@ pub async fn dump(s: &impl Storage) -> Vec<(Store, String, Record)> {
 
 async fn fresh<B: Backend>(backend: &B, name: &str) -> B::Storage {
     backend.delete(name).await.expect("delete before test");
-    backend.open(name, OpenOptions::default()).await.expect("open")
+    backend
+        .open(name, OpenOptions::default())
+        .await
+        .expect("open")
 }
 
 fn put(b: &mut Batch, store: Store, key: &str, data: &str, expect: Expect) {
@@ -55,7 +58,10 @@ fn put(b: &mut Batch, store: Store, key: &str, data: &str, expect: Expect) {
 }
 
 async fn text(s: &impl Storage, store: Store, key: &str) -> Option<String> {
-    s.get(store, key).await.expect("get").map(|r| String::from_utf8(r.data).expect("utf-8"))
+    s.get(store, key)
+        .await
+        .expect("get")
+        .map(|r| String::from_utf8(r.data).expect("utf-8"))
 }
 
 /// Puts, gets, revisions, deletes, and a second put of one key inside one batch.
@@ -86,10 +92,16 @@ pub async fn round_trip<B: Backend>(backend: &B) {
     let mut b = Batch::new();
     b.put(Store::Search, "blob", bytes.clone(), Expect::Any);
     s.commit(b).await.expect("commit binary");
-    assert_eq!(s.get(Store::Search, "blob").await.unwrap().unwrap().data, bytes);
+    assert_eq!(
+        s.get(Store::Search, "blob").await.unwrap().unwrap().data,
+        bytes
+    );
 
     // An empty batch commits and changes nothing.
-    assert_eq!(s.commit(Batch::new()).await.expect("empty"), Vec::<u64>::new());
+    assert_eq!(
+        s.commit(Batch::new()).await.expect("empty"),
+        Vec::<u64>::new()
+    );
 }
 
 /// A fault injected at the k-th write of a batch, for every k, leaves the database exactly as it was.
@@ -105,7 +117,13 @@ pub async fn fault_at_every_write_leaves_nothing<B: Backend>(backend: &B) {
         let mut b = Batch::new();
         put(&mut b, Store::Pages, "Existing", "new", Expect::Rev(1));
         put(&mut b, Store::Pages, "New page", "fresh", Expect::Absent);
-        put(&mut b, Store::Revisions, "New page\u{0}0000000001", "rev", Expect::Absent);
+        put(
+            &mut b,
+            Store::Revisions,
+            "New page\u{0}0000000001",
+            "rev",
+            Expect::Absent,
+        );
         put(&mut b, Store::Search, "vectors", "\u{1}\u{2}", Expect::Any);
         b.delete(Store::Meta, "ops", Expect::Rev(1));
         b
@@ -113,16 +131,28 @@ pub async fn fault_at_every_write_leaves_nothing<B: Backend>(backend: &B) {
     let n = make().len();
     for k in 1..=n {
         s.inject_fault(Some(Fault::AtWrite(k)));
-        let err = s.commit(make()).await.expect_err("the injected fault must fail the commit");
+        let err = s
+            .commit(make())
+            .await
+            .expect_err("the injected fault must fail the commit");
         assert!(
             matches!(err, Error::InjectedFault(_)),
             "fault at write {k}: expected InjectedFault, got {err:?}"
         );
-        assert_eq!(dump(&s).await, before, "fault at write {k} of {n} left something written");
+        assert_eq!(
+            dump(&s).await,
+            before,
+            "fault at write {k} of {n} left something written"
+        );
     }
     s.inject_fault(None);
-    s.commit(make()).await.expect("the same batch commits without a fault");
-    assert_eq!(text(&s, Store::Pages, "Existing").await.as_deref(), Some("new"));
+    s.commit(make())
+        .await
+        .expect("the same batch commits without a fault");
+    assert_eq!(
+        text(&s, Store::Pages, "Existing").await.as_deref(),
+        Some("new")
+    );
     assert_eq!(s.get(Store::Meta, "ops").await.unwrap(), None);
 }
 
@@ -142,8 +172,16 @@ pub async fn stale_revision_is_refused<B: Backend>(backend: &B) {
     put(&mut b, Store::Pages, "Other", "x", Expect::Absent);
     put(&mut b, Store::Pages, "Tokio", "stale", Expect::Rev(1));
     match s.commit(b).await {
-        Err(Error::Conflict { store: Store::Pages, key, expected, found }) => {
-            assert_eq!((key.as_str(), expected.as_str(), found.as_str()), ("Tokio", "rev 1", "rev 2"));
+        Err(Error::Conflict {
+            store: Store::Pages,
+            key,
+            expected,
+            found,
+        }) => {
+            assert_eq!(
+                (key.as_str(), expected.as_str(), found.as_str()),
+                ("Tokio", "rev 1", "rev 2")
+            );
         }
         other => panic!("expected a conflict, got {other:?}"),
     }
@@ -163,17 +201,35 @@ pub async fn reopen_returns_what_was_committed<B: Backend>(backend: &B) {
     let s = fresh(backend, name).await;
     let mut b = Batch::new();
     for i in 0..50 {
-        put(&mut b, Store::Pages, &format!("page-{i:03}"), &format!("body {i}"), Expect::Absent);
+        put(
+            &mut b,
+            Store::Pages,
+            &format!("page-{i:03}"),
+            &format!("body {i}"),
+            Expect::Absent,
+        );
     }
-    put(&mut b, Store::Documents, "index.md", "# Index\n", Expect::Absent);
+    put(
+        &mut b,
+        Store::Documents,
+        "index.md",
+        "# Index\n",
+        Expect::Absent,
+    );
     s.commit(b).await.unwrap();
     let committed = dump(&s).await;
     s.close();
     assert!(s.is_closed());
-    assert!(matches!(s.get(Store::Pages, "page-001").await, Err(Error::Closed)));
+    assert!(matches!(
+        s.get(Store::Pages, "page-001").await,
+        Err(Error::Closed)
+    ));
     assert!(matches!(s.commit(Batch::new()).await, Err(Error::Closed)));
     drop(s);
-    let s = backend.open(name, OpenOptions::default()).await.expect("reopen");
+    let s = backend
+        .open(name, OpenOptions::default())
+        .await
+        .expect("reopen");
     assert_eq!(dump(&s).await, committed);
 }
 
@@ -182,7 +238,10 @@ pub async fn reopen_returns_what_was_committed<B: Backend>(backend: &B) {
 pub async fn upgrade_while_another_connection_is_open<B: Backend>(backend: &B) {
     let name = "conformance-upgrade";
     backend.delete(name).await.unwrap();
-    let old = OpenOptions { version: 1, ..OpenOptions::default() };
+    let old = OpenOptions {
+        version: 1,
+        ..OpenOptions::default()
+    };
     let setup = backend.open(name, old.clone()).await.expect("open v1");
     assert_eq!(setup.schema_version(), 1);
     let mut b = Batch::new();
@@ -205,7 +264,13 @@ pub async fn upgrade_while_another_connection_is_open<B: Backend>(backend: &B) {
             Box::pin(async move {
                 if let Some(a) = a {
                     let mut b = Batch::new();
-                    put(&mut b, Store::Pages, "Draft", "unsaved draft", Expect::Absent);
+                    put(
+                        &mut b,
+                        Store::Pages,
+                        "Draft",
+                        "unsaved draft",
+                        Expect::Absent,
+                    );
                     a.commit(b).await.expect("flush the draft before closing");
                     flushed.set(true);
                 }
@@ -216,21 +281,36 @@ pub async fn upgrade_while_another_connection_is_open<B: Backend>(backend: &B) {
         backend
             .open(
                 name,
-                OpenOptions { on_version_change: OnVersionChange::FlushThenClose(listener), ..old },
+                OpenOptions {
+                    on_version_change: OnVersionChange::FlushThenClose(listener),
+                    ..old
+                },
             )
             .await
             .expect("A opens v1"),
     );
     *a_slot.borrow_mut() = Some(a.clone());
 
-    let b_conn = backend.open(name, OpenOptions::default()).await.expect("B's upgrade goes through");
+    let b_conn = backend
+        .open(name, OpenOptions::default())
+        .await
+        .expect("B's upgrade goes through");
     a_slot.borrow_mut().take();
     assert!(flushed.get(), "A flushed its draft");
     assert!(a.is_closed(), "A closed its connection");
-    assert!(matches!(a.get(Store::Pages, "Tokio").await, Err(Error::Closed)));
+    assert!(matches!(
+        a.get(Store::Pages, "Tokio").await,
+        Err(Error::Closed)
+    ));
     assert_eq!(b_conn.schema_version(), SCHEMA_VERSION);
-    assert_eq!(text(&b_conn, Store::Pages, "Tokio").await.as_deref(), Some("v1 page"));
-    assert_eq!(text(&b_conn, Store::Pages, "Draft").await.as_deref(), Some("unsaved draft"));
+    assert_eq!(
+        text(&b_conn, Store::Pages, "Tokio").await.as_deref(),
+        Some("v1 page")
+    );
+    assert_eq!(
+        text(&b_conn, Store::Pages, "Draft").await.as_deref(),
+        Some("unsaved draft")
+    );
     // The new stores exist now.
     let mut batch = Batch::new();
     put(&mut batch, Store::Claims, "c1", "{}", Expect::Absent);
@@ -245,7 +325,11 @@ pub async fn upgrade_blocked_by_a_connection_that_ignores_versionchange<B: Backe
     let a = backend
         .open(
             name,
-            OpenOptions { version: 1, on_version_change: OnVersionChange::Ignore, ..Default::default() },
+            OpenOptions {
+                version: 1,
+                on_version_change: OnVersionChange::Ignore,
+                ..Default::default()
+            },
         )
         .await
         .expect("A opens v1");
@@ -253,7 +337,10 @@ pub async fn upgrade_blocked_by_a_connection_that_ignores_versionchange<B: Backe
     put(&mut b, Store::Pages, "Kept", "kept", Expect::Absent);
     a.commit(b).await.unwrap();
 
-    let quick = OpenOptions { blocked_timeout_ms: 300, ..OpenOptions::default() };
+    let quick = OpenOptions {
+        blocked_timeout_ms: 300,
+        ..OpenOptions::default()
+    };
     match backend.open(name, quick.clone()).await {
         Err(Error::UpgradeBlocked { name: n, version }) => {
             assert_eq!((n.as_str(), version), (name, SCHEMA_VERSION));
@@ -262,12 +349,21 @@ pub async fn upgrade_blocked_by_a_connection_that_ignores_versionchange<B: Backe
         Ok(_) => panic!("expected UpgradeBlocked, but the upgrade went through"),
     }
     // A is unaffected and still works.
-    assert_eq!(text(&a, Store::Pages, "Kept").await.as_deref(), Some("kept"));
+    assert_eq!(
+        text(&a, Store::Pages, "Kept").await.as_deref(),
+        Some("kept")
+    );
     a.close();
     drop(a);
-    let b = backend.open(name, quick).await.expect("retry after A closed");
+    let b = backend
+        .open(name, quick)
+        .await
+        .expect("retry after A closed");
     assert_eq!(b.schema_version(), SCHEMA_VERSION);
-    assert_eq!(text(&b, Store::Pages, "Kept").await.as_deref(), Some("kept"));
+    assert_eq!(
+        text(&b, Store::Pages, "Kept").await.as_deref(),
+        Some("kept")
+    );
 }
 
 /// Opening with an older build (lower schema) than what is stored is refused with a typed error.
@@ -276,18 +372,35 @@ pub async fn newer_schema_is_refused<B: Backend>(backend: &B) {
     let s = fresh(backend, name).await;
     s.close();
     drop(s);
-    match backend.open(name, OpenOptions { version: 1, ..Default::default() }).await {
-        Err(Error::SchemaTooNew { found, known }) => assert_eq!((found, known), (SCHEMA_VERSION, 1)),
+    match backend
+        .open(
+            name,
+            OpenOptions {
+                version: 1,
+                ..Default::default()
+            },
+        )
+        .await
+    {
+        Err(Error::SchemaTooNew { found, known }) => {
+            assert_eq!((found, known), (SCHEMA_VERSION, 1))
+        }
         Err(other) => panic!("expected SchemaTooNew, got {other:?}"),
         Ok(_) => panic!("expected SchemaTooNew, but the open succeeded"),
     }
-    backend.open(name, OpenOptions::default()).await.expect("the current build still opens it");
+    backend
+        .open(name, OpenOptions::default())
+        .await
+        .expect("the current build still opens it");
 }
 
 /// Field case F24: the write-back flow reads page "Tokio", awaits an embedding (a real 50 ms timer
 /// in the browser), then writes page, vector and meta in one batch. No `TransactionInactiveError`;
 /// a failing vector write leaves the page unwritten; a 100-page read-modify-write is one commit.
-pub async fn write_back_after_an_awaited_embedding_is_atomic<B: Backend, E: Env>(backend: &B, env: &E) {
+pub async fn write_back_after_an_awaited_embedding_is_atomic<B: Backend, E: Env>(
+    backend: &B,
+    env: &E,
+) {
     let s = fresh(backend, "conformance-f24").await;
     let mut b = Batch::new();
     put(&mut b, Store::Pages, "Tokio", "Tokio v1", Expect::Absent);
@@ -298,8 +411,19 @@ pub async fn write_back_after_an_awaited_embedding_is_atomic<B: Backend, E: Env>
         let page = s.get(Store::Pages, "Tokio").await.unwrap().expect("page");
         env.sleep(50).await; // the embedding call
         let mut b = Batch::new();
-        put(&mut b, Store::Pages, "Tokio", "Tokio v2", Expect::Rev(page.rev));
-        b.put(Store::Search, "vector/Tokio", vec![0, 0, 128, 63], Expect::Any);
+        put(
+            &mut b,
+            Store::Pages,
+            "Tokio",
+            "Tokio v2",
+            Expect::Rev(page.rev),
+        );
+        b.put(
+            Store::Search,
+            "vector/Tokio",
+            vec![0, 0, 128, 63],
+            Expect::Any,
+        );
         put(&mut b, Store::Meta, "search-epoch", "1", Expect::Any);
         if fail_vector {
             s.inject_fault(Some(Fault::AtWrite(2)));
@@ -308,19 +432,38 @@ pub async fn write_back_after_an_awaited_embedding_is_atomic<B: Backend, E: Env>
         s.inject_fault(None);
         r
     };
-    assert!(flow(true).await.is_err(), "the failing vector put fails the commit");
-    assert_eq!(text(s, Store::Pages, "Tokio").await.as_deref(), Some("Tokio v1"));
+    assert!(
+        flow(true).await.is_err(),
+        "the failing vector put fails the commit"
+    );
+    assert_eq!(
+        text(s, Store::Pages, "Tokio").await.as_deref(),
+        Some("Tokio v1")
+    );
     assert_eq!(s.get(Store::Search, "vector/Tokio").await.unwrap(), None);
     assert_eq!(s.get(Store::Meta, "search-epoch").await.unwrap(), None);
 
     flow(false).await.expect("write-back commits");
-    assert_eq!(text(s, Store::Pages, "Tokio").await.as_deref(), Some("Tokio v2"));
-    assert!(s.get(Store::Search, "vector/Tokio").await.unwrap().is_some());
+    assert_eq!(
+        text(s, Store::Pages, "Tokio").await.as_deref(),
+        Some("Tokio v2")
+    );
+    assert!(s
+        .get(Store::Search, "vector/Tokio")
+        .await
+        .unwrap()
+        .is_some());
 
     // 100 pages read, modified, written in one batch.
     let mut seed = Batch::new();
     for i in 0..100 {
-        put(&mut seed, Store::Pages, &format!("p{i:03}"), "0", Expect::Absent);
+        put(
+            &mut seed,
+            Store::Pages,
+            &format!("p{i:03}"),
+            "0",
+            Expect::Absent,
+        );
     }
     s.commit(seed).await.unwrap();
     let pages = s.scan(Store::Pages, "p").await.unwrap();
@@ -345,17 +488,29 @@ pub async fn list_and_delete<B: Backend>(backend: &B) {
     put(&mut b, Store::Pages, "a", "a", Expect::Absent);
     sx.commit(b).await.unwrap();
     let names = backend.list().await.unwrap();
-    assert!(names.iter().any(|n| n == x) && names.iter().any(|n| n == y), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == x) && names.iter().any(|n| n == y),
+        "{names:?}"
+    );
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "list() is sorted");
 
-    backend.delete(x).await.expect("delete with an open connection");
-    assert!(sx.is_closed(), "the open connection was closed by the delete");
+    backend
+        .delete(x)
+        .await
+        .expect("delete with an open connection");
+    assert!(
+        sx.is_closed(),
+        "the open connection was closed by the delete"
+    );
     let names = backend.list().await.unwrap();
     assert!(!names.iter().any(|n| n == x), "{names:?}");
     let again = backend.open(x, OpenOptions::default()).await.unwrap();
-    assert!(dump(&again).await.is_empty(), "a deleted wiki reopens empty");
+    assert!(
+        dump(&again).await.is_empty(),
+        "a deleted wiki reopens empty"
+    );
 
     assert!(matches!(
         backend.open("bad/name", OpenOptions::default()).await,
@@ -366,22 +521,51 @@ pub async fn list_and_delete<B: Backend>(backend: &B) {
 /// CJK and other non-ASCII keys round-trip, and prefix scans return exactly the prefix, in order.
 pub async fn cjk_keys_and_prefix_scan<B: Backend>(backend: &B) {
     let s = fresh(backend, "conformance-cjk").await;
-    let keys = ["人工智能", "机器学习", "日本語", "中文", "초과근무", "café", "Rust"];
+    let keys = [
+        "人工智能",
+        "机器学习",
+        "日本語",
+        "中文",
+        "초과근무",
+        "café",
+        "Rust",
+    ];
     let mut b = Batch::new();
     for k in keys {
         put(&mut b, Store::Pages, k, k, Expect::Absent);
-        put(&mut b, Store::Revisions, &format!("{k}\u{0}0000000001"), "r1", Expect::Absent);
-        put(&mut b, Store::Revisions, &format!("{k}\u{0}0000000002"), "r2", Expect::Absent);
+        put(
+            &mut b,
+            Store::Revisions,
+            &format!("{k}\u{0}0000000001"),
+            "r1",
+            Expect::Absent,
+        );
+        put(
+            &mut b,
+            Store::Revisions,
+            &format!("{k}\u{0}0000000002"),
+            "r2",
+            Expect::Absent,
+        );
     }
     s.commit(b).await.unwrap();
     for k in keys {
         assert_eq!(text(&s, Store::Pages, k).await.as_deref(), Some(k));
-        let revs = s.scan(Store::Revisions, &format!("{k}\u{0}")).await.unwrap();
-        let got: Vec<&str> = revs.iter().map(|(k, _)| k.rsplit('\u{0}').next().unwrap()).collect();
+        let revs = s
+            .scan(Store::Revisions, &format!("{k}\u{0}"))
+            .await
+            .unwrap();
+        let got: Vec<&str> = revs
+            .iter()
+            .map(|(k, _)| k.rsplit('\u{0}').next().unwrap())
+            .collect();
         assert_eq!(got, ["0000000001", "0000000002"], "revisions of {k}");
     }
     // "人工" is a prefix of one key only.
     let hits = s.scan(Store::Pages, "人工").await.unwrap();
-    assert_eq!(hits.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["人工智能"]);
+    assert_eq!(
+        hits.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["人工智能"]
+    );
     assert_eq!(s.scan(Store::Pages, "").await.unwrap().len(), keys.len());
 }

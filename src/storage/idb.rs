@@ -44,8 +44,9 @@ impl IdbBackend {
 
 fn factory() -> Result<IdbFactory> {
     let global = js_sys::global();
-    let value = Reflect::get(&global, &JsValue::from_str("indexedDB"))
-        .map_err(|_| Error::StorageUnavailable("indexedDB is not defined in this context".into()))?;
+    let value = Reflect::get(&global, &JsValue::from_str("indexedDB")).map_err(|_| {
+        Error::StorageUnavailable("indexedDB is not defined in this context".into())
+    })?;
     if value.is_undefined() || value.is_null() {
         return Err(Error::StorageUnavailable(
             "IndexedDB is disabled (private browsing or browser settings)".into(),
@@ -224,7 +225,10 @@ impl Backend for IdbBackend {
             Ok(OpenOutcome::Opened(db)) => db,
             Ok(OpenOutcome::Failed(Some(e))) if e.name() == "VersionError" => {
                 let found = current_version(&db_name).await?;
-                return Err(Error::SchemaTooNew { found, known: options.version });
+                return Err(Error::SchemaTooNew {
+                    found,
+                    known: options.version,
+                });
             }
             Ok(OpenOutcome::Failed(e)) => return Err(dom_error(e, "open")),
             Err(()) => {
@@ -235,7 +239,9 @@ impl Backend for IdbBackend {
             }
         };
 
-        let state = Rc::new(ConnState { closed: Cell::new(false) });
+        let state = Rc::new(ConnState {
+            closed: Cell::new(false),
+        });
         let on_version_change: Closure<dyn FnMut()> = {
             let db = db.clone();
             let state = state.clone();
@@ -293,7 +299,11 @@ impl Backend for IdbBackend {
             .map_err(|e| Error::Storage(js_message(&e)))?;
         let mut names: Vec<String> = js_sys::Array::from(&list)
             .iter()
-            .filter_map(|info| Reflect::get(&info, &JsValue::from_str("name")).ok()?.as_string())
+            .filter_map(|info| {
+                Reflect::get(&info, &JsValue::from_str("name"))
+                    .ok()?
+                    .as_string()
+            })
             .filter_map(|n| n.strip_prefix(DB_PREFIX).map(str::to_string))
             .collect();
         names.sort();
@@ -346,9 +356,10 @@ impl Backend for IdbBackend {
             Either::Left((Ok(r), _)) => r,
             Either::Left((Err(_), _)) => Err(Error::Storage("delete request dropped".into())),
             // The deletion stays queued and completes once the other tab closes.
-            Either::Right(((), _)) => {
-                Err(Error::UpgradeBlocked { name: name.to_string(), version: 0 })
-            }
+            Either::Right(((), _)) => Err(Error::UpgradeBlocked {
+                name: name.to_string(),
+                version: 0,
+            }),
         }
     }
 }
@@ -449,9 +460,12 @@ impl Storage for IdbStorage {
                 .map_err(|e| idb_error(e, "key range"))?;
             Some(idb::Query::from(range))
         };
-        let keys_req = os.get_all_keys(query.clone(), None).map_err(|e| idb_error(e, "scan"))?;
+        let keys_req = os
+            .get_all_keys(query.clone(), None)
+            .map_err(|e| idb_error(e, "scan"))?;
         let values_req = os.get_all(query, None).map_err(|e| idb_error(e, "scan"))?;
-        let (keys, values) = futures::future::join(keys_req.into_future(), values_req.into_future()).await;
+        let (keys, values) =
+            futures::future::join(keys_req.into_future(), values_req.into_future()).await;
         let keys = keys.map_err(|e| idb_error(e, "scan"))?;
         let values = values.map_err(|e| idb_error(e, "scan"))?;
         let mut out = Vec::with_capacity(keys.len());
@@ -484,14 +498,19 @@ impl Storage for IdbStorage {
         };
 
         // 1. Read the current revision of every key the batch writes (all requests at once).
-        let mut ids: Vec<(Store, String)> =
-            batch.writes.iter().map(|w| (w.store(), w.key().to_string())).collect();
+        let mut ids: Vec<(Store, String)> = batch
+            .writes
+            .iter()
+            .map(|w| (w.store(), w.key().to_string()))
+            .collect();
         ids.sort();
         ids.dedup();
         let mut reads = Vec::with_capacity(ids.len());
         for (store, key) in &ids {
             let os = object_store(&tx, *store).map_err(abort)?;
-            let req = os.get(JsValue::from_str(key)).map_err(|e| abort(idb_error(e, "get")))?;
+            let req = os
+                .get(JsValue::from_str(key))
+                .map_err(|e| abort(idb_error(e, "get")))?;
             reads.push(req.into_future());
         }
         let results = futures::future::join_all(reads).await;
@@ -544,7 +563,8 @@ impl Storage for IdbStorage {
                     current.insert(id, Some(rev));
                 }
                 Write::Delete { .. } => {
-                    os.delete(JsValue::from_str(&id.1)).map_err(|e| abort(idb_error(e, "delete")))?;
+                    os.delete(JsValue::from_str(&id.1))
+                        .map_err(|e| abort(idb_error(e, "delete")))?;
                     revs.push(0);
                     current.insert(id, None);
                 }

@@ -50,7 +50,8 @@ impl MemoryBackend {
     async fn evict_connections(db: &Rc<RefCell<MemDb>>) -> bool {
         let live: Vec<Rc<Conn>> = {
             let mut d = db.borrow_mut();
-            d.connections.retain(|w| w.upgrade().is_some_and(|c| !c.closed.get()));
+            d.connections
+                .retain(|w| w.upgrade().is_some_and(|c| !c.closed.get()));
             d.connections.iter().filter_map(Weak::upgrade).collect()
         };
         for conn in &live {
@@ -72,10 +73,18 @@ impl Backend for MemoryBackend {
 
     async fn open(&self, name: &str, options: OpenOptions) -> Result<MemoryStorage> {
         validate_wiki_name(name)?;
-        let db = self.dbs.borrow_mut().entry(name.to_string()).or_default().clone();
+        let db = self
+            .dbs
+            .borrow_mut()
+            .entry(name.to_string())
+            .or_default()
+            .clone();
         let current = db.borrow().version;
         if current > options.version {
-            return Err(Error::SchemaTooNew { found: current, known: options.version });
+            return Err(Error::SchemaTooNew {
+                found: current,
+                known: options.version,
+            });
         }
         if options.version > current {
             if current > 0 && Self::evict_connections(&db).await {
@@ -106,7 +115,10 @@ impl Backend for MemoryBackend {
         let db = self.dbs.borrow().get(name).cloned();
         let Some(db) = db else { return Ok(()) };
         if Self::evict_connections(&db).await {
-            return Err(Error::UpgradeBlocked { name: name.to_string(), version: 0 });
+            return Err(Error::UpgradeBlocked {
+                name: name.to_string(),
+                version: 0,
+            });
         }
         self.dbs.borrow_mut().remove(name);
         Ok(())
@@ -138,13 +150,21 @@ impl MemoryStorage {
 impl Storage for MemoryStorage {
     async fn get(&self, store: Store, key: &str) -> Result<Option<Record>> {
         self.check(store)?;
-        Ok(self.db.borrow().data.get(&store).and_then(|m| m.get(key)).cloned())
+        Ok(self
+            .db
+            .borrow()
+            .data
+            .get(&store)
+            .and_then(|m| m.get(key))
+            .cloned())
     }
 
     async fn scan(&self, store: Store, prefix: &str) -> Result<Vec<(String, Record)>> {
         self.check(store)?;
         let db = self.db.borrow();
-        let Some(map) = db.data.get(&store) else { return Ok(Vec::new()) };
+        let Some(map) = db.data.get(&store) else {
+            return Ok(Vec::new());
+        };
         Ok(map
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
@@ -191,7 +211,13 @@ impl Storage for MemoryStorage {
                     Write::Put { data, .. } => {
                         let rev = found.unwrap_or(0) + 1;
                         revs.push(rev);
-                        staged.insert(id, Some(Record { rev, data: data.clone() }));
+                        staged.insert(
+                            id,
+                            Some(Record {
+                                rev,
+                                data: data.clone(),
+                            }),
+                        );
                     }
                     Write::Delete { .. } => {
                         revs.push(0);

@@ -98,7 +98,9 @@ impl Store {
 
     /// The stores a database at schema `version` has.
     pub fn in_version(version: u32) -> impl Iterator<Item = Store> {
-        Store::ALL.into_iter().filter(move |s| s.since_version() <= version)
+        Store::ALL
+            .into_iter()
+            .filter(move |s| s.since_version() <= version)
     }
 }
 
@@ -211,11 +213,20 @@ impl Batch {
     }
     /// Adds a put.
     pub fn put(&mut self, store: Store, key: impl Into<String>, data: Vec<u8>, expect: Expect) {
-        self.writes.push(Write::Put { store, key: key.into(), data, expect });
+        self.writes.push(Write::Put {
+            store,
+            key: key.into(),
+            data,
+            expect,
+        });
     }
     /// Adds a delete.
     pub fn delete(&mut self, store: Store, key: impl Into<String>, expect: Expect) {
-        self.writes.push(Write::Delete { store, key: key.into(), expect });
+        self.writes.push(Write::Delete {
+            store,
+            key: key.into(),
+            expect,
+        });
     }
     /// Number of writes.
     pub fn len(&self) -> usize {

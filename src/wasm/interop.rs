@@ -17,7 +17,11 @@ pub const ERROR_NAME: &str = "LlmWikiError";
 pub fn error_to_js(e: &Error) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
     err.set_name(ERROR_NAME);
-    let _ = Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+    let _ = Reflect::set(
+        &err,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(e.code()),
+    );
     err.into()
 }
 
@@ -34,7 +38,8 @@ pub fn ts_to_rust<T: Tsify + DeserializeOwned>(what: &str, v: Ts<T>) -> Result<T
 /// Serialises a value for JavaScript: plain objects (not `Map`s), `undefined` for `None`.
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    v.serialize(&ser).map_err(|e| error_to_js(&Error::Storage(format!("serialise: {e}"))))
+    v.serialize(&ser)
+        .map_err(|e| error_to_js(&Error::Storage(format!("serialise: {e}"))))
 }
 
 /// `Result<T, Error>` into `Result<JsValue, JsValue>` through [`to_js`].

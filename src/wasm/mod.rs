@@ -120,17 +120,25 @@ impl Wiki {
             if options.is_object() {
                 if let Ok(f) = Reflect::get(&options, &"onVersionChange".into()) {
                     if let Ok(f) = f.dyn_into::<js_sys::Function>() {
-                        open.on_version_change = OnVersionChange::FlushThenClose(listener_from_js(f));
+                        open.on_version_change =
+                            OnVersionChange::FlushThenClose(listener_from_js(f));
                     }
                 }
-                if let Some(ms) = Reflect::get(&options, &"blockedTimeoutMs".into()).ok().and_then(|v| v.as_f64()) {
+                if let Some(ms) = Reflect::get(&options, &"blockedTimeoutMs".into())
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                {
                     open.blocked_timeout_ms = ms.clamp(0.0, 600_000.0) as u32;
                 }
             }
             let core = CoreWiki::open(&IdbBackend::new(), &name, SystemClock, open)
                 .await
                 .map_err(|e| error_to_js(&e))?;
-            Ok(Wiki { inner: Rc::new(Inner { core }), name }.into())
+            Ok(Wiki {
+                inner: Rc::new(Inner { core }),
+                name,
+            }
+            .into())
         })
     }
 
@@ -144,7 +152,10 @@ impl Wiki {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn delete(name: String) -> Promise {
         promise(async move {
-            IdbBackend::new().delete(&name).await.map_err(|e| error_to_js(&e))?;
+            IdbBackend::new()
+                .delete(&name)
+                .await
+                .map_err(|e| error_to_js(&e))?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -265,14 +276,21 @@ impl Wiki {
                 .await
                 .map_err(|e| js_error(&e))?;
             for field in ["usage", "quota"] {
-                if let Some(n) = Reflect::get(&estimate, &field.into()).ok().and_then(|v| v.as_f64()) {
+                if let Some(n) = Reflect::get(&estimate, &field.into())
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                {
                     let _ = Reflect::set(&info, &field.into(), &n.into());
                 }
             }
             let persisted = JsFuture::from(manager.persisted().map_err(|e| js_error(&e))?)
                 .await
                 .map_err(|e| js_error(&e))?;
-            let _ = Reflect::set(&info, &"persisted".into(), &JsValue::from_bool(persisted.is_truthy()));
+            let _ = Reflect::set(
+                &info,
+                &"persisted".into(),
+                &JsValue::from_bool(persisted.is_truthy()),
+            );
             Ok(info.into())
         })
     }
@@ -298,10 +316,12 @@ fn js_error(e: &JsValue) -> JsValue {
 }
 
 fn storage_manager() -> Result<web_sys::StorageManager, JsValue> {
-    let navigator = Reflect::get(&js_sys::global(), &"navigator".into())
-        .map_err(|e| js_error(&e))?;
+    let navigator =
+        Reflect::get(&js_sys::global(), &"navigator".into()).map_err(|e| js_error(&e))?;
     let storage = Reflect::get(&navigator, &"storage".into()).map_err(|e| js_error(&e))?;
-    storage
-        .dyn_into::<web_sys::StorageManager>()
-        .map_err(|_| error_to_js(&Error::StorageUnavailable("navigator.storage is not available".into())))
+    storage.dyn_into::<web_sys::StorageManager>().map_err(|_| {
+        error_to_js(&Error::StorageUnavailable(
+            "navigator.storage is not available".into(),
+        ))
+    })
 }
