@@ -3,7 +3,7 @@
 # binaryen wasm-opt (never Debian's wasm-opt 108, which emits broken modules), and prints its size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 wasm-pack build --target web --release --out-dir pkg --out-name llm_wiki --no-pack 2>&1 \
   | grep -v "^\[INFO\]: Optional" || true

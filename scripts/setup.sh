@@ -5,7 +5,7 @@
 #   scripts/setup.sh --demo     only what the demo needs (no browsers, no drivers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 demo_only=false
 [ "${1:-}" = "--demo" ] && demo_only=true

@@ -4,7 +4,7 @@
 # and Firefox (wasm-pack test), the release build with its size, and the web app tests (Playwright).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/node_modules/.bin:$PATH"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-600}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 

@@ -15,6 +15,7 @@
 pub mod clock;
 pub mod documents;
 pub mod error;
+pub mod llm;
 pub mod markdown;
 pub mod model;
 pub mod storage;
