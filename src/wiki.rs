@@ -152,11 +152,11 @@ pub struct PageInfo {
     pub revision: u64,
 }
 
-fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("model types always serialise")
 }
 
-fn from_json<T: DeserializeOwned>(store: Store, key: &str, data: &[u8]) -> Result<T> {
+pub(crate) fn from_json<T: DeserializeOwned>(store: Store, key: &str, data: &[u8]) -> Result<T> {
     serde_json::from_slice(data).map_err(|e| Error::Corrupt {
         store,
         key: key.to_string(),
@@ -180,16 +180,16 @@ struct OpsCounter {
 }
 
 /// An operation being assembled: the batch, the op record, and the documents it touches.
-struct OpBuilder {
-    batch: Batch,
-    op: Operation,
+pub(crate) struct OpBuilder {
+    pub(crate) batch: Batch,
+    pub(crate) op: Operation,
 }
 
 /// One open wiki.
 pub struct Wiki<S: Storage, C: Clock> {
-    name: String,
-    storage: S,
-    clock: C,
+    pub(crate) name: String,
+    pub(crate) storage: S,
+    pub(crate) clock: C,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -275,14 +275,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self.clock
     }
 
-    async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
+    pub(crate) async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
         match self.storage.get(store, key).await? {
             Some(r) => Ok(Some((from_json(store, key, &r.data)?, r.rev))),
             None => Ok(None),
         }
     }
 
-    async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
+    pub(crate) async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
         self.storage
             .scan(store, prefix)
             .await?
@@ -291,14 +291,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect()
     }
 
-    async fn document(&self, name: &str) -> Result<String> {
+    pub(crate) async fn document(&self, name: &str) -> Result<String> {
         let r = self.storage.get(Store::Documents, name).await?;
         Ok(r.map(|r| String::from_utf8_lossy(&r.data).into_owned())
             .unwrap_or_default())
     }
 
     /// Starts an operation: allocates the next op id (checked at commit by the counter's revision).
-    async fn begin(&self, kind: OperationKind, summary: String) -> Result<OpBuilder> {
+    pub(crate) async fn begin(&self, kind: OperationKind, summary: String) -> Result<OpBuilder> {
         let (counter, rev) = match self.read::<OpsCounter>(Store::Meta, META_OPS).await? {
             Some((c, rev)) => (c, Some(rev)),
             None => (OpsCounter::default(), None),
@@ -327,7 +327,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
     /// index.md built from `all_pages` (the page set after this operation), then commits.
-    async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
+    pub(crate) async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
         ob.batch.put(
             Store::Operations,
             operation_key(ob.op.id),
