@@ -97,6 +97,20 @@ pub enum Error {
     #[error("not found: {0}")]
     NotFound(String),
 
+    /// The model's reply could not be used (not the JSON asked for, even after repair). Nothing was
+    /// written.
+    #[error("the model's reply could not be used: {0}")]
+    BadReply(String),
+
+    /// The operation would exceed its token budget cap (Decision 12). Nothing was written.
+    #[error("token budget exceeded: {used} tokens used or estimated, cap {cap}; raise the cap or compile fewer sources")]
+    BudgetExceeded {
+        /// Tokens used so far plus the next call's estimate.
+        used: u64,
+        /// The configured cap.
+        cap: u64,
+    },
+
     /// The operation was cancelled by the caller (an `AbortSignal`).
     #[error("cancelled")]
     Cancelled,
@@ -118,6 +132,8 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::UnsupportedMime(_) => "UNSUPPORTED_MIME",
             Error::NotFound(_) => "NOT_FOUND",
+            Error::BadReply(_) => "BAD_REPLY",
+            Error::BudgetExceeded { .. } => "BUDGET_EXCEEDED",
             Error::Cancelled => "CANCELLED",
         }
     }
@@ -154,6 +170,8 @@ mod tests {
             Error::InvalidInput("x".into()),
             Error::UnsupportedMime("text/html".into()),
             Error::NotFound("x".into()),
+            Error::BadReply("x".into()),
+            Error::BudgetExceeded { used: 2, cap: 1 },
             Error::Cancelled,
         ];
         let mut codes: Vec<_> = all.iter().map(Error::code).collect();

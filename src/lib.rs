@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod compile;
 pub mod documents;
 pub mod error;
 pub mod llm;

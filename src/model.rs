@@ -82,6 +82,9 @@ pub struct Source {
     pub previous_versions: Vec<String>,
     /// Compile status.
     pub status: SourceStatus,
+    /// Key of the source's summary page, once compiled.
+    #[serde(default)]
+    pub summary_page: Option<String>,
 }
 
 /// An original artifact kept beside a source (e.g. the clipped HTML), content-addressed.

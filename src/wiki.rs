@@ -275,14 +275,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self.clock
     }
 
-    pub(crate) async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
+    pub(crate) async fn read<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        key: &str,
+    ) -> Result<Option<(T, u64)>> {
         match self.storage.get(store, key).await? {
             Some(r) => Ok(Some((from_json(store, key, &r.data)?, r.rev))),
             None => Ok(None),
         }
     }
 
-    pub(crate) async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
+    pub(crate) async fn read_all<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        prefix: &str,
+    ) -> Result<Vec<T>> {
         self.storage
             .scan(store, prefix)
             .await?
@@ -295,6 +303,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let r = self.storage.get(Store::Documents, name).await?;
         Ok(r.map(|r| String::from_utf8_lossy(&r.data).into_owned())
             .unwrap_or_default())
+    }
+
+    /// The id the next operation will get (as of now; [`Wiki::begin`] checks it at commit).
+    pub(crate) async fn next_op_id(&self) -> Result<OpId> {
+        Ok(self
+            .read::<OpsCounter>(Store::Meta, META_OPS)
+            .await?
+            .map_or(0, |(c, _)| c.last)
+            + 1)
     }
 
     /// Starts an operation: allocates the next op id (checked at commit by the counter's revision).
@@ -327,7 +344,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
     /// index.md built from `all_pages` (the page set after this operation), then commits.
-    pub(crate) async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
+    pub(crate) async fn finish(
+        &self,
+        mut ob: OpBuilder,
+        all_pages: Option<&[Page]>,
+    ) -> Result<Operation> {
         ob.batch.put(
             Store::Operations,
             operation_key(ob.op.id),
@@ -459,6 +480,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             original,
             previous_versions,
             status: SourceStatus::Pending,
+            summary_page: existing.as_ref().and_then(|(s, _)| s.summary_page.clone()),
         };
         ob.batch.put(
             Store::Sources,
@@ -476,16 +498,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// Every source, ordered by key.
+    /// Every source, ordered by key. A pending source whose last compile failed shows as
+    /// [`SourceStatus::Failed`] with the reason (the stored record stays pending).
     pub async fn sources(&self) -> Result<Vec<Source>> {
-        self.read_all(Store::Sources, "").await
+        let mut sources: Vec<Source> = self.read_all(Store::Sources, "").await?;
+        let failures = self.compile_failures().await?;
+        for s in &mut sources {
+            show_failure(s, &failures);
+        }
+        Ok(sources)
     }
 
     /// One source with its current text, or `None`.
     pub async fn source(&self, key: &str) -> Result<Option<SourceWithText>> {
-        let Some((source, _)) = self.read::<Source>(Store::Sources, key).await? else {
+        let Some((mut source, _)) = self.read::<Source>(Store::Sources, key).await? else {
             return Ok(None);
         };
+        show_failure(&mut source, &self.compile_failures().await?);
         let text = self.source_text(&source.version).await?;
         Ok(Some(SourceWithText { source, text }))
     }
@@ -735,6 +764,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Every operation, oldest first.
     pub async fn operations(&self) -> Result<Vec<Operation>> {
         self.read_all(Store::Operations, "").await
+    }
+}
+
+/// Shows a pending source whose current version failed to compile as failed.
+fn show_failure(
+    s: &mut Source,
+    failures: &std::collections::BTreeMap<String, crate::compile::pipeline::FailureRecord>,
+) {
+    if let Some(f) = failures.get(&s.key) {
+        if f.version == s.version && s.status == SourceStatus::Pending {
+            s.status = SourceStatus::Failed {
+                reason: f.reason.clone(),
+                code: f.code.clone(),
+            };
+        }
     }
 }
 

@@ -100,6 +100,7 @@ fn f34d_a_legacy_source_without_a_hash_counts_as_changed() {
             op: 0,
             version: String::new(),
         },
+        summary_page: None,
     };
     let mut b = Batch::new();
     b.put(

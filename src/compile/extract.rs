@@ -1,0 +1,499 @@
+//! Extract: what one source says, as structured data (step 1 of the compile pipeline).
+//!
+//! The LLM (or the offline extractor) reads the source — split to fit the context window, with
+//! overlap — together with schema.md and the slice of index.md whose pages the source mentions, and
+//! returns an [`Extraction`]. Source text is data inside a delimited block, never instructions.
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::match_key;
+use crate::model::{Claim, Page, PageKind};
+use crate::text::TokenEstimator;
+
+/// One claim the source makes, with the verbatim quote that supports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractedClaim {
+    /// The claim in the wiki's words (one sentence).
+    pub text: String,
+    /// A verbatim quote from the source that supports it.
+    pub quote: String,
+    /// Names of the entities or concepts it is about (as in `entities`).
+    #[serde(default)]
+    pub about: Vec<String>,
+}
+
+/// An entity or concept the source talks about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractedEntity {
+    /// Its name as the source writes it (CJK stays CJK).
+    pub name: String,
+    /// `entity` (person, organisation, product, place, work) or `concept` (idea, technique, term).
+    pub kind: String,
+    /// Other names for it.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// One line saying what it is.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// A relation between two entities or concepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relation {
+    /// Subject name.
+    pub from: String,
+    /// Object name.
+    pub to: String,
+    /// What relates them ("uses", "is part of", …).
+    pub label: String,
+}
+
+/// A claim of the source that disagrees with a claim already in the wiki.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateContradiction {
+    /// Id of the existing claim (as listed in the prompt).
+    pub existing_claim: String,
+    /// The new claim's quote from this source.
+    pub quote: String,
+    /// What disagrees, in one sentence.
+    pub explanation: String,
+}
+
+/// The structured result of reading one source (or one chunk of it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// A summary of the source, in markdown (1–3 short paragraphs).
+    pub summary: String,
+    /// One line for index.md.
+    pub one_line: String,
+    /// Key claims with verbatim quotes.
+    pub claims: Vec<ExtractedClaim>,
+    /// Entities and concepts.
+    pub entities: Vec<ExtractedEntity>,
+    /// Relations between them.
+    #[serde(default)]
+    pub relations: Vec<Relation>,
+    /// Disagreements with existing claims.
+    #[serde(default)]
+    pub contradictions: Vec<CandidateContradiction>,
+}
+
+/// What one extract call reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractInput {
+    /// The source key.
+    pub source_key: String,
+    /// The source title.
+    pub source_title: String,
+    /// This chunk's text.
+    pub text: String,
+    /// 1-based chunk number.
+    pub part: usize,
+    /// Number of chunks.
+    pub parts: usize,
+    /// schema.md.
+    pub schema_md: String,
+    /// Index lines of the pages the source likely touches ([`index_slice`]).
+    pub index_slice: String,
+    /// Existing claims on those pages ([`claim_lines`]).
+    pub existing_claims: String,
+}
+
+/// Upper bounds that keep one source from touching too many pages.
+pub const MAX_ENTITIES_PER_SOURCE: usize = 15;
+/// Upper bound on claims kept per source.
+pub const MAX_CLAIMS_PER_SOURCE: usize = 60;
+
+impl Extraction {
+    /// The kind an extracted entity maps to.
+    pub fn kind_of(e: &ExtractedEntity) -> PageKind {
+        match e.kind.trim().to_ascii_lowercase().as_str() {
+            "entity" | "person" | "organization" | "organisation" | "product" | "place" => {
+                PageKind::Entity
+            }
+            _ => PageKind::Concept,
+        }
+    }
+
+    /// Trims every string, drops empty or duplicate items, and caps the counts
+    /// ([`MAX_ENTITIES_PER_SOURCE`], [`MAX_CLAIMS_PER_SOURCE`]).
+    pub fn normalized(mut self) -> Extraction {
+        self.summary = self.summary.trim().to_string();
+        self.one_line = self
+            .one_line
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut seen = std::collections::HashSet::new();
+        self.claims.retain_mut(|c| {
+            c.text = c.text.trim().to_string();
+            c.quote = c.quote.trim().to_string();
+            c.about.retain(|a| !a.trim().is_empty());
+            !c.text.is_empty()
+                && !c.quote.is_empty()
+                && seen.insert((c.text.clone(), c.quote.clone()))
+        });
+        self.claims.truncate(MAX_CLAIMS_PER_SOURCE);
+        let mut seen = std::collections::HashSet::new();
+        self.entities.retain_mut(|e| {
+            e.name = e.name.trim().to_string();
+            e.aliases.retain(|a| !a.trim().is_empty());
+            let k = match_key(&e.name);
+            !k.is_empty() && seen.insert(k)
+        });
+        self.entities.truncate(MAX_ENTITIES_PER_SOURCE);
+        self.relations
+            .retain(|r| !r.from.trim().is_empty() && !r.to.trim().is_empty());
+        self.contradictions
+            .retain(|c| !c.existing_claim.trim().is_empty() && !c.quote.trim().is_empty());
+        self
+    }
+
+    /// Merges the extraction of a later chunk into this one.
+    pub fn merge(&mut self, other: Extraction) {
+        if self.summary.is_empty() {
+            self.summary = other.summary;
+        } else if !other.summary.is_empty() {
+            self.summary.push_str("\n\n");
+            self.summary.push_str(&other.summary);
+        }
+        if self.one_line.is_empty() {
+            self.one_line = other.one_line;
+        }
+        self.claims.extend(other.claims);
+        for e in other.entities {
+            let k = match_key(&e.name);
+            match self.entities.iter_mut().find(|x| match_key(&x.name) == k) {
+                Some(x) => {
+                    for a in e.aliases {
+                        if !x.aliases.contains(&a) {
+                            x.aliases.push(a);
+                        }
+                    }
+                    if x.description.is_empty() {
+                        x.description = e.description;
+                    }
+                }
+                None => self.entities.push(e),
+            }
+        }
+        self.relations.extend(other.relations);
+        self.contradictions.extend(other.contradictions);
+    }
+}
+
+/// The JSON Schema of [`Extraction`] (OpenAI strict-mode compatible: every property required,
+/// no additional properties).
+pub fn extraction_schema() -> serde_json::Value {
+    let s = |d: &str| serde_json::json!({"type": "string", "description": d});
+    let list = |items: serde_json::Value| serde_json::json!({"type": "array", "items": items});
+    let obj = |props: serde_json::Value, required: &[&str]| serde_json::json!({"type": "object", "properties": props, "required": required, "additionalProperties": false});
+    obj(
+        serde_json::json!({
+            "summary": s("Summary of the source in markdown, 1-3 short paragraphs, in the source's language."),
+            "one_line": s("One line describing the source, for the index."),
+            "claims": list(obj(serde_json::json!({
+                "text": s("The claim, one sentence."),
+                "quote": s("A verbatim quote from the source supporting the claim."),
+                "about": list(s("Name of an entity or concept the claim is about, as in entities."))
+            }), &["text", "quote", "about"])),
+            "entities": list(obj(serde_json::json!({
+                "name": s("Name as the source writes it; CJK names stay CJK."),
+                "kind": {"type": "string", "enum": ["entity", "concept"]},
+                "aliases": list(s("Another name.")),
+                "description": s("One line: what it is.")
+            }), &["name", "kind", "aliases", "description"])),
+            "relations": list(obj(serde_json::json!({
+                "from": s("Subject name."), "to": s("Object name."), "label": s("Relation.")
+            }), &["from", "to", "label"])),
+            "contradictions": list(obj(serde_json::json!({
+                "existing_claim": s("Id of the existing claim, e.g. c1a2b3c4d5."),
+                "quote": s("Verbatim quote from this source that disagrees."),
+                "explanation": s("What disagrees, one sentence.")
+            }), &["existing_claim", "quote", "explanation"]))
+        }),
+        &[
+            "summary",
+            "one_line",
+            "claims",
+            "entities",
+            "relations",
+            "contradictions",
+        ],
+    )
+}
+
+/// Splits `text` into chunks of at most `max_tokens` (estimated), cutting at blank lines, else at
+/// line ends, else at sentence ends, else at a character boundary; each chunk after the first
+/// starts with the last paragraph of the previous one (up to `overlap_tokens`) so a claim spanning a
+/// cut is seen whole once.
+pub fn chunk_text(
+    text: &str,
+    max_tokens: u64,
+    overlap_tokens: u64,
+    est: &TokenEstimator,
+) -> Vec<String> {
+    let max_tokens = max_tokens.max(16);
+    if est.estimate(text) <= max_tokens {
+        return vec![text.to_string()];
+    }
+    // Pieces no larger than max_tokens.
+    let mut pieces: Vec<String> = Vec::new();
+    for para in text.split("\n\n") {
+        split_piece(para, max_tokens, est, &mut pieces);
+    }
+    let mut chunks: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut last_piece = String::new();
+    for piece in pieces {
+        let candidate = if current.is_empty() {
+            piece.clone()
+        } else {
+            format!("{current}\n\n{piece}")
+        };
+        if est.estimate(&candidate) <= max_tokens || current.is_empty() {
+            current = candidate;
+        } else {
+            chunks.push(std::mem::take(&mut current));
+            let overlap = if est.estimate(&last_piece) <= overlap_tokens.min(max_tokens / 2) {
+                last_piece.clone()
+            } else {
+                String::new()
+            };
+            current = if overlap.is_empty() {
+                piece.clone()
+            } else {
+                format!("{overlap}\n\n{piece}")
+            };
+        }
+        last_piece = piece;
+    }
+    if !current.trim().is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
+    if est.estimate(piece) <= max {
+        if !piece.trim().is_empty() {
+            out.push(piece.to_string());
+        }
+        return;
+    }
+    let seps: [&[char]; 2] = [&['\n'], &['.', '!', '?', '。', '！', '？']];
+    for sep in seps {
+        let parts: Vec<&str> = piece.split_inclusive(sep).collect();
+        if parts.len() > 1 {
+            let mut cur = String::new();
+            for p in parts {
+                if !cur.is_empty() && est.estimate(&(cur.clone() + p)) > max {
+                    split_piece(&std::mem::take(&mut cur), max, est, out);
+                }
+                cur.push_str(p);
+            }
+            split_piece(&cur, max, est, out);
+            return;
+        }
+    }
+    // One long run without separators: cut by characters.
+    let mut cur = String::new();
+    for c in piece.chars() {
+        cur.push(c);
+        if est.estimate(&cur) >= max {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+}
+
+/// Chooses the pages a source is likely about: those whose title, key or an alias occurs in the
+/// source text (compared by [`match_key`]-style folding), most mentioned first, then the rest of the
+/// index in title order, within `budget_tokens` of index lines. Returns the lines and the keys.
+pub fn index_slice(
+    text: &str,
+    pages: &[Page],
+    budget_tokens: u64,
+    est: &TokenEstimator,
+) -> (String, Vec<String>) {
+    let folded_text: String = match_key(text);
+    let mut scored: Vec<(usize, &Page)> = pages
+        .iter()
+        .map(|p| {
+            let hits = std::iter::once(&p.title)
+                .chain(&p.aliases)
+                .map(|n| match_key(n))
+                .filter(|k| k.chars().count() >= 2)
+                .map(|k| folded_text.matches(k.as_str()).count())
+                .sum();
+            (hits, p)
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.title.to_lowercase().cmp(&b.1.title.to_lowercase()))
+    });
+    let mut out = String::new();
+    let mut keys = Vec::new();
+    let mut used = 0u64;
+    for (hits, p) in scored {
+        if hits == 0 && pages.len() > 200 {
+            break; // at scale only mentioned pages are worth their tokens
+        }
+        let line = index_line(p);
+        let cost = est.estimate(&line);
+        if used + cost > budget_tokens {
+            break;
+        }
+        used += cost;
+        out.push_str(&line);
+        keys.push(p.key.clone());
+    }
+    (out, keys)
+}
+
+/// One index line for prompts: `- [[key]] (kind) — summary · aliases: a, b`.
+pub fn index_line(p: &Page) -> String {
+    let mut s = format!(
+        "- {} ({})",
+        crate::documents::link_to(&p.key, &p.title),
+        p.kind.as_str()
+    );
+    if !p.summary.is_empty() {
+        s.push_str(" — ");
+        s.push_str(&p.summary);
+    }
+    if !p.aliases.is_empty() {
+        s.push_str(" · aliases: ");
+        s.push_str(&p.aliases.join(", "));
+    }
+    s.push('\n');
+    s
+}
+
+/// Lines listing existing claims for contradiction checks: `- [c1a2b3c4d5] text (page: key)`.
+pub fn claim_lines(claims: &[Claim]) -> String {
+    claims
+        .iter()
+        .map(|c| format!("- [{}] {} (page: {})\n", c.id, c.text, c.page))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_one_chunk() {
+        let est = TokenEstimator::default();
+        assert_eq!(chunk_text("one\n\ntwo", 100, 10, &est), vec!["one\n\ntwo"]);
+    }
+
+    #[test]
+    fn chunks_respect_the_budget_and_overlap() {
+        let est = TokenEstimator::default();
+        let paras: Vec<String> = (0..20)
+            .map(|i| format!("Paragraph {i} says something useful here."))
+            .collect();
+        let text = paras.join("\n\n");
+        let chunks = chunk_text(&text, 40, 15, &est);
+        assert!(chunks.len() > 3);
+        for c in &chunks {
+            assert!(est.estimate(c) <= 40, "{c:?}");
+        }
+        // Every paragraph appears, and consecutive chunks overlap by one paragraph.
+        for p in &paras {
+            assert!(chunks.iter().any(|c| c.contains(p.as_str())), "{p}");
+        }
+        let last_of_first = chunks[0].rsplit("\n\n").next().unwrap();
+        assert!(chunks[1].starts_with(last_of_first));
+    }
+
+    #[test]
+    fn long_cjk_runs_are_cut_by_characters() {
+        let est = TokenEstimator::default();
+        let text = "流".repeat(100);
+        let chunks = chunk_text(&text, 30, 5, &est);
+        assert!(chunks.iter().all(|c| est.estimate(c) <= 30));
+        assert!(chunks.concat().chars().filter(|&c| c == '流').count() >= 100);
+    }
+
+    #[test]
+    fn extraction_normalisation_and_merge() {
+        let e = Extraction {
+            summary: " S ".into(),
+            one_line: "a\n b".into(),
+            claims: vec![
+                ExtractedClaim {
+                    text: "x".into(),
+                    quote: "q".into(),
+                    about: vec!["".into()],
+                },
+                ExtractedClaim {
+                    text: "x".into(),
+                    quote: "q".into(),
+                    about: vec![],
+                },
+                ExtractedClaim {
+                    text: "".into(),
+                    quote: "q".into(),
+                    about: vec![],
+                },
+            ],
+            entities: vec![
+                ExtractedEntity {
+                    name: "Open AI".into(),
+                    kind: "entity".into(),
+                    aliases: vec![],
+                    description: "".into(),
+                },
+                ExtractedEntity {
+                    name: "OpenAI".into(),
+                    kind: "entity".into(),
+                    aliases: vec![],
+                    description: "".into(),
+                },
+            ],
+            ..Default::default()
+        }
+        .normalized();
+        assert_eq!(
+            (
+                e.summary.as_str(),
+                e.one_line.as_str(),
+                e.claims.len(),
+                e.entities.len()
+            ),
+            ("S", "a b", 1, 1)
+        );
+        assert!(e.claims[0].about.is_empty());
+        let mut a = e.clone();
+        a.merge(Extraction {
+            summary: "T".into(),
+            entities: vec![ExtractedEntity {
+                name: "openai".into(),
+                kind: "entity".into(),
+                aliases: vec!["OAI".into()],
+                description: "lab".into(),
+            }],
+            ..Default::default()
+        });
+        assert_eq!(a.summary, "S\n\nT");
+        assert_eq!(a.entities.len(), 1);
+        assert_eq!(a.entities[0].aliases, vec!["OAI"]);
+        assert_eq!(a.entities[0].description, "lab");
+    }
+
+    #[test]
+    fn schema_is_strict() {
+        let s = extraction_schema();
+        assert_eq!(s["additionalProperties"], false);
+        assert_eq!(s["required"].as_array().unwrap().len(), 6);
+        assert_eq!(
+            s["properties"]["claims"]["items"]["required"],
+            serde_json::json!(["text", "quote", "about"])
+        );
+    }
+}

@@ -1,0 +1,582 @@
+//! Integrate: one page + new facts → the page's new body (step 3 of the compile pipeline).
+//!
+//! The LLM writes prose; the app owns everything that must be exact: footnote definitions (one per
+//! cited claim, with its quote), the `## Facts` list of claims the prose did not cite, removal of
+//! retracted claims, `> [!contradiction]` callouts for open ledger records (Decision 4), links that
+//! resolve (unknown targets become plain text), and the check that human-written paragraphs survive
+//! (Decision 5).
+//!
+//! *Invariant:* after [`finalize_body`], every footnote reference names a claim of this page or of a
+//! contradiction shown on it, every such claim has exactly one definition, and no retracted claim is
+//! cited.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind};
+
+/// A claim as the integrate step sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fact {
+    /// Claim id (also the footnote label).
+    pub id: String,
+    /// The claim.
+    pub text: String,
+    /// Verbatim quote from the source.
+    pub quote: String,
+    /// Whether the quote was found in the source.
+    pub verified: bool,
+    /// Key of the source's summary page (the footnote links it).
+    pub source_page: String,
+    /// Title of that page.
+    pub source_title: String,
+}
+
+/// What the integrate call gets for one page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntegrateInput {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+    /// The current body (empty for a new page).
+    pub current_body: String,
+    /// For a source page, the extracted summary; for others, a one-line description.
+    pub brief: String,
+    /// Facts to add, each to be cited with `[^id]`.
+    pub facts: Vec<Fact>,
+    /// Facts to remove (a corrected source no longer says them).
+    pub retracted: Vec<Fact>,
+    /// Relations worth a sentence (`A — uses → B`).
+    pub relations: Vec<String>,
+    /// Pages that may be linked, as `(key, title)`.
+    pub link_targets: Vec<(String, String)>,
+    /// schema.md.
+    pub schema_md: String,
+}
+
+/// What the integrate call returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageDraft {
+    /// The full new markdown body (no frontmatter).
+    pub body: String,
+    /// One line for index.md.
+    pub summary: String,
+}
+
+/// JSON Schema of [`PageDraft`] (strict-mode compatible).
+pub fn page_draft_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "body": {"type": "string", "description": "The complete new page body in markdown, without frontmatter."},
+            "summary": {"type": "string", "description": "One line describing the page, for the index."}
+        },
+        "required": ["body", "summary"],
+        "additionalProperties": false
+    })
+}
+
+/// Footnote labels referenced in `body` (`[^label]` not followed by `:`), in order of first use.
+pub fn footnote_refs(body: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = body;
+    while let Some(i) = rest.find("[^") {
+        let after = &rest[i + 2..];
+        match after.find(']') {
+            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
+                let label = &after[..j];
+                let is_def = after[j + 1..].starts_with(':');
+                let at_line_start = i == 0 || rest[..i].ends_with('\n');
+                let definition = is_def && at_line_start;
+                if !definition && !out.iter().any(|l| l == label) {
+                    out.push(label.to_string());
+                }
+                rest = &after[j + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+fn is_claim_label(label: &str) -> bool {
+    label.len() == 11 && label.starts_with('c') && label[1..].chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Removes what the app regenerates: footnote definitions of claim labels and contradiction callouts.
+pub fn strip_app_sections(body: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut in_callout = false;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if t.starts_with("> [!contradiction]") {
+            in_callout = true;
+            continue;
+        }
+        if in_callout {
+            if t.starts_with('>') {
+                continue;
+            }
+            in_callout = false;
+        }
+        if let Some(rest) = t.strip_prefix("[^") {
+            if let Some(j) = rest.find("]:") {
+                if is_claim_label(&rest[..j]) {
+                    continue;
+                }
+            }
+        }
+        out.push(line);
+    }
+    trim_blank_runs(&out.join("\n"))
+}
+
+fn trim_blank_runs(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut blank = 0;
+    for line in s.lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line.trim_end());
+    }
+    out
+}
+
+/// Removes what cites one of `ids`: a whole list item or heading line, else just the sentences of a
+/// paragraph line that cite it.
+pub fn remove_citing_lines(body: &str, ids: &BTreeSet<String>) -> String {
+    if ids.is_empty() {
+        return body.to_string();
+    }
+    let cites = |s: &str| footnote_refs(s).iter().any(|l| ids.contains(l));
+    let mut kept: Vec<String> = Vec::new();
+    for line in body.lines() {
+        if !cites(line) {
+            kept.push(line.to_string());
+            continue;
+        }
+        let t = line.trim_start();
+        let is_item = t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with('#')
+            || t.starts_with('|')
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if is_item {
+            continue;
+        }
+        let rest: String = sentences(line).into_iter().filter(|s| !cites(s)).collect();
+        if !rest.trim().is_empty() {
+            kept.push(rest.trim_end().to_string());
+        }
+    }
+    trim_blank_runs(&kept.join("\n"))
+}
+
+/// Splits a line into sentences, each keeping its terminator and following spaces.
+fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    for (n, &(i, c)) in chars.iter().enumerate() {
+        let end_here = match c {
+            '。' | '！' | '？' => true,
+            '.' | '!' | '?' => chars.get(n + 1).is_none_or(|&(_, next)| next == ' '),
+            _ => false,
+        };
+        if end_here {
+            let mut end = i + c.len_utf8();
+            while line[end..].starts_with(' ') {
+                end += 1;
+            }
+            if end > start {
+                out.push(&line[start..end]);
+            }
+            start = end;
+        }
+    }
+    if start < line.len() {
+        out.push(&line[start..]);
+    }
+    out
+}
+
+/// Removes `[^label]` references whose label is not in `known` (invented by the model).
+pub fn drop_unknown_refs(body: &str, known: &BTreeSet<String>) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(i) = rest.find("[^") {
+        let after = &rest[i + 2..];
+        match after.find(']') {
+            Some(j)
+                if j > 0
+                    && !after[..j].contains(char::is_whitespace)
+                    && !after[j + 1..].starts_with(':') =>
+            {
+                let label = &after[..j];
+                out.push_str(&rest[..i]);
+                if known.contains(label) {
+                    out.push_str(&rest[i..i + 2 + j + 1]);
+                } else {
+                    // Drop the marker and a space before it.
+                    while out.ends_with(' ') {
+                        out.pop();
+                    }
+                }
+                rest = &after[j + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Renders one open contradiction as an Obsidian callout (Decision 4).
+/// Claims on the page itself are named without a link (no page links to itself).
+pub fn render_callout(
+    record: &Contradiction,
+    claims: &BTreeMap<String, Claim>,
+    titles: &BTreeMap<String, String>,
+    self_key: &str,
+) -> String {
+    let mut s = format!(
+        "> [!contradiction] Sources disagree ({})\n> {}\n",
+        record.id,
+        one_line(&record.description)
+    );
+    for id in &record.claims {
+        if let Some(c) = claims.get(id) {
+            let title = titles
+                .get(&c.page)
+                .cloned()
+                .unwrap_or_else(|| c.page.clone());
+            let named = if c.page == self_key {
+                format!("**{}**", title.replace('*', ""))
+            } else {
+                crate::documents::link_to(&c.page, &title)
+            };
+            s.push_str(&format!("> - {named}: {} [^{}]\n", one_line(&c.text), c.id));
+        }
+    }
+    s
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A footnote definition: `[^id]: [[Source page|Title]] — "quote"` (+ ` (unverified quote)`). On
+/// the source's own summary page (`self_key == source_page`) the source is named without a link.
+pub fn footnote_definition(
+    c: &Claim,
+    source_page: &str,
+    source_title: &str,
+    self_key: &str,
+) -> String {
+    let named = if source_page == self_key {
+        format!("*{}*", source_title.replace(['*', '[', ']'], ""))
+    } else {
+        crate::documents::link_to(source_page, source_title)
+    };
+    format!(
+        "[^{}]: {} — “{}”{}",
+        c.id,
+        named,
+        one_line(&c.quote),
+        if c.verified {
+            ""
+        } else {
+            " (unverified quote)"
+        }
+    )
+}
+
+/// Everything [`finalize_body`] needs besides the draft.
+pub struct Finalize<'a> {
+    /// Claims of this page after the compile (existing minus retracted, plus new), by id.
+    pub page_claims: &'a BTreeMap<String, Claim>,
+    /// Retracted claim ids (lines citing them are removed).
+    pub retracted: &'a BTreeSet<String>,
+    /// Open ledger records involving this page.
+    pub open_contradictions: &'a [&'a Contradiction],
+    /// Every claim a callout may show, by id (claims of other pages too).
+    pub all_claims: &'a BTreeMap<String, Claim>,
+    /// Page titles by key (for links in callouts and footnotes).
+    pub titles: &'a BTreeMap<String, String>,
+    /// Source key → (summary page key, title) for footnote definitions.
+    pub source_pages: &'a BTreeMap<String, (String, String)>,
+    /// The page being written.
+    pub self_key: &'a str,
+}
+
+/// Turns a draft body into the stored body (see the module invariant). `fix_links` rewrites links
+/// that do not resolve into plain text.
+pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> String) -> String {
+    let mut body = strip_app_sections(draft);
+    body = remove_citing_lines(&body, f.retracted);
+    body = fix_links(&body);
+
+    // Claims this page states but the prose does not cite go to `## Facts`.
+    let cited: BTreeSet<String> = footnote_refs(&body).into_iter().collect();
+    let uncited: Vec<&Claim> = f
+        .page_claims
+        .values()
+        .filter(|c| !cited.contains(&c.id))
+        .collect();
+    if !uncited.is_empty() {
+        let facts_heading = body.lines().any(|l| l.trim() == "## Facts");
+        let mut list = String::new();
+        for c in uncited {
+            list.push_str(&format!("- {} [^{}]\n", one_line(&c.text), c.id));
+        }
+        if facts_heading {
+            // Append after the existing Facts section's last line.
+            let mut lines: Vec<String> = body.lines().map(str::to_string).collect();
+            let start = lines
+                .iter()
+                .position(|l| l.trim() == "## Facts")
+                .unwrap_or(0);
+            let mut end = start + 1;
+            while end < lines.len() && !lines[end].starts_with("## ") {
+                end += 1;
+            }
+            while end > start + 1 && lines[end - 1].trim().is_empty() {
+                end -= 1;
+            }
+            let insert: Vec<String> = list.lines().map(str::to_string).collect();
+            lines.splice(end..end, insert);
+            body = lines.join("\n");
+        } else {
+            if !body.is_empty() {
+                body.push_str("\n\n");
+            }
+            body.push_str("## Facts\n\n");
+            body.push_str(list.trim_end());
+        }
+    }
+
+    // Callouts for open contradictions.
+    let mut callout_claims: BTreeSet<String> = BTreeSet::new();
+    let mut callouts = String::new();
+    for record in f
+        .open_contradictions
+        .iter()
+        .filter(|r| r.status == ContradictionStatus::Open)
+    {
+        callouts.push_str(&render_callout(record, f.all_claims, f.titles, f.self_key));
+        callouts.push('\n');
+        callout_claims.extend(record.claims.iter().cloned());
+    }
+    let mut known: BTreeSet<String> = f.page_claims.keys().cloned().collect();
+    known.extend(
+        callout_claims
+            .iter()
+            .filter(|id| f.all_claims.contains_key(*id))
+            .cloned(),
+    );
+    body = drop_unknown_refs(&body, &known);
+    if !callouts.is_empty() {
+        body = format!("{}\n\n{}", body.trim_end(), callouts.trim_end());
+    }
+
+    // Footnote definitions, in order of first reference.
+    let refs = footnote_refs(&body);
+    let mut defs = String::new();
+    for id in refs {
+        let Some(c) = f.page_claims.get(&id).or_else(|| f.all_claims.get(&id)) else {
+            continue;
+        };
+        let (page, title) = f
+            .source_pages
+            .get(&c.source_key)
+            .cloned()
+            .unwrap_or_else(|| (c.source_key.clone(), c.source_key.clone()));
+        defs.push_str(&footnote_definition(c, &page, &title, f.self_key));
+        defs.push('\n');
+    }
+    let mut out = body.trim().to_string();
+    if !defs.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(defs.trim_end());
+    }
+    out.push('\n');
+    out
+}
+
+/// Paragraphs (blank-line separated, whitespace-collapsed) of `current` that are not in `base`:
+/// what a human added since the last LLM revision.
+pub fn added_paragraphs(base: &str, current: &str) -> Vec<String> {
+    let base_set: BTreeSet<String> = paragraphs(base).into_iter().collect();
+    paragraphs(current)
+        .into_iter()
+        .filter(|p| !base_set.contains(p))
+        .collect()
+}
+
+fn paragraphs(s: &str) -> Vec<String> {
+    s.split("\n\n")
+        .map(one_line)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// The human paragraphs missing from `new_body` (Decision 5). Empty means the update may apply.
+pub fn missing_human_paragraphs(human: &[String], new_body: &str) -> Vec<String> {
+    let new_flat = one_line(new_body);
+    human
+        .iter()
+        .filter(|p| !new_flat.contains(p.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(id: &str, page: &str, text: &str, verified: bool) -> Claim {
+        Claim {
+            id: id.into(),
+            page: page.into(),
+            text: text.into(),
+            source_key: "s1".into(),
+            source_version: "v".into(),
+            quote: format!("quote of {text}"),
+            verified,
+        }
+    }
+
+    const C1: &str = "c0000000001";
+    const C2: &str = "c0000000002";
+    const C3: &str = "c0000000003";
+
+    #[test]
+    fn footnote_refs_skip_definitions() {
+        let body = format!("A [^{C1}] and [^{C2}] and [^{C1}].\n\n[^{C2}]: def\n[^note]");
+        assert_eq!(footnote_refs(&body), vec![C1, C2, "note"]);
+    }
+
+    #[test]
+    fn finalize_adds_definitions_facts_and_drops_inventions() {
+        let mut page_claims = BTreeMap::new();
+        page_claims.insert(
+            C1.to_string(),
+            claim(C1, "Widgetron", "Released in 2016.", true),
+        );
+        page_claims.insert(
+            C2.to_string(),
+            claim(C2, "Widgetron", "Made by Acme.", false),
+        );
+        let retracted: BTreeSet<String> = [C3.to_string()].into();
+        let titles = BTreeMap::from([("Widgetron".to_string(), "Widgetron".to_string())]);
+        let source_pages = BTreeMap::from([(
+            "s1".to_string(),
+            ("Widget notes".to_string(), "Widget notes".to_string()),
+        )]);
+        let f = Finalize {
+            page_claims: &page_claims,
+            retracted: &retracted,
+            open_contradictions: &[],
+            all_claims: &page_claims,
+            titles: &titles,
+            source_pages: &source_pages,
+            self_key: "Widgetron",
+        };
+        let draft = format!(
+            "```markdown\nignored fence is the markdown module's job\n```\nWidgetron is a widget [^{C1}]. It was released in 2015 [^{C3}].\nIt is great [^c9999999999].\n\n[^{C1}]: the model's own definition\n"
+        );
+        let out = finalize_body(&draft, &f, |s| s.to_string());
+        assert!(!out.contains("2015"), "{out}");
+        assert!(!out.contains("c9999999999"), "{out}");
+        assert!(
+            out.contains(&format!("Widgetron is a widget [^{C1}].\nIt is great.")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("## Facts\n\n- Made by Acme. [^{C2}]\n\n")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "[^{C1}]: [[Widget notes]] — “quote of Released in 2016.”\n"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.ends_with(&format!(
+                "[^{C2}]: [[Widget notes]] — “quote of Made by Acme.” (unverified quote)\n"
+            )),
+            "{out}"
+        );
+        assert!(!out.contains("the model's own definition"));
+        // Idempotent: finalising the output again changes nothing.
+        assert_eq!(finalize_body(&out, &f, |s| s.to_string()), out);
+    }
+
+    #[test]
+    fn contradiction_callouts_render_on_the_page() {
+        let a = claim(C1, "Widgetron", "Released in 2015.", true);
+        let b = claim(C2, "Gadget", "Released in 2016.", true);
+        let page_claims = BTreeMap::from([(C1.to_string(), a.clone())]);
+        let all = BTreeMap::from([(C1.to_string(), a), (C2.to_string(), b)]);
+        let record = Contradiction {
+            id: "x0000000001".into(),
+            pages: vec!["Widgetron".into(), "Gadget".into()],
+            claims: vec![C1.into(), C2.into()],
+            description: "Release years differ.".into(),
+            status: ContradictionStatus::Open,
+            note: None,
+            opened_by: 1,
+            closed_by: None,
+        };
+        let titles = BTreeMap::from([
+            ("Widgetron".to_string(), "Widgetron".to_string()),
+            ("Gadget".to_string(), "Gadget".to_string()),
+        ]);
+        let source_pages = BTreeMap::from([("s1".to_string(), ("S".to_string(), "S".to_string()))]);
+        let open = [&record];
+        let f = Finalize {
+            page_claims: &page_claims,
+            retracted: &BTreeSet::new(),
+            open_contradictions: &open,
+            all_claims: &all,
+            titles: &titles,
+            source_pages: &source_pages,
+            self_key: "Widgetron",
+        };
+        let out = finalize_body(&format!("Widgetron [^{C1}]."), &f, |s| s.to_string());
+        assert!(out.contains("> [!contradiction] Sources disagree (x0000000001)\n> Release years differ.\n> - **Widgetron**: Released in 2015. [^c0000000001]\n> - [[Gadget]]: Released in 2016. [^c0000000002]"), "{out}");
+        assert!(out.contains(&format!("[^{C2}]: [[S]]")), "{out}");
+        assert_eq!(finalize_body(&out, &f, |s| s.to_string()), out);
+    }
+
+    #[test]
+    fn human_paragraphs_must_survive() {
+        let base = "Intro.\n\nFacts here.";
+        let current = "Intro.\n\nMy own   note,\nkept.\n\nFacts here.";
+        let human = added_paragraphs(base, current);
+        assert_eq!(human, vec!["My own note, kept."]);
+        assert!(
+            missing_human_paragraphs(&human, "Intro.\n\nMy own note, kept.\n\nNew facts.")
+                .is_empty()
+        );
+        assert_eq!(
+            missing_human_paragraphs(&human, "Intro.\n\nNew facts."),
+            human
+        );
+    }
+}

@@ -1,0 +1,10 @@
+//! The compile pass: sources → interlinked wiki pages (see `ARCHITECTURE.md`).
+
+pub mod extract;
+pub mod integrate;
+pub mod links;
+pub mod pipeline;
+pub mod prompt;
+pub mod provenance;
+pub mod resolve;
+pub mod scripted;

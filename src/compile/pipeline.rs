@@ -1,0 +1,1332 @@
+//! The compile pipeline: extract → resolve → integrate → commit, one source at a time.
+//!
+//! Sources compile in key order, one commit each, so a batch gives the same page keys, links,
+//! claims and ledger whatever order its sources were added in. The model calls are behind
+//! [`CompileModel`] (the LLM, the offline extractor, or a scripted model in tests), so the pipeline
+//! is the same for all of them.
+//!
+//! *Invariant:* every failure — a model error, a malformed reply, cancellation, a storage error —
+//! happens before or inside the one commit of its source, so the wiki is either as it was or has
+//! the whole compile of that source. A failed source stays pending and gets a failure record
+//! (`meta/compile-failure/<key>`), which is not part of the wiki's content.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use futures::stream::{self, StreamExt};
+use serde::{Deserialize, Serialize};
+
+use super::extract::{
+    chunk_text, claim_lines, extraction_schema, index_slice, ExtractInput, Extraction,
+};
+use super::integrate::{
+    added_paragraphs, finalize_body, missing_human_paragraphs, page_draft_schema,
+    strip_app_sections, Fact, Finalize, IntegrateInput, PageDraft,
+};
+use super::links::{fix_links, LinkTargets};
+use super::prompt;
+use super::provenance::{claim_id, contradiction_id, plain_text, quote_occurs};
+use super::resolve::{match_key, resolve, KnownPage, Mention, Target};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
+use crate::markdown::keys::{fold_key, unique_key};
+use crate::model::{
+    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind,
+    Revision, Source, SourceStatus, TokenUsage,
+};
+use crate::storage::{Expect, Storage, Store};
+use crate::text::TokenEstimator;
+use crate::wiki::{from_json, revision_key, to_json, Wiki};
+
+/// What the compile pipeline asks of a model. Implemented by [`LlmCompiler`] and by the offline
+/// extractor.
+#[allow(async_fn_in_trait)] // used generically on one thread, never as dyn
+pub trait CompileModel {
+    /// Extracts one chunk of a source.
+    async fn extract(
+        &self,
+        input: &ExtractInput,
+        cancel: &Cancel,
+    ) -> Result<(Extraction, TokenUsage)>;
+    /// Writes one page's new body.
+    async fn integrate(
+        &self,
+        input: &IntegrateInput,
+        cancel: &Cancel,
+    ) -> Result<(PageDraft, TokenUsage)>;
+    /// A name for the log and for pages' provenance (`llm:<model>`, `offline`).
+    fn name(&self) -> String;
+}
+
+/// The compile model backed by a chat-completion endpoint.
+pub struct LlmCompiler<'a, L: Llm> {
+    /// The endpoint.
+    pub llm: &'a L,
+    /// Output cap per call; `None` uses the endpoint's configured default.
+    pub max_output_tokens: Option<u32>,
+    /// Model name for the log.
+    pub model_name: String,
+}
+
+/// Parses a structured reply into `T`. The endpoint layer has already removed fences and reasoning;
+/// this takes the outermost JSON object of what is left.
+fn parse_reply<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    let t = text.trim();
+    let start = t.find('{');
+    let end = t.rfind('}');
+    let json = match (start, end) {
+        (Some(s), Some(e)) if e > s => &t[s..=e],
+        _ => {
+            return Err(Error::BadReply(format!(
+                "{what}: no JSON object in the reply"
+            )))
+        }
+    };
+    serde_json::from_str(json).map_err(|e| Error::BadReply(format!("{what}: {e}")))
+}
+
+impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
+    async fn extract(
+        &self,
+        input: &ExtractInput,
+        cancel: &Cancel,
+    ) -> Result<(Extraction, TokenUsage)> {
+        let request = ChatRequest {
+            purpose: Purpose::Compile,
+            system: prompt::extract_system(),
+            messages: vec![Message {
+                role: Role::User,
+                content: prompt::extract_user(input),
+            }],
+            json: Some(JsonSchema {
+                name: "extract".into(),
+                schema: extraction_schema(),
+            }),
+            max_tokens: self.max_output_tokens,
+            temperature: Some(0.0),
+        };
+        let reply = self.llm.chat(&request, None, cancel).await?;
+        Ok((parse_reply(&reply.text, "extract")?, reply.usage))
+    }
+
+    async fn integrate(
+        &self,
+        input: &IntegrateInput,
+        cancel: &Cancel,
+    ) -> Result<(PageDraft, TokenUsage)> {
+        let request = ChatRequest {
+            purpose: Purpose::Compile,
+            system: prompt::integrate_system(),
+            messages: vec![Message {
+                role: Role::User,
+                content: prompt::integrate_user(input),
+            }],
+            json: Some(JsonSchema {
+                name: "integrate".into(),
+                schema: page_draft_schema(),
+            }),
+            max_tokens: self.max_output_tokens,
+            temperature: Some(0.0),
+        };
+        let reply = self.llm.chat(&request, None, cancel).await?;
+        Ok((parse_reply(&reply.text, "integrate")?, reply.usage))
+    }
+
+    fn name(&self) -> String {
+        format!("llm:{}", self.model_name)
+    }
+}
+
+/// Options of [`Wiki::compile`] (JS: `compile({...})`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompileOptions {
+    /// Recompile every selected source, even compiled and unchanged ones.
+    pub force: bool,
+    /// Only these source keys (default: every pending source).
+    pub sources: Option<Vec<String>>,
+    /// Integrate calls in flight at once. Range 1–16; default 4. 1 is slowest and gentlest on a
+    /// local model; 16 suits hosted endpoints with high rate limits.
+    pub parallelism: usize,
+    /// The model's context window in tokens. Range 2 048–2 000 000; default 8 192. Sources are
+    /// split so that one extract call fits.
+    pub context_window: u64,
+    /// Tokens reserved for each reply. Range 256–65 536; default 2 048.
+    pub max_output_tokens: u64,
+    /// Share of the context window for the index slice in extract prompts. Range 0.05–0.5;
+    /// default 0.2.
+    pub index_share: f64,
+    /// Cap on the tokens (input + output) of this compile; `None` for no cap.
+    pub token_budget: Option<u64>,
+    /// Token estimation (Decision 12).
+    pub estimator: TokenEstimator,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            force: false,
+            sources: None,
+            parallelism: 4,
+            context_window: 8192,
+            max_output_tokens: 2048,
+            index_share: 0.2,
+            token_budget: None,
+            estimator: TokenEstimator::default(),
+        }
+    }
+}
+
+/// Progress of a compile, reported as it goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "stage")]
+pub enum Progress {
+    /// Starting source `index` (0-based) of `total`.
+    Source {
+        /// Source key.
+        key: String,
+        /// 0-based position in the batch.
+        index: usize,
+        /// Batch size.
+        total: usize,
+    },
+    /// Extracted one chunk.
+    Extracted {
+        /// Source key.
+        key: String,
+        /// 1-based chunk.
+        part: usize,
+        /// Chunks.
+        parts: usize,
+    },
+    /// Integrated one page.
+    Integrated {
+        /// Source key.
+        key: String,
+        /// Page key.
+        page: String,
+        /// Pages done.
+        done: usize,
+        /// Pages to do.
+        total: usize,
+    },
+    /// The source's commit landed.
+    Committed {
+        /// Source key.
+        key: String,
+        /// Its operation.
+        op: OpId,
+    },
+    /// The source failed; the wiki is as it was.
+    Failed {
+        /// Source key.
+        key: String,
+        /// Error code.
+        code: String,
+        /// Message.
+        message: String,
+    },
+}
+
+/// What the compile of one source did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceReport {
+    /// Source key.
+    pub key: String,
+    /// The compile operation.
+    pub op: OpId,
+    /// Pages created.
+    pub created: Vec<String>,
+    /// Pages updated.
+    pub updated: Vec<String>,
+    /// Claims stated.
+    pub claims: usize,
+    /// Claims whose quote was not found in the source.
+    pub unverified: usize,
+    /// Contradiction records opened.
+    pub contradictions: Vec<String>,
+    /// Pages whose update was held as a proposal (it would have dropped a human edit).
+    pub held: Vec<String>,
+    /// Token usage.
+    pub usage: TokenUsage,
+}
+
+/// A source that failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceFailure {
+    /// Source key.
+    pub key: String,
+    /// Error code.
+    pub code: String,
+    /// Message.
+    pub message: String,
+}
+
+/// What [`Wiki::compile`] did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompileReport {
+    /// Compiled sources, in order.
+    pub compiled: Vec<SourceReport>,
+    /// Failed sources (each left pending, the wiki unchanged by it).
+    pub failed: Vec<SourceFailure>,
+    /// Total token usage.
+    pub usage: TokenUsage,
+    /// Total unverified claims.
+    pub unverified: usize,
+}
+
+/// A failure record (`meta/compile-failure/<source key>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureRecord {
+    /// The source version that failed.
+    pub version: String,
+    /// Error code.
+    pub code: String,
+    /// Message.
+    pub reason: String,
+    /// When (ms).
+    pub time: i64,
+}
+
+/// Meta key prefix of failure records.
+pub const FAILURE_PREFIX: &str = "compile-failure/";
+/// Meta key prefix of held proposals (a page update that would drop a human edit).
+pub const PROPOSAL_PREFIX: &str = "proposal/";
+
+/// Most link targets listed in one integrate prompt.
+const MAX_LINK_TARGETS: usize = 150;
+/// How often a commit is retried when a page changed underneath it.
+const MAX_COMMIT_ATTEMPTS: usize = 3;
+
+/// The per-run context every step needs.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    options: &'a CompileOptions,
+    budget: &'a Budget,
+    on_progress: &'a dyn Fn(&Progress),
+    cancel: &'a Cancel,
+}
+
+struct Budget {
+    cap: Option<u64>,
+    used: std::cell::Cell<u64>,
+}
+
+impl Budget {
+    fn check(&self, next: u64) -> Result<()> {
+        match self.cap {
+            Some(cap) if self.used.get() + next > cap => Err(Error::BudgetExceeded {
+                used: self.used.get() + next,
+                cap,
+            }),
+            _ => Ok(()),
+        }
+    }
+    fn spend(&self, u: &TokenUsage) {
+        self.used.set(self.used.get() + u.input + u.output);
+    }
+}
+
+/// The snapshot of the wiki a plan is made from.
+struct Snapshot {
+    pages: BTreeMap<String, (Page, u64)>,
+    claims: BTreeMap<String, Claim>,
+    ledger: BTreeMap<String, Contradiction>,
+    sources: BTreeMap<String, Source>,
+    source_rev: u64,
+    schema_md: String,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    async fn snapshot(&self, source_key: &str) -> Result<Snapshot> {
+        let mut pages = BTreeMap::new();
+        for (k, r) in self.storage.scan(Store::Pages, "").await? {
+            let p: Page = from_json(Store::Pages, &k, &r.data)?;
+            pages.insert(k, (p, r.rev));
+        }
+        let claims = self
+            .read_all::<Claim>(Store::Claims, "")
+            .await?
+            .into_iter()
+            .map(|c| (c.id.clone(), c))
+            .collect();
+        let ledger = self
+            .read_all::<Contradiction>(Store::Ledger, "")
+            .await?
+            .into_iter()
+            .map(|c| (c.id.clone(), c))
+            .collect();
+        let mut sources = BTreeMap::new();
+        let mut source_rev = 0;
+        for (k, r) in self.storage.scan(Store::Sources, "").await? {
+            let s: Source = from_json(Store::Sources, &k, &r.data)?;
+            if k == source_key {
+                source_rev = r.rev;
+            }
+            sources.insert(k, s);
+        }
+        let schema_md = self.schema().await?;
+        Ok(Snapshot {
+            pages,
+            claims,
+            ledger,
+            sources,
+            source_rev,
+            schema_md,
+        })
+    }
+
+    /// Sources a compile with `options` would compile, in compile (key) order.
+    pub async fn sources_to_compile(&self, options: &CompileOptions) -> Result<Vec<Source>> {
+        let mut list: Vec<Source> = self
+            .sources()
+            .await?
+            .into_iter()
+            .filter(|s| match &options.sources {
+                Some(keys) => keys.contains(&s.key),
+                None => true,
+            })
+            .filter(|s| {
+                options.force
+                    || !matches!(&s.status, SourceStatus::Compiled { version, .. } if *version == s.version && !s.version.is_empty())
+            })
+            .collect();
+        list.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(list)
+    }
+
+    /// Compiles every new or changed source (or the selected ones) into pages, one operation per
+    /// source. Unchanged compiled sources cost no model call. A failing source is reported and
+    /// left pending; the others go on. Cancellation stops after the current call with
+    /// [`Error::Cancelled`], keeping the sources already committed.
+    pub async fn compile<M: CompileModel>(
+        &self,
+        model: &M,
+        options: &CompileOptions,
+        on_progress: &dyn Fn(&Progress),
+        cancel: &Cancel,
+    ) -> Result<CompileReport> {
+        let sources = self.sources_to_compile(options).await?;
+        let budget = Budget {
+            cap: options.token_budget,
+            used: std::cell::Cell::new(0),
+        };
+        let mut report = CompileReport::default();
+        let total = sources.len();
+        let run = Run {
+            options,
+            budget: &budget,
+            on_progress,
+            cancel,
+        };
+        for (index, source) in sources.into_iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            on_progress(&Progress::Source {
+                key: source.key.clone(),
+                index,
+                total,
+            });
+            match self.compile_source(model, &source, &run).await {
+                Ok(r) => {
+                    on_progress(&Progress::Committed {
+                        key: r.key.clone(),
+                        op: r.op,
+                    });
+                    report.usage.add(&r.usage);
+                    report.unverified += r.unverified;
+                    report.compiled.push(r);
+                }
+                Err(Error::Cancelled) => return Err(Error::Cancelled),
+                Err(e) => {
+                    let failure = SourceFailure {
+                        key: source.key.clone(),
+                        code: e.code().to_string(),
+                        message: e.to_string(),
+                    };
+                    on_progress(&Progress::Failed {
+                        key: failure.key.clone(),
+                        code: failure.code.clone(),
+                        message: failure.message.clone(),
+                    });
+                    self.record_failure(&source, &e).await;
+                    report.failed.push(failure);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn record_failure(&self, source: &Source, e: &Error) {
+        let record = FailureRecord {
+            version: source.version.clone(),
+            code: e.code().to_string(),
+            reason: e.to_string(),
+            time: self.clock.now_ms(),
+        };
+        let mut b = crate::storage::Batch::new();
+        b.put(
+            Store::Meta,
+            format!("{FAILURE_PREFIX}{}", source.key),
+            to_json(&record),
+            Expect::Any,
+        );
+        // Best effort: the failure itself is already reported to the caller.
+        let _ = self.storage.commit(b).await;
+    }
+
+    /// Failure records by source key.
+    pub async fn compile_failures(&self) -> Result<BTreeMap<String, FailureRecord>> {
+        let mut out = BTreeMap::new();
+        for (k, r) in self.storage.scan(Store::Meta, FAILURE_PREFIX).await? {
+            let f: FailureRecord = from_json(Store::Meta, &k, &r.data)?;
+            out.insert(k[FAILURE_PREFIX.len()..].to_string(), f);
+        }
+        Ok(out)
+    }
+
+    async fn extract_source<M: CompileModel>(
+        &self,
+        model: &M,
+        source: &Source,
+        text: &str,
+        snap: &Snapshot,
+        run: &Run<'_>,
+    ) -> Result<(Extraction, Vec<String>, TokenUsage)> {
+        let Run {
+            options,
+            budget,
+            on_progress,
+            cancel,
+        } = *run;
+        let est = &options.estimator;
+        let window = options.context_window.max(1024);
+        let output = options.max_output_tokens.clamp(128, window / 2);
+        let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
+        let pages: Vec<Page> = snap.pages.values().map(|(p, _)| p.clone()).collect();
+        let (slice, slice_keys) = index_slice(text, &pages, index_budget, est);
+        let slice_set: BTreeSet<&String> = slice_keys.iter().collect();
+        let mut claims: Vec<Claim> = snap
+            .claims
+            .values()
+            .filter(|c| slice_set.contains(&c.page) && c.source_key != source.key)
+            .cloned()
+            .collect();
+        // One line per (source, quote): the claim on the most specific page.
+        let page_map: BTreeMap<String, Page> =
+            pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
+        let mut seen = BTreeSet::new();
+        claims.retain(|c| {
+            let canon = canonical_claim(c, &snap.claims, &page_map);
+            canon.id == c.id && seen.insert((c.source_key.clone(), plain_text(&c.quote)))
+        });
+        claims.sort_by(|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
+        let claims_budget = index_budget / 2;
+        let mut existing = String::new();
+        for line in claim_lines(&claims).lines() {
+            if est.estimate(&existing) + est.estimate(line) > claims_budget {
+                break;
+            }
+            existing.push_str(line);
+            existing.push('\n');
+        }
+        let overhead = est.estimate(&prompt::extract_system())
+            + est.estimate(&snap.schema_md)
+            + est.estimate(&slice)
+            + est.estimate(&existing)
+            + 200;
+        let chunk_budget = window.saturating_sub(output + overhead).max(256);
+        let chunks = chunk_text(text, chunk_budget, chunk_budget / 10, est);
+        let parts = chunks.len();
+        let mut extraction = Extraction::default();
+        let mut usage = TokenUsage::default();
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let input = ExtractInput {
+                source_key: source.key.clone(),
+                source_title: source.title.clone(),
+                text: chunk,
+                part: i + 1,
+                parts,
+                schema_md: snap.schema_md.clone(),
+                index_slice: slice.clone(),
+                existing_claims: existing.clone(),
+            };
+            budget.check(est.estimate(&prompt::extract_user(&input)) + overhead + output)?;
+            let (e, u) = model.extract(&input, cancel).await?;
+            budget.spend(&u);
+            usage.add(&u);
+            extraction.merge(e);
+            on_progress(&Progress::Extracted {
+                key: source.key.clone(),
+                part: i + 1,
+                parts,
+            });
+        }
+        Ok((extraction.normalized(), slice_keys, usage))
+    }
+
+    /// Compiles one source (see [`Wiki::compile`]).
+    async fn compile_source<M: CompileModel>(
+        &self,
+        model: &M,
+        source: &Source,
+        run: &Run<'_>,
+    ) -> Result<SourceReport> {
+        let Run {
+            options,
+            budget,
+            on_progress,
+            cancel,
+        } = *run;
+        let text = self.source_text(&source.version).await?;
+        let snap = self.snapshot(&source.key).await?;
+        let (extraction, slice_keys, mut usage) = self
+            .extract_source(model, source, &text, &snap, run)
+            .await?;
+        let mut drafts: HashMap<String, PageDraft> = HashMap::new();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            // Re-read: pages may have changed during the model calls.
+            let snap = self.snapshot(&source.key).await?;
+            let op = self.next_op_id().await?;
+            let plan = self.plan(source, &text, &extraction, &slice_keys, &snap, op)?;
+            // Integrate the pages whose input changed since the last attempt.
+            let todo: Vec<(String, IntegrateInput, String)> = plan
+                .integrate
+                .iter()
+                .map(|input| {
+                    let cache_key = serde_json::to_string(input).expect("serialisable");
+                    (input.key.clone(), input.clone(), cache_key)
+                })
+                .filter(|(_, _, ck)| !drafts.contains_key(ck))
+                .collect();
+            let total = todo.len();
+            let done = std::cell::Cell::new(0usize);
+            let parallelism = options.parallelism.clamp(1, 16);
+            let results: Vec<Result<(String, PageDraft, TokenUsage)>> =
+                stream::iter(todo.into_iter().map(|(page, input, ck)| {
+                    let done = &done;
+                    async move {
+                        if cancel.is_cancelled() {
+                            return Err(Error::Cancelled);
+                        }
+                        budget.check(
+                            options.estimator.estimate(&prompt::integrate_user(&input))
+                                + options.max_output_tokens,
+                        )?;
+                        let (draft, u) = model.integrate(&input, cancel).await?;
+                        budget.spend(&u);
+                        done.set(done.get() + 1);
+                        on_progress(&Progress::Integrated {
+                            key: source.key.clone(),
+                            page,
+                            done: done.get(),
+                            total,
+                        });
+                        Ok((ck, draft, u))
+                    }
+                }))
+                .buffer_unordered(parallelism)
+                .collect()
+                .await;
+            for r in results {
+                let (ck, draft, u) = r?;
+                usage.add(&u);
+                drafts.insert(ck, draft);
+            }
+            if cancel.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            match self
+                .commit_plan(source, &snap, plan, &drafts, &usage, model)
+                .await
+            {
+                Err(Error::Conflict { .. }) if attempt < MAX_COMMIT_ATTEMPTS => continue,
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Everything decided before the model writes pages.
+struct Plan {
+    /// Pages by key after this compile's metadata changes (bodies not yet written).
+    pages: BTreeMap<String, Page>,
+    /// Keys of pages this compile creates.
+    created: BTreeSet<String>,
+    /// Integrate inputs, one per page whose facts change.
+    integrate: Vec<IntegrateInput>,
+    /// Pages that only need their callouts refreshed.
+    refresh: BTreeSet<String>,
+    /// Claims after the compile, by id.
+    claims_after: BTreeMap<String, Claim>,
+    /// New claim ids.
+    new_claims: BTreeSet<String>,
+    /// Retracted claim ids.
+    retracted: BTreeSet<String>,
+    /// New ledger records.
+    new_records: Vec<Contradiction>,
+    /// The source's summary page key.
+    source_page: String,
+    /// The op id the commit will use.
+    op: OpId,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    fn plan(
+        &self,
+        source: &Source,
+        text: &str,
+        extraction: &Extraction,
+        slice_keys: &[String],
+        snap: &Snapshot,
+        op: OpId,
+    ) -> Result<Plan> {
+        let now = self.clock.now_ms();
+        let mut pages: BTreeMap<String, Page> = snap
+            .pages
+            .iter()
+            .map(|(k, (p, _))| (k.clone(), p.clone()))
+            .collect();
+        let mut taken: BTreeSet<String> = pages.keys().map(|k| fold_key(k)).collect();
+        let mut created: BTreeSet<String> = BTreeSet::new();
+        let skeleton = |key: String, title: String, kind: PageKind| Page {
+            key,
+            title,
+            kind,
+            summary: String::new(),
+            aliases: vec![],
+            tags: vec![],
+            sources: vec![],
+            created: now,
+            updated: now,
+            body: String::new(),
+            revision: 0,
+        };
+
+        // Resolve entities and concepts.
+        let known: Vec<KnownPage> = pages
+            .values()
+            .map(|p| KnownPage {
+                key: p.key.clone(),
+                title: p.title.clone(),
+                aliases: p.aliases.clone(),
+                kind: p.kind,
+            })
+            .collect();
+        let mentions: Vec<Mention> = extraction
+            .entities
+            .iter()
+            .map(|e| Mention {
+                name: e.name.clone(),
+                kind: Extraction::kind_of(e),
+                aliases: e.aliases.clone(),
+                source_key: source.key.clone(),
+            })
+            .collect();
+        let mut name_to_page: BTreeMap<String, String> = BTreeMap::new();
+        let mut briefs: BTreeMap<String, String> = BTreeMap::new();
+        for r in resolve(&mentions, &known) {
+            let key = match &r.target {
+                Target::Existing(k) => k.clone(),
+                Target::New { title, kind } => {
+                    let key = readable_unique_key(title, kind.as_str(), &taken);
+                    taken.insert(fold_key(&key));
+                    created.insert(key.clone());
+                    pages.insert(key.clone(), skeleton(key.clone(), title.clone(), *kind));
+                    key
+                }
+            };
+            let page = pages.get_mut(&key).expect("resolved page exists");
+            for n in &r.names {
+                name_to_page.insert(match_key(n), key.clone());
+                if *n != page.title && *n != page.key && !page.aliases.contains(n) {
+                    page.aliases.push(n.clone());
+                }
+            }
+            if let Some(e) = extraction.entities.iter().find(|e| {
+                r.names
+                    .contains(&super::resolve::split_parenthetical(&e.name).0)
+            }) {
+                if !e.description.is_empty() {
+                    briefs.insert(key.clone(), e.description.clone());
+                }
+            }
+        }
+
+        // The source's summary page.
+        let source_page = match source
+            .summary_page
+            .as_ref()
+            .filter(|k| pages.contains_key(*k))
+        {
+            Some(k) => k.clone(),
+            None => {
+                let key = readable_unique_key(&source.title, "source", &taken);
+                taken.insert(fold_key(&key));
+                created.insert(key.clone());
+                pages.insert(
+                    key.clone(),
+                    skeleton(key.clone(), source.title.clone(), PageKind::Source),
+                );
+                key
+            }
+        };
+
+        // Claims: each on the source page and on the pages it is about.
+        let source_plain = plain_text(text);
+        let mut new_claims: BTreeMap<String, Claim> = BTreeMap::new();
+        for c in &extraction.claims {
+            let verified = quote_occurs(&c.quote, &source_plain);
+            let mut targets = vec![source_page.clone()];
+            for a in &c.about {
+                if let Some(k) = name_to_page.get(&match_key(a)) {
+                    if !targets.contains(k) {
+                        targets.push(k.clone());
+                    }
+                }
+            }
+            for page in targets {
+                let id = claim_id(&page, &source.key, &c.text, &c.quote);
+                new_claims.entry(id.clone()).or_insert(Claim {
+                    id,
+                    page,
+                    text: c.text.clone(),
+                    source_key: source.key.clone(),
+                    source_version: source.version.clone(),
+                    quote: c.quote.clone(),
+                    verified,
+                });
+            }
+        }
+        let retracted: BTreeSet<String> = snap
+            .claims
+            .values()
+            .filter(|c| c.source_key == source.key && !new_claims.contains_key(&c.id))
+            .map(|c| c.id.clone())
+            .collect();
+        let fresh: BTreeSet<String> = new_claims
+            .keys()
+            .filter(|id| !snap.claims.contains_key(*id))
+            .cloned()
+            .collect();
+        let mut claims_after: BTreeMap<String, Claim> = snap
+            .claims
+            .iter()
+            .filter(|(id, _)| !retracted.contains(*id))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (id, c) in &new_claims {
+            claims_after.insert(id.clone(), c.clone());
+        }
+
+        // Contradictions with claims of other sources.
+        let mut new_records: Vec<Contradiction> = Vec::new();
+        for cand in &extraction.contradictions {
+            let Some(existing) = claims_after.get(cand.existing_claim.trim()) else {
+                continue;
+            };
+            let existing = canonical_claim(existing, &claims_after, &pages);
+            if existing.source_key == source.key {
+                continue;
+            }
+            let cq = plain_text(&cand.quote);
+            let mut candidates: Vec<&Claim> = new_claims
+                .values()
+                .filter(|c| {
+                    let q = plain_text(&c.quote);
+                    !q.is_empty() && (q == cq || q.contains(&cq) || cq.contains(&q))
+                })
+                .collect();
+            candidates
+                .sort_by_key(|c| (c.page != existing.page, c.page == source_page, c.id.clone()));
+            let Some(new) = candidates.first() else {
+                continue;
+            };
+            let id = contradiction_id(&[existing.id.clone(), new.id.clone()]);
+            if snap.ledger.contains_key(&id) || new_records.iter().any(|r| r.id == id) {
+                continue;
+            }
+            // Sorted, so the record is the same whichever source compiled first.
+            let mut record_pages = vec![existing.page.clone(), new.page.clone()];
+            record_pages.sort();
+            record_pages.dedup();
+            let mut record_claims = vec![existing.id.clone(), new.id.clone()];
+            record_claims.sort();
+            new_records.push(Contradiction {
+                id,
+                pages: record_pages,
+                claims: record_claims,
+                description: cand.explanation.clone(),
+                status: ContradictionStatus::Open,
+                note: None,
+                opened_by: op,
+                closed_by: None,
+            });
+        }
+
+        // Which pages the model rewrites, and which only get their callouts refreshed.
+        let source_of = |id: &String| snap.claims.get(id).or_else(|| new_claims.get(id));
+        let mut facts: BTreeMap<String, Vec<Fact>> = BTreeMap::new();
+        let mut retracted_facts: BTreeMap<String, Vec<Fact>> = BTreeMap::new();
+        let source_pages = source_page_map(
+            &snap.sources,
+            &pages,
+            &source.key,
+            &source_page,
+            &source.title,
+        );
+        let to_fact = |c: &Claim| {
+            let (sp, st) = source_pages
+                .get(&c.source_key)
+                .cloned()
+                .unwrap_or_else(|| (c.source_key.clone(), c.source_key.clone()));
+            Fact {
+                id: c.id.clone(),
+                text: c.text.clone(),
+                quote: c.quote.clone(),
+                verified: c.verified,
+                source_page: sp,
+                source_title: st,
+            }
+        };
+        for id in &fresh {
+            let c = &new_claims[id];
+            facts.entry(c.page.clone()).or_default().push(to_fact(c));
+        }
+        for id in &retracted {
+            if let Some(c) = source_of(id) {
+                retracted_facts
+                    .entry(c.page.clone())
+                    .or_default()
+                    .push(to_fact(c));
+            }
+        }
+        let mut rewrite: BTreeSet<String> = facts
+            .keys()
+            .chain(retracted_facts.keys())
+            .cloned()
+            .collect();
+        rewrite.insert(source_page.clone());
+        for k in &created {
+            rewrite.insert(k.clone());
+        }
+        let mut refresh: BTreeSet<String> = new_records
+            .iter()
+            .flat_map(|r| r.pages.iter().cloned())
+            .collect();
+        refresh.retain(|k| !rewrite.contains(k) && pages.contains_key(k));
+
+        // Link targets: this compile's pages first, then the index slice.
+        let mut link_targets: Vec<(String, String)> = Vec::new();
+        for k in rewrite.iter().chain(slice_keys.iter()) {
+            if let Some(p) = pages.get(k) {
+                if !link_targets.iter().any(|(x, _)| x == k)
+                    && link_targets.len() < MAX_LINK_TARGETS
+                {
+                    link_targets.push((p.key.clone(), p.title.clone()));
+                }
+            }
+        }
+
+        let relations_for = |key: &str| -> Vec<String> {
+            extraction
+                .relations
+                .iter()
+                .filter(|r| {
+                    name_to_page
+                        .get(&match_key(&r.from))
+                        .is_some_and(|k| k == key)
+                        || name_to_page
+                            .get(&match_key(&r.to))
+                            .is_some_and(|k| k == key)
+                })
+                .map(|r| format!("{} — {} → {}", r.from, r.label, r.to))
+                .collect()
+        };
+
+        let integrate: Vec<IntegrateInput> = rewrite
+            .iter()
+            .map(|k| {
+                let p = &pages[k];
+                let brief = if *k == source_page {
+                    extraction.summary.clone()
+                } else {
+                    briefs.get(k).cloned().unwrap_or_default()
+                };
+                IntegrateInput {
+                    key: k.clone(),
+                    title: p.title.clone(),
+                    kind: p.kind,
+                    current_body: strip_app_sections(&p.body),
+                    brief,
+                    facts: facts.get(k).cloned().unwrap_or_default(),
+                    retracted: retracted_facts.get(k).cloned().unwrap_or_default(),
+                    relations: relations_for(k),
+                    link_targets: link_targets
+                        .iter()
+                        .filter(|(x, _)| x != k)
+                        .cloned()
+                        .collect(),
+                    schema_md: snap.schema_md.clone(),
+                }
+            })
+            .collect();
+
+        // Metadata of the pages this compile writes.
+        for k in rewrite.iter() {
+            let p = pages.get_mut(k).expect("page");
+            if !p.sources.contains(&source.key)
+                && (facts.contains_key(k) || *k == source_page || created.contains(k))
+            {
+                p.sources.push(source.key.clone());
+                p.sources.sort();
+            }
+            if *k == source_page {
+                p.title = source.title.clone();
+                p.summary = extraction.one_line.clone();
+            }
+        }
+        // A page whose only support was this source's retracted claims loses it as a source.
+        for (k, _) in retracted_facts.iter() {
+            let still = claims_after
+                .values()
+                .any(|c| c.page == *k && c.source_key == source.key);
+            if !still && *k != source_page {
+                if let Some(p) = pages.get_mut(k) {
+                    p.sources.retain(|s| *s != source.key);
+                }
+            }
+        }
+
+        Ok(Plan {
+            pages,
+            created,
+            integrate,
+            refresh,
+            claims_after,
+            new_claims: fresh,
+            retracted,
+            new_records,
+            source_page,
+            op,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn commit_plan<M: CompileModel>(
+        &self,
+        source: &Source,
+        snap: &Snapshot,
+        plan: Plan,
+        drafts: &HashMap<String, PageDraft>,
+        usage: &TokenUsage,
+        model: &M,
+    ) -> Result<SourceReport> {
+        let now = self.clock.now_ms();
+        let mut ob = self
+            .begin(
+                OperationKind::Compile,
+                format!("compiled: {}", source.title),
+            )
+            .await?;
+        if ob.op.id != plan.op {
+            // Another operation landed since planning: plan again with the right id.
+            return Err(Error::Conflict {
+                store: Store::Meta,
+                key: "ops".into(),
+                expected: format!("op {}", plan.op),
+                found: format!("op {}", ob.op.id),
+            });
+        }
+        let Plan {
+            mut pages,
+            created,
+            integrate,
+            refresh,
+            claims_after,
+            new_claims,
+            retracted,
+            new_records,
+            source_page,
+            op,
+        } = plan;
+
+        let mut ledger_after: BTreeMap<String, Contradiction> = snap.ledger.clone();
+        for r in &new_records {
+            ledger_after.insert(r.id.clone(), r.clone());
+        }
+        let titles: BTreeMap<String, String> = pages
+            .iter()
+            .map(|(k, p)| (k.clone(), p.title.clone()))
+            .collect();
+        let source_pages = source_page_map(
+            &snap.sources,
+            &pages,
+            &source.key,
+            &source_page,
+            &source.title,
+        );
+        // Entity and concept pages win a shared name over source and analysis pages.
+        let mut targets = LinkTargets::default();
+        for p in pages
+            .values()
+            .filter(|p| !matches!(p.kind, PageKind::Source | PageKind::Analysis))
+        {
+            targets.add(&p.key, &p.title, &p.aliases);
+        }
+        for p in pages
+            .values()
+            .filter(|p| matches!(p.kind, PageKind::Source | PageKind::Analysis))
+        {
+            targets.add(&p.key, &p.title, &p.aliases);
+        }
+
+        let finalize = |key: &str, draft_body: &str| -> String {
+            let page_claims: BTreeMap<String, Claim> = claims_after
+                .values()
+                .filter(|c| c.page == key)
+                .map(|c| (c.id.clone(), c.clone()))
+                .collect();
+            let open: Vec<&Contradiction> = ledger_after
+                .values()
+                .filter(|r| {
+                    r.status == ContradictionStatus::Open && r.pages.iter().any(|p| p == key)
+                })
+                .collect();
+            let f = Finalize {
+                page_claims: &page_claims,
+                retracted: &retracted,
+                open_contradictions: &open,
+                all_claims: &claims_after,
+                titles: &titles,
+                source_pages: &source_pages,
+                self_key: key,
+            };
+            finalize_body(draft_body, &f, |b| fix_links(b, &targets, key))
+        };
+
+        let mut report = SourceReport {
+            key: source.key.clone(),
+            op,
+            ..Default::default()
+        };
+        let mut written: Vec<String> = Vec::new();
+        let mut held: Vec<(String, Page)> = Vec::new();
+        for input in &integrate {
+            let ck = serde_json::to_string(input).expect("serialisable");
+            let draft = drafts.get(&ck).expect("every integrate input has a draft");
+            let body = finalize(&input.key, &draft.body);
+            let page = pages.get_mut(&input.key).expect("page");
+            if !draft.summary.trim().is_empty() && page.kind != PageKind::Source {
+                page.summary = draft
+                    .summary
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            }
+            // Decision 5: a human edit since the last LLM revision must survive word for word.
+            if !created.contains(&input.key) {
+                let human = self
+                    .human_paragraphs(&input.key, &snap.pages[&input.key].0)
+                    .await?;
+                if !missing_human_paragraphs(&human, &body).is_empty() {
+                    let mut proposal = page.clone();
+                    proposal.body = body;
+                    held.push((input.key.clone(), proposal));
+                    // Keep the stored page as it is.
+                    *page = snap.pages[&input.key].0.clone();
+                    continue;
+                }
+            }
+            page.body = body;
+            written.push(input.key.clone());
+        }
+        for key in &refresh {
+            let page = pages.get_mut(key).expect("page");
+            page.body = finalize(key, &page.body);
+            written.push(key.clone());
+        }
+        written.sort();
+        written.dedup();
+
+        for key in &written {
+            let page = pages.get_mut(key).expect("page");
+            page.revision += 1;
+            page.updated = now;
+            let expect = match snap.pages.get(key) {
+                Some((_, rev)) => Expect::Rev(*rev),
+                None => Expect::Absent,
+            };
+            ob.batch
+                .put(Store::Pages, key.clone(), to_json(&*page), expect);
+            let revision = Revision {
+                page: key.clone(),
+                number: page.revision,
+                author: Author::Llm,
+                op,
+                time: now,
+                page_state: Some(page.clone()),
+            };
+            ob.batch.put(
+                Store::Revisions,
+                revision_key(key, page.revision),
+                to_json(&revision),
+                Expect::Absent,
+            );
+            if created.contains(key) {
+                report.created.push(key.clone());
+            } else {
+                report.updated.push(key.clone());
+            }
+        }
+        for (key, proposal) in &held {
+            ob.batch.put(
+                Store::Meta,
+                format!("{PROPOSAL_PREFIX}{key}"),
+                to_json(proposal),
+                Expect::Any,
+            );
+            report.held.push(key.clone());
+        }
+        for id in &retracted {
+            ob.batch.delete(Store::Claims, id.clone(), Expect::Any);
+        }
+        for id in &new_claims {
+            ob.batch.put(
+                Store::Claims,
+                id.clone(),
+                to_json(&claims_after[id]),
+                Expect::Absent,
+            );
+        }
+        for r in &new_records {
+            ob.batch
+                .put(Store::Ledger, r.id.clone(), to_json(r), Expect::Absent);
+            report.contradictions.push(r.id.clone());
+        }
+        let mut updated_source = source.clone();
+        updated_source.status = SourceStatus::Compiled {
+            op,
+            version: source.version.clone(),
+        };
+        updated_source.summary_page = Some(source_page.clone());
+        ob.batch.put(
+            Store::Sources,
+            source.key.clone(),
+            to_json(&updated_source),
+            Expect::Rev(snap.source_rev),
+        );
+        ob.batch.delete(
+            Store::Meta,
+            format!("{FAILURE_PREFIX}{}", source.key),
+            Expect::Any,
+        );
+
+        let source_claims: Vec<&Claim> = claims_after
+            .values()
+            .filter(|c| c.source_key == source.key)
+            .collect();
+        report.claims = source_claims.len();
+        report.unverified = source_claims.iter().filter(|c| !c.verified).count();
+        report.usage = *usage;
+        ob.op.usage = *usage;
+        ob.op.sources = vec![source.key.clone()];
+        ob.op.pages = written.clone();
+        ob.op.summary = format!(
+            "compiled: {} ({}; {} created, {} updated, {} claims, {} unverified)",
+            source.title,
+            model.name(),
+            report.created.len(),
+            report.updated.len(),
+            report.claims,
+            report.unverified
+        );
+        let all_pages: Vec<Page> = pages.into_values().filter(|p| p.revision > 0).collect();
+        self.finish(ob, Some(&all_pages)).await?;
+        Ok(report)
+    }
+
+    /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
+    /// when the LLM never wrote it).
+    async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
+        let history = self.history(key).await?;
+        let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
+        let human_after = history
+            .iter()
+            .any(|r| r.author == Author::Human && last_llm.is_none_or(|l| r.number > l.number));
+        if !human_after {
+            return Ok(Vec::new());
+        }
+        let base = last_llm
+            .and_then(|r| r.page_state.as_ref())
+            .map(|p| strip_app_sections(&p.body))
+            .unwrap_or_default();
+        Ok(added_paragraphs(&base, &strip_app_sections(&current.body)))
+    }
+}
+
+/// A key for a new page: the title's key when free, else `Title (hint)`, else
+/// [`unique_key`]'s title-derived suffix.
+fn readable_unique_key(title: &str, hint: &str, taken: &BTreeSet<String>) -> String {
+    let plain = crate::markdown::keys::page_key(title);
+    if !taken.contains(&fold_key(&plain)) {
+        return plain;
+    }
+    let hinted = crate::markdown::keys::page_key(&format!("{title} ({hint})"));
+    if !taken.contains(&fold_key(&hinted)) {
+        return hinted;
+    }
+    unique_key(title, |k| taken.contains(k))
+}
+
+/// Among claims with the same source and quote, the one a contradiction should name: on an entity,
+/// concept or other non-source page when there is one (smallest page key), else the source page.
+fn canonical_claim<'a>(
+    claim: &'a Claim,
+    all: &'a BTreeMap<String, Claim>,
+    pages: &BTreeMap<String, Page>,
+) -> &'a Claim {
+    let q = plain_text(&claim.quote);
+    all.values()
+        .filter(|c| c.source_key == claim.source_key && plain_text(&c.quote) == q)
+        .min_by_key(|c| {
+            (
+                pages
+                    .get(&c.page)
+                    .is_none_or(|p| p.kind == PageKind::Source),
+                c.page.clone(),
+            )
+        })
+        .unwrap_or(claim)
+}
+
+/// Source key → (summary page key, title), for footnote definitions.
+fn source_page_map(
+    sources: &BTreeMap<String, Source>,
+    pages: &BTreeMap<String, Page>,
+    this_key: &str,
+    this_page: &str,
+    this_title: &str,
+) -> BTreeMap<String, (String, String)> {
+    let mut m: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for (k, s) in sources {
+        if let Some(p) = s.summary_page.as_ref().and_then(|p| pages.get(p)) {
+            m.insert(k.clone(), (p.key.clone(), p.title.clone()));
+        }
+    }
+    m.insert(
+        this_key.to_string(),
+        (this_page.to_string(), this_title.to_string()),
+    );
+    m
+}

@@ -1,0 +1,185 @@
+//! Provenance: claim ids and quote verification.
+//!
+//! A quote verifies when, after [`plain_text`] on both sides, it occurs in the source text. The
+//! normalisation forgives what models and markdown change without changing meaning — Unicode
+//! compatibility forms (NFKC), curly versus straight quotes, runs of whitespace, emphasis and code
+//! markers, link syntax — and nothing else: a changed word, number or character fails.
+
+use sha2::{Digest, Sha256};
+use unicode_normalization::UnicodeNormalization;
+
+/// Text reduced for quote matching: NFKC; `[text](url)` → `text`; `*`, `_` used as emphasis, `` ` ``
+/// and `>` line markers removed; typographic quotes and dashes mapped to ASCII; whitespace runs
+/// collapsed to one space; trimmed.
+pub fn plain_text(s: &str) -> String {
+    let nfkc: String = s.nfkc().collect();
+    let unlinked = strip_link_targets(&nfkc);
+    let mut out = String::with_capacity(unlinked.len());
+    let mut space = false;
+    for c in unlinked.chars() {
+        let c = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{2032}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{2033}' | '«' | '»' => '"',
+            '\u{2013}' | '\u{2014}' | '\u{2212}' => '-',
+            '*' | '`' => continue,
+            c => c,
+        };
+        if c.is_whitespace() || c == '>' && (out.is_empty() || space) {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push(c);
+    }
+    // `_` as emphasis: drop underscores at word edges, keep snake_case.
+    let chars: Vec<char> = out.chars().collect();
+    let mut cleaned = String::with_capacity(out.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1).copied();
+            let inner =
+                prev.is_some_and(char::is_alphanumeric) && next.is_some_and(char::is_alphanumeric);
+            if !inner {
+                continue;
+            }
+        }
+        cleaned.push(c);
+    }
+    cleaned
+}
+
+/// `[text](target)` → `text` (one level, no nesting); images `![alt](src)` → `alt`.
+fn strip_link_targets(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        let Some(close_rel) = rest[open..].find("](") else {
+            break;
+        };
+        let close = open + close_rel;
+        let Some(end_rel) = rest[close + 2..].find(')') else {
+            break;
+        };
+        let end = close + 2 + end_rel;
+        if rest[open + 1..close].contains('[') {
+            out.push_str(&rest[..open + 1]);
+            rest = &rest[open + 1..];
+            continue;
+        }
+        let before = rest[..open].strip_suffix('!').unwrap_or(&rest[..open]);
+        out.push_str(before);
+        out.push_str(&rest[open + 1..close]);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// True when `quote` (non-empty after normalisation) occurs in `source` by [`plain_text`].
+pub fn quote_occurs(quote: &str, source_plain: &str) -> bool {
+    let q = plain_text(quote);
+    let q = q
+        .trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace() || c == '…' || c == '.');
+    !q.is_empty() && source_plain.contains(q)
+}
+
+/// A claim id: `c` + 10 hex digits of SHA-256 over page key, source key and the normalised quote and
+/// text. Deterministic, so a batch gives the same ids whatever the compile order.
+pub fn claim_id(page: &str, source_key: &str, text: &str, quote: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [page, source_key, &plain_text(text), &plain_text(quote)] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    format!("c{}", &hex::encode(h.finalize())[..10])
+}
+
+/// A ledger record id: `x` + 10 hex digits over the sorted claim ids it relates.
+pub fn contradiction_id(claims: &[String]) -> String {
+    let mut sorted: Vec<&String> = claims.iter().collect();
+    sorted.sort();
+    let mut h = Sha256::new();
+    for c in sorted {
+        h.update(c.as_bytes());
+        h.update([0]);
+    }
+    format!("x{}", &hex::encode(h.finalize())[..10])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_verify_across_harmless_differences() {
+        let src = plain_text(
+            "Ownership is **Rust's** most unique feature.\r\n\n> It enables  memory safety\nwithout a [garbage collector](https://x).\n“流量控制”很重要。",
+        );
+        assert!(quote_occurs(
+            "Ownership is Rust’s most unique feature.",
+            &src
+        ));
+        assert!(quote_occurs(
+            "It enables memory safety without a garbage collector",
+            &src
+        ));
+        assert!(quote_occurs("\"流量控制\"很重要", &src));
+        assert!(quote_occurs(
+            "“Ownership is Rust's most unique feature…”",
+            &src
+        ));
+        assert!(!quote_occurs(
+            "Ownership is Rust's most important feature.",
+            &src
+        ));
+        assert!(!quote_occurs(
+            "released in 2016",
+            &plain_text("released in 2015")
+        ));
+        assert!(!quote_occurs("  ", &src));
+        assert_eq!(
+            plain_text("snake_case and _emphasis_"),
+            "snake_case and emphasis"
+        );
+        assert_eq!(plain_text("![alt](x.png) [a](b)"), "alt a");
+    }
+
+    #[test]
+    fn ids_are_deterministic_and_distinct() {
+        let a = claim_id(
+            "Widgetron",
+            "s",
+            "Released in 2015.",
+            "first released in 2015",
+        );
+        assert_eq!(
+            a,
+            claim_id(
+                "Widgetron",
+                "s",
+                "Released in  2015.",
+                "first released in 2015"
+            )
+        );
+        assert_ne!(
+            a,
+            claim_id(
+                "Widgetron",
+                "s",
+                "Released in 2016.",
+                "first released in 2016"
+            )
+        );
+        assert_ne!(
+            a,
+            claim_id("Other", "s", "Released in 2015.", "first released in 2015")
+        );
+        assert_eq!(a.len(), 11);
+        let x = contradiction_id(&["c2".into(), "c1".into()]);
+        assert_eq!(x, contradiction_id(&["c1".into(), "c2".into()]));
+    }
+}
