@@ -134,13 +134,30 @@ impl Extraction {
                 && seen.insert((c.text.clone(), c.quote.clone()))
         });
         self.claims.truncate(MAX_CLAIMS_PER_SOURCE);
-        let mut seen = std::collections::HashSet::new();
-        self.entities.retain_mut(|e| {
+        // Entities with the same match key are one: later names become aliases of the first.
+        let mut merged: Vec<ExtractedEntity> = Vec::with_capacity(self.entities.len());
+        for mut e in std::mem::take(&mut self.entities) {
             e.name = e.name.trim().to_string();
             e.aliases.retain(|a| !a.trim().is_empty());
             let k = match_key(&e.name);
-            !k.is_empty() && seen.insert(k)
-        });
+            if k.is_empty() {
+                continue;
+            }
+            match merged.iter_mut().find(|x| match_key(&x.name) == k) {
+                Some(first) => {
+                    for a in std::iter::once(e.name).chain(e.aliases) {
+                        if a != first.name && !first.aliases.contains(&a) {
+                            first.aliases.push(a);
+                        }
+                    }
+                    if first.description.is_empty() {
+                        first.description = e.description;
+                    }
+                }
+                None => merged.push(e),
+            }
+        }
+        self.entities = merged;
         self.entities.truncate(MAX_ENTITIES_PER_SOURCE);
         self.relations
             .retain(|r| !r.from.trim().is_empty() && !r.to.trim().is_empty());
@@ -165,8 +182,8 @@ impl Extraction {
             let k = match_key(&e.name);
             match self.entities.iter_mut().find(|x| match_key(&x.name) == k) {
                 Some(x) => {
-                    for a in e.aliases {
-                        if !x.aliases.contains(&a) {
+                    for a in std::iter::once(e.name).chain(e.aliases) {
+                        if a != x.name && !x.aliases.contains(&a) {
                             x.aliases.push(a);
                         }
                     }
@@ -482,7 +499,7 @@ mod tests {
         });
         assert_eq!(a.summary, "S\n\nT");
         assert_eq!(a.entities.len(), 1);
-        assert_eq!(a.entities[0].aliases, vec!["OAI"]);
+        assert_eq!(a.entities[0].aliases, vec!["OpenAI", "openai", "OAI"]);
         assert_eq!(a.entities[0].description, "lab");
     }
 

@@ -591,6 +591,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let (extraction, slice_keys, mut usage) = self
             .extract_source(model, source, &text, &snap, run)
             .await?;
+        let extracted = Extracted {
+            text,
+            extraction,
+            slice_keys,
+        };
         let mut drafts: HashMap<String, PageDraft> = HashMap::new();
         let mut attempt = 0;
         loop {
@@ -598,7 +603,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // Re-read: pages may have changed during the model calls.
             let snap = self.snapshot(&source.key).await?;
             let op = self.next_op_id().await?;
-            let plan = self.plan(source, &text, &extraction, &slice_keys, &snap, op)?;
+            let base = match source.summary_page.as_ref().and_then(|k| snap.pages.get(k)) {
+                Some((page, _)) => self.human_paragraphs(&page.key, page).await?.join("\n\n"),
+                None => String::new(),
+            };
+            let plan = self.plan(source, &extracted, &snap, op, &base)?;
             // Integrate the pages whose input changed since the last attempt.
             let todo: Vec<(String, IntegrateInput, String)> = plan
                 .integrate
@@ -657,6 +666,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 }
 
+/// What the extract step produced for one source.
+struct Extracted {
+    text: String,
+    extraction: Extraction,
+    slice_keys: Vec<String>,
+}
+
 /// Everything decided before the model writes pages.
 struct Plan {
     /// Pages by key after this compile's metadata changes (bodies not yet written).
@@ -682,15 +698,21 @@ struct Plan {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// `source_page_base`: the body the source's summary page is rebuilt from (its human
+    /// paragraphs), so no wording of an earlier version survives.
     fn plan(
         &self,
         source: &Source,
-        text: &str,
-        extraction: &Extraction,
-        slice_keys: &[String],
+        extracted: &Extracted,
         snap: &Snapshot,
         op: OpId,
+        source_page_base: &str,
     ) -> Result<Plan> {
+        let Extracted {
+            text,
+            extraction,
+            slice_keys,
+        } = extracted;
         let now = self.clock.now_ms();
         let mut pages: BTreeMap<String, Page> = snap
             .pages
@@ -924,6 +946,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .flat_map(|r| r.pages.iter().cloned())
             .collect();
+        // Pages this source mentions without new facts still list it as a source and take its
+        // aliases: their metadata changes, their prose does not.
+        for k in name_to_page.values() {
+            let changed = match snap.pages.get(k) {
+                Some((old, _)) => {
+                    !old.sources.contains(&source.key) || old.aliases != pages[k].aliases
+                }
+                None => true,
+            };
+            if changed {
+                refresh.insert(k.clone());
+            }
+        }
         refresh.retain(|k| !rewrite.contains(k) && pages.contains_key(k));
 
         // Link targets: this compile's pages first, then the index slice.
@@ -967,7 +1002,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     key: k.clone(),
                     title: p.title.clone(),
                     kind: p.kind,
-                    current_body: strip_app_sections(&p.body),
+                    current_body: if *k == source_page {
+                        source_page_base.to_string()
+                    } else {
+                        strip_app_sections(&p.body)
+                    },
                     brief,
                     facts: facts.get(k).cloned().unwrap_or_default(),
                     retracted: retracted_facts.get(k).cloned().unwrap_or_default(),
@@ -983,10 +1022,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect();
 
         // Metadata of the pages this compile writes.
-        for k in rewrite.iter() {
+        let mentioned: BTreeSet<&String> = name_to_page.values().collect();
+        for k in rewrite.iter().chain(refresh.iter()) {
             let p = pages.get_mut(k).expect("page");
             if !p.sources.contains(&source.key)
-                && (facts.contains_key(k) || *k == source_page || created.contains(k))
+                && (facts.contains_key(k)
+                    || *k == source_page
+                    || created.contains(k)
+                    || mentioned.contains(k))
             {
                 p.sources.push(source.key.clone());
                 p.sources.sort();
