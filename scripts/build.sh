@@ -20,6 +20,10 @@ else
   echo "note: $WASM_OPT missing (run scripts/setup.sh); size is before wasm-opt" >&2
 fi
 
+# The app's JS libraries (HTML → markdown: Readability + Turndown), bundled for the browser.
+node_modules/.bin/esbuild www/src/convert.js --bundle --format=esm --minify --log-level=warning \
+  --outfile=www/build/convert.js
+
 raw=$(wc -c < pkg/llm_wiki_bg.wasm)
 gz=$(gzip -9 -c pkg/llm_wiki_bg.wasm | wc -c)
 glue=$(gzip -9 -c pkg/llm_wiki.js | wc -c)

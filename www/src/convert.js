@@ -1,0 +1,123 @@
+// HTML → markdown, shared by the app and the clipper extension (Decision 2): DOMParser +
+// Readability (article extraction) + Turndown (markdown). Runs in any page or extension context
+// with a DOM. Bundled by esbuild into www/build/convert.js (scripts/build.sh).
+import { Readability } from "@mozilla/readability";
+import TurndownService from "turndown";
+import { gfm } from "turndown-plugin-gfm";
+
+/** Elements that are never article content: consent banners, dialogs, navigation chrome. */
+const CHROME_SELECTORS = [
+  "script", "style", "noscript", "template", "iframe", "nav", "footer", "header[role=banner]",
+  "[role=dialog]", "[aria-modal=true]", "[role=navigation]", "[role=contentinfo]",
+  "[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]",
+  "[id*=gdpr i]", "[class*=gdpr i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]",
+  "[id*=popup i]", "[class*=popup i]", "[id*=modal i]", "[class*=modal i]",
+  "[id*=sidebar i]", "[class*=sidebar i]", "[role=search]",
+];
+
+function textLength(node) {
+  return (node.textContent || "").replace(/\s+/g, " ").trim().length;
+}
+
+function turndown() {
+  const td = new TurndownService({
+    headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", emDelimiter: "*",
+  });
+  td.use(gfm);
+  // Footnote references (<sup><a href="#fn1">1</a></sup>) become markdown footnotes [^fn1].
+  td.addRule("footnoteRef", {
+    filter: (node) => node.nodeName === "SUP" && node.querySelector("a[href^='#']") && textLength(node) < 8,
+    replacement: (_content, node) => `[^${node.querySelector("a").getAttribute("href").slice(1)}]`,
+  });
+  // Their definitions (<li id="fn1">…</li> in a list of footnotes) become [^fn1]: text.
+  td.addRule("footnoteDef", {
+    filter: (node) => node.nodeName === "LI" && node.id && node.ownerDocument.querySelector(`a[href="#${CSS.escape(node.id)}"]`),
+    replacement: (content, node) => `\n[^${node.id}]: ${content.trim().replace(/\n+/g, " ")}\n`,
+  });
+  // In-page anchors (heading self-links, "Listing 8-1" references) are plain text in markdown.
+  td.addRule("inPageAnchor", {
+    filter: (node) => node.nodeName === "A" && (node.getAttribute("href") || "").startsWith("#"),
+    replacement: (content) => content,
+  });
+  // Images: keep alt text and the URL as a link; the renderer never fetches remote images itself.
+  td.addRule("image", {
+    filter: "img",
+    replacement: (_c, node) => {
+      const src = node.getAttribute("src") || "";
+      const alt = (node.getAttribute("alt") || "").replace(/[\[\]]/g, "");
+      return src ? `![${alt}](${src})` : alt;
+    },
+  });
+  return td;
+}
+
+/**
+ * Converts an HTML document to markdown.
+ * @param {string} html the page's HTML
+ * @param {{url?: string}} [options] the page URL (resolves relative links; becomes the source key)
+ * @returns {{title: string, markdown: string, byline?: string, excerpt?: string, warnings: string[]}}
+ */
+export function htmlToMarkdown(html, options = {}) {
+  const warnings = [];
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  // Make links and images absolute against the page's URL (a parsed document's own base is the
+  // app's URL, which would be wrong); in-page anchors stay as they are.
+  for (const [selector, attr] of [["a[href]", "href"], ["img[src]", "src"]]) {
+    for (const el of doc.querySelectorAll(selector)) {
+      const value = el.getAttribute(attr);
+      if (value.startsWith("#")) continue;
+      try {
+        if (options.url) el.setAttribute(attr, new URL(value, options.url).href);
+        else if (!/^[a-z][a-z0-9+.-]*:/i.test(value)) el.removeAttribute(attr);
+      } catch {
+        el.removeAttribute(attr);
+      }
+    }
+  }
+  const pageTitle = (doc.querySelector("title")?.textContent || "").trim();
+  const mainHeading = (doc.querySelector("article h1, main h1, [role=main] h1, h1")?.textContent || "")
+    .replace(/\s+/g, " ").trim();
+  // Remove chrome first, remembering how much text it held.
+  let chromeText = 0;
+  for (const el of doc.querySelectorAll(CHROME_SELECTORS.join(","))) {
+    if (!el.isConnected) continue;
+    if (el.matches("main, article") || el.querySelector("main, article")) continue;
+    chromeText = Math.max(chromeText, textLength(el));
+    el.remove();
+  }
+  // keepClasses keeps `language-*` on code for fenced-code info strings.
+  const article = new Readability(doc, { keepClasses: true, charThreshold: 200 }).parse();
+  let contentHtml, title;
+  if (article && article.content) {
+    contentHtml = article.content;
+    title = (article.title || pageTitle || "").trim();
+  } else {
+    contentHtml = doc.body ? doc.body.innerHTML : "";
+    title = pageTitle;
+    warnings.push("low-confidence: no article found; the whole page body was used");
+  }
+  const contentDoc = new DOMParser().parseFromString(`<body>${contentHtml}</body>`, "text/html");
+  // The article's own first heading is its title when the page title contains it (page titles
+  // often carry a " - Site name" suffix); it then goes in front once, not twice.
+  const first = contentDoc.querySelector("h1, h2");
+  const firstText = first ? first.textContent.replace(/\s+/g, " ").trim() : "";
+  if (firstText && (!title || title.toLowerCase().includes(firstText.toLowerCase()))) {
+    title = firstText;
+    first.remove();
+  } else if (mainHeading && title.toLowerCase().includes(mainHeading.toLowerCase())) {
+    title = mainHeading; // Readability already dropped the heading from the content
+  }
+  let markdown = turndown().turndown(contentDoc.body).replace(/\n{3,}/g, "\n\n").trim();
+  const bodyLength = markdown.replace(/\s+/g, " ").length;
+  if (bodyLength < 200 || (chromeText > 0 && bodyLength < chromeText)) {
+    warnings.push(`low-confidence: the extracted text (${bodyLength} characters) is short${chromeText > bodyLength ? " — shorter than a removed banner or navigation block" : ""}; check it before compiling`);
+  }
+  if (title) markdown = `# ${title}\n\n${markdown}`;
+  return {
+    title: title || "Untitled",
+    markdown: markdown + "\n",
+    byline: article?.byline || undefined,
+    excerpt: article?.excerpt || undefined,
+    warnings,
+  };
+}
