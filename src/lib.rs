@@ -19,6 +19,7 @@ pub mod error;
 pub mod llm;
 pub mod markdown;
 pub mod model;
+pub mod offline;
 pub mod storage;
 pub mod text;
 pub mod wiki;

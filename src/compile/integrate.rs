@@ -211,6 +211,11 @@ fn sentences(line: &str) -> Vec<&str> {
     out
 }
 
+/// `text` without any `[^label]` footnote references.
+pub fn strip_refs(text: &str) -> String {
+    drop_unknown_refs(text, &BTreeSet::new()).trim().to_string()
+}
+
 /// Removes `[^label]` references whose label is not in `known` (invented by the model).
 pub fn drop_unknown_refs(body: &str, known: &BTreeSet<String>) -> String {
     let mut out = String::with_capacity(body.len());

@@ -520,11 +520,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // One line per (source, quote): the claim on the most specific page.
         let page_map: BTreeMap<String, Page> =
             pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
-        let mut seen = BTreeSet::new();
-        claims.retain(|c| {
-            let canon = canonical_claim(c, &snap.claims, &page_map);
-            canon.id == c.id && seen.insert((c.source_key.clone(), plain_text(&c.quote)))
-        });
+        let canonical = canonical_ids(&snap.claims, &page_map);
+        claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
         claims.sort_by(|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
         let claims_budget = index_budget / 2;
         let mut existing = String::new();
@@ -1202,8 +1199,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         written.sort();
         written.dedup();
 
+        let offline = model.name() == crate::offline::OFFLINE;
         for key in &written {
             let page = pages.get_mut(key).expect("page");
+            // Pages written by the offline compiler carry the `offline` tag until an LLM rewrites them.
+            page.tags.retain(|t| t != crate::offline::OFFLINE);
+            if offline {
+                page.tags.push(crate::offline::OFFLINE.to_string());
+            }
             page.revision += 1;
             page.updated = now;
             let expect = match snap.pages.get(key) {
@@ -1332,8 +1335,19 @@ fn readable_unique_key(title: &str, hint: &str, taken: &BTreeSet<String>) -> Str
     unique_key(title, |k| taken.contains(k))
 }
 
-/// Among claims with the same source and quote, the one a contradiction should name: on an entity,
-/// concept or other non-source page when there is one (smallest page key), else the source page.
+/// How claims with the same source and quote are ranked to pick the one a contradiction names:
+/// claims on an entity, concept or other non-source page first, then the smallest page key.
+fn claim_rank(c: &Claim, pages: &BTreeMap<String, Page>) -> (bool, String) {
+    (
+        pages
+            .get(&c.page)
+            .is_none_or(|p| p.kind == PageKind::Source),
+        c.page.clone(),
+    )
+}
+
+/// Among claims with the same source and quote, the one a contradiction should name
+/// ([`claim_rank`]).
 fn canonical_claim<'a>(
     claim: &'a Claim,
     all: &'a BTreeMap<String, Claim>,
@@ -1342,15 +1356,33 @@ fn canonical_claim<'a>(
     let q = plain_text(&claim.quote);
     all.values()
         .filter(|c| c.source_key == claim.source_key && plain_text(&c.quote) == q)
-        .min_by_key(|c| {
-            (
-                pages
-                    .get(&c.page)
-                    .is_none_or(|p| p.kind == PageKind::Source),
-                c.page.clone(),
-            )
-        })
+        .min_by_key(|c| claim_rank(c, pages))
         .unwrap_or(claim)
+}
+
+/// [`canonical_claim`] for every claim at once (one pass): claim id → canonical claim id.
+fn canonical_ids(
+    all: &BTreeMap<String, Claim>,
+    pages: &BTreeMap<String, Page>,
+) -> HashMap<String, String> {
+    let mut best: HashMap<(String, String), (bool, String, String)> = HashMap::new();
+    let mut group_of: Vec<(String, (String, String))> = Vec::with_capacity(all.len());
+    for c in all.values() {
+        let group = (c.source_key.clone(), plain_text(&c.quote));
+        let (is_source, page) = claim_rank(c, pages);
+        let candidate = (is_source, page, c.id.clone());
+        match best.get(&group) {
+            Some(b) if *b <= candidate => {}
+            _ => {
+                best.insert(group.clone(), candidate);
+            }
+        }
+        group_of.push((c.id.clone(), group));
+    }
+    group_of
+        .into_iter()
+        .map(|(id, g)| (id, best[&g].2.clone()))
+        .collect()
 }
 
 /// Source key → (summary page key, title), for footnote definitions.

@@ -87,6 +87,28 @@ pub fn quote_occurs(quote: &str, source_plain: &str) -> bool {
     !q.is_empty() && source_plain.contains(q)
 }
 
+/// True when `a` and `b` say the same words but different numbers ("released in 2015" versus
+/// "released in 2016"): the extractive contradiction signal. Texts without digits never differ
+/// only in numbers.
+pub fn differ_only_in_numbers(a: &str, b: &str) -> bool {
+    let numbers = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let words = |s: &str| {
+        plain_text(
+            &s.chars()
+                .filter(|c| !c.is_ascii_digit())
+                .collect::<String>(),
+        )
+        .to_lowercase()
+    };
+    let (na, nb) = (numbers(a), numbers(b));
+    !na.is_empty() && !nb.is_empty() && na != nb && words(a) == words(b)
+}
+
 /// A claim id: `c` + 10 hex digits of SHA-256 over page key, source key and the normalised quote and
 /// text. Deterministic, so a batch gives the same ids whatever the compile order.
 pub fn claim_id(page: &str, source_key: &str, text: &str, quote: &str) -> String {
@@ -146,6 +168,23 @@ mod tests {
             "snake_case and emphasis"
         );
         assert_eq!(plain_text("![alt](x.png) [a](b)"), "alt a");
+    }
+
+    #[test]
+    fn numbers_only_differences() {
+        assert!(differ_only_in_numbers(
+            "Widgetron was first released in 2015.",
+            "Widgetron was first released in 2016."
+        ));
+        assert!(!differ_only_in_numbers(
+            "Released in 2015.",
+            "Released in 2015."
+        ));
+        assert!(!differ_only_in_numbers(
+            "Released in 2015.",
+            "Launched in 2016."
+        ));
+        assert!(!differ_only_in_numbers("No digits.", "No digits."));
     }
 
     #[test]

@@ -1,0 +1,502 @@
+//! Terms the offline compiler makes pages for, found across all sources of a wiki.
+//!
+//! Rules (the acceptance tests derive their expected keys from these):
+//! 1. **Heading terms.** Each Latin-script heading is split into words (surrounding punctuation
+//!    removed); a leading `-ing` verb is dropped ("Creating a New Vector" → "a New Vector"); the rest
+//!    is cut at stopwords into segments; every word and every two-word run of a segment is a
+//!    candidate, except generic words ([`GENERIC`]). A candidate is a term when it occurs in two or
+//!    more headings of the corpus, or when it is in one of a source's headings and occurs three or
+//!    more times in that source's text. A CJK heading (without punctuation, 2–8 characters) is a
+//!    candidate as a whole, under the same two conditions.
+//! 2. Words match case-insensitively and singular/plural-insensitively ([`singular`]); a one-word
+//!    term that only ever occurs inside a two-word term ("Hash" in "Hash Map") is dropped.
+//! 3. **Capitalised multi-word terms**: runs of two to four capitalised words in running text
+//!    (leading stopwords removed) that occur at least twice in the corpus are entities.
+//! 4. **Recurring CJK terms**: CJK character runs of 2–4 that occur at least three times in the
+//!    corpus, do not start or end with a function character ([`CJK_FUNCTION`]), and are not part of a
+//!    longer such run with nearly the same count, nor part of a heading term.
+//! 5. A term's title is its most frequent surface form in headings (else in text); ties go to the
+//!    shorter, then the smaller string. Other surface forms become aliases.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::blocks::Block;
+use super::textrank::STOPWORDS;
+use crate::model::PageKind;
+use crate::text::is_cjk;
+
+/// Words that never make a term on their own.
+pub const GENERIC: &[&str] = &[
+    "type",
+    "value",
+    "rule",
+    "summary",
+    "example",
+    "element",
+    "way",
+    "thing",
+    "part",
+    "introduction",
+    "overview",
+    "conclusion",
+    "note",
+    "detail",
+    "case",
+    "kind",
+    "time",
+    "new",
+    "different",
+    "multiple",
+    "default",
+    "chapter",
+    "section",
+    "listing",
+    "figure",
+    "complexity",
+    "complexities",
+    "basic",
+    "basics",
+    "simple",
+];
+
+/// CJK function characters that do not start or end a term.
+pub const CJK_FUNCTION: &str = "的了是在和与也就都而及或一个这那有我你他她它们为以于之其被把让从对到说要会能可不没很更最所等并但";
+
+/// The singular of an English word by suffix rules (`-ies` → `-y`; `-ses`, `-xes`, `-ches`, `-shes`
+/// lose `-es`; otherwise a final `s` after a non-`s` is dropped for words longer than three letters).
+pub fn singular(word: &str) -> String {
+    let w = word.to_lowercase();
+    if w.len() > 4 && w.ends_with("ies") {
+        return format!("{}y", &w[..w.len() - 3]);
+    }
+    for suffix in ["sses", "xes", "ches", "shes"] {
+        if w.len() > suffix.len() + 1 && w.ends_with(suffix) {
+            return w[..w.len() - 2].to_string();
+        }
+    }
+    if w.len() > 3
+        && w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+    {
+        return w[..w.len() - 1].to_string();
+    }
+    w
+}
+
+/// Lowercase singular words of `text` (Latin script; CJK and punctuation separate words).
+pub fn norm_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '\'') || is_cjk(c))
+        .map(|w| w.trim_matches(|c: char| c == '-' || c == '\'' || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(singular)
+        .collect()
+}
+
+/// A term of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// Page title.
+    pub title: String,
+    /// Entity or concept.
+    pub kind: PageKind,
+    /// The normalised form (singular lowercase words joined by spaces, or the CJK string).
+    pub norm: String,
+    /// Every surface form seen, sorted.
+    pub forms: Vec<String>,
+}
+
+/// A text with its [`norm_words`], computed once for many term counts.
+#[derive(Debug, Clone)]
+pub struct Tokenized<'a> {
+    raw: &'a str,
+    words: Vec<String>,
+}
+
+impl<'a> Tokenized<'a> {
+    /// Tokenizes `raw`.
+    pub fn new(raw: &'a str) -> Self {
+        Tokenized {
+            raw,
+            words: norm_words(raw),
+        }
+    }
+}
+
+impl Term {
+    /// How often the term occurs in `text`.
+    pub fn count_in(&self, text: &str) -> usize {
+        self.count_in_tokens(&Tokenized::new(text))
+    }
+
+    /// How often the term occurs in an already tokenized text.
+    pub fn count_in_tokens(&self, text: &Tokenized<'_>) -> usize {
+        if self.norm.chars().any(is_cjk) {
+            return text.raw.matches(self.norm.as_str()).count();
+        }
+        let mut target = self.norm.split(' ');
+        let first = target.next().unwrap_or("");
+        let rest: Vec<&str> = target.collect();
+        let words = &text.words;
+        (0..words.len())
+            .filter(|&i| {
+                words[i] == first
+                    && i + rest.len() < words.len()
+                    && rest.iter().enumerate().all(|(j, w)| words[i + 1 + j] == *w)
+            })
+            .count()
+    }
+}
+
+fn is_stop(word_lower: &str) -> bool {
+    STOPWORDS.contains(&word_lower)
+}
+
+fn is_generic(norm: &str) -> bool {
+    GENERIC.contains(&norm)
+}
+
+/// Candidate phrases of one heading: (normalised, surface form).
+pub fn heading_candidates(heading: &str) -> Vec<(String, String)> {
+    let cjk: String = heading
+        .chars()
+        .filter(|c| is_cjk(*c) && c.is_alphanumeric())
+        .collect();
+    if !cjk.is_empty()
+        && cjk.chars().count() * 2 >= heading.chars().filter(|c| !c.is_whitespace()).count()
+    {
+        let n = cjk.chars().count();
+        return if (2..=8).contains(&n) {
+            vec![(cjk.clone(), cjk)]
+        } else {
+            Vec::new()
+        };
+    }
+    let mut words: Vec<&str> = heading
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() > 1 && words[0].to_lowercase().ends_with("ing") {
+        words.remove(0);
+    }
+    let mut out = Vec::new();
+    let mut segment: Vec<&str> = Vec::new();
+    let mut flush = |segment: &mut Vec<&str>| {
+        for (i, w) in segment.iter().enumerate() {
+            let n = singular(w);
+            if !is_generic(&n) && n.chars().count() > 1 && !n.chars().all(|c| c.is_ascii_digit()) {
+                out.push((n.clone(), w.to_string()));
+            }
+            if let Some(next) = segment.get(i + 1) {
+                let n2 = singular(next);
+                if !is_generic(&singular(w)) || !is_generic(&n2) {
+                    out.push((format!("{} {n2}", singular(w)), format!("{w} {next}")));
+                }
+            }
+        }
+        segment.clear();
+    };
+    for w in words {
+        let lower = w.to_lowercase();
+        if is_stop(&lower) || lower == "new" {
+            flush(&mut segment);
+        } else {
+            segment.push(w);
+        }
+    }
+    flush(&mut segment);
+    out
+}
+
+/// One source as the corpus sees it.
+pub struct Doc<'a> {
+    /// Its blocks.
+    pub blocks: &'a [Block],
+}
+
+fn best_form(forms: &BTreeMap<String, usize>) -> String {
+    forms
+        .iter()
+        .max_by(|a, b| {
+            a.1.cmp(b.1)
+                .then_with(|| b.0.len().cmp(&a.0.len()))
+                .then_with(|| b.0.cmp(a.0))
+        })
+        .map(|(f, _)| f.clone())
+        .unwrap_or_default()
+}
+
+/// Every term of a corpus, by the rules in the module docs, sorted by normalised form.
+pub fn corpus_terms(docs: &[Doc<'_>]) -> Vec<Term> {
+    // Rule 1: heading terms.
+    let mut heading_count: BTreeMap<String, usize> = BTreeMap::new();
+    let mut heading_forms: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut heading_terms: Vec<(usize, String)> = Vec::new();
+    for (d, doc) in docs.iter().enumerate() {
+        for b in doc.blocks {
+            if let Block::Heading(_, text) = b {
+                let mut seen = BTreeSet::new();
+                for (norm, form) in heading_candidates(text) {
+                    if seen.insert(norm.clone()) {
+                        *heading_count.entry(norm.clone()).or_default() += 1;
+                        heading_terms.push((d, norm.clone()));
+                    }
+                    *heading_forms
+                        .entry(norm)
+                        .or_default()
+                        .entry(form)
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    let body_text: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            d.blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text(t) => Some(t.as_str()),
+                    Block::Heading(..) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    let mut keep: BTreeSet<String> = heading_count
+        .iter()
+        .filter(|(_, &c)| c >= 2)
+        .map(|(n, _)| n.clone())
+        .collect();
+    let body_tokens: Vec<Tokenized<'_>> = body_text.iter().map(|t| Tokenized::new(t)).collect();
+    for (d, norm) in &heading_terms {
+        if keep.contains(norm) {
+            continue;
+        }
+        let probe = Term {
+            title: String::new(),
+            kind: PageKind::Concept,
+            norm: norm.clone(),
+            forms: vec![],
+        };
+        if probe.count_in_tokens(&body_tokens[*d]) >= 3 {
+            keep.insert(norm.clone());
+        }
+    }
+    // Rule 2: drop one-word terms that only occur inside a kept two-word term.
+    let bigrams: Vec<String> = keep.iter().filter(|n| n.contains(' ')).cloned().collect();
+    keep.retain(|n| {
+        n.contains(' ')
+            || !bigrams.iter().any(|b| {
+                b.split(' ').any(|w| w == n)
+                    && heading_count.get(n).copied().unwrap_or(0)
+                        <= heading_count.get(b).copied().unwrap_or(0)
+            })
+    });
+    let mut terms: BTreeMap<String, Term> = BTreeMap::new();
+    for norm in keep {
+        let forms = heading_forms.get(&norm).cloned().unwrap_or_default();
+        terms.insert(
+            norm.clone(),
+            Term {
+                title: best_form(&forms),
+                kind: PageKind::Concept,
+                forms: forms.keys().cloned().collect(),
+                norm,
+            },
+        );
+    }
+
+    // Rule 3: capitalised multi-word terms in running text.
+    let mut caps: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for text in &body_text {
+        for run in capitalised_runs(text) {
+            let norm = norm_words(&run).join(" ");
+            *caps.entry(norm).or_default().entry(run).or_default() += 1;
+        }
+    }
+    for (norm, forms) in caps {
+        let count: usize = forms.values().sum();
+        if count >= 2 && !terms.contains_key(&norm) {
+            terms.insert(
+                norm.clone(),
+                Term {
+                    title: best_form(&forms),
+                    kind: PageKind::Entity,
+                    forms: forms.keys().cloned().collect(),
+                    norm,
+                },
+            );
+        }
+    }
+
+    // Rule 4: recurring CJK terms, unless part of a heading term.
+    for (term, _) in recurring_cjk(&body_text) {
+        if terms
+            .keys()
+            .any(|k| k.len() > term.len() && k.contains(term.as_str()))
+        {
+            continue;
+        }
+        terms.entry(term.clone()).or_insert(Term {
+            title: term.clone(),
+            kind: PageKind::Concept,
+            norm: term.clone(),
+            forms: vec![term],
+        });
+    }
+    terms.into_values().collect()
+}
+
+/// Runs of 2–4 capitalised words (leading stopwords removed) in `text`.
+fn capitalised_runs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sentence in super::blocks::sentences(text) {
+        let words: Vec<&str> = sentence.split_whitespace().collect();
+        let mut run: Vec<&str> = Vec::new();
+        let mut flush = |run: &mut Vec<&str>| {
+            while run.first().is_some_and(|w| is_stop(&w.to_lowercase())) {
+                run.remove(0);
+            }
+            if (2..=4).contains(&run.len()) {
+                out.push(run.join(" "));
+            }
+            run.clear();
+        };
+        for w in words {
+            let clean = w.trim_matches(|c: char| !c.is_alphanumeric());
+            let ends_clause = w.ends_with([',', '.', ';', ':', '!', '?', ')']);
+            if clean.chars().next().is_some_and(|c| c.is_uppercase())
+                && clean.chars().all(|c| c.is_alphanumeric() || c == '-')
+                && clean.chars().count() > 1
+            {
+                run.push(clean);
+                if ends_clause {
+                    flush(&mut run);
+                }
+            } else {
+                flush(&mut run);
+            }
+        }
+        flush(&mut run);
+    }
+    out
+}
+
+/// Recurring CJK terms with their counts (rule 4), most frequent first.
+pub fn recurring_cjk(texts: &[String]) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for text in texts {
+        let mut run: Vec<char> = Vec::new();
+        for c in text.chars().chain(std::iter::once(' ')) {
+            if is_cjk(c) && c.is_alphanumeric() {
+                run.push(c);
+                continue;
+            }
+            for n in 2..=4 {
+                for w in run.windows(n) {
+                    *counts.entry(w.iter().collect()).or_default() += 1;
+                }
+            }
+            run.clear();
+        }
+    }
+    let candidates: Vec<(String, usize)> = counts
+        .into_iter()
+        .filter(|(t, c)| {
+            *c >= 3
+                && !CJK_FUNCTION.contains(t.chars().next().unwrap())
+                && !CJK_FUNCTION.contains(t.chars().last().unwrap())
+        })
+        .collect();
+    let mut kept: Vec<(String, usize)> = candidates
+        .iter()
+        .filter(|(t, c)| {
+            !candidates.iter().any(|(longer, lc)| {
+                longer.len() > t.len() && longer.contains(t.as_str()) && *lc * 5 >= *c * 4
+            })
+        })
+        .cloned()
+        .collect();
+    kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    kept.truncate(50);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::blocks::blocks;
+    use super::*;
+
+    #[test]
+    fn singulars() {
+        for (w, s) in [
+            ("Vectors", "vector"),
+            ("Strings", "string"),
+            ("Closures", "closure"),
+            ("Slices", "slice"),
+            ("Maps", "map"),
+            ("References", "reference"),
+            ("Ownership", "ownership"),
+            ("Errors", "error"),
+            ("Properties", "property"),
+            ("Boxes", "box"),
+            ("Hashes", "hash"),
+            ("Traits", "trait"),
+            ("Threads", "thread"),
+            ("Class", "class"),
+            ("Status", "status"),
+            ("Analysis", "analysis"),
+        ] {
+            assert_eq!(singular(w), s, "{w}");
+        }
+    }
+
+    #[test]
+    fn heading_candidates_follow_the_rules() {
+        let c = |h: &str| {
+            heading_candidates(h)
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(c("Creating a New Vector"), vec!["vector"]);
+        assert_eq!(
+            c("Storing Keys with Associated Values in Hash Maps"),
+            vec![
+                "key",
+                "associated",
+                "associated value",
+                "hash",
+                "hash map",
+                "map"
+            ]
+        );
+        assert_eq!(c("What Is Ownership?"), vec!["ownership"]);
+        assert_eq!(c("The `String` Type"), vec!["string", "string type"]);
+        assert_eq!(c("流量控制"), vec!["流量控制"]);
+        assert_eq!(c("背压："), vec!["背压"]);
+    }
+
+    #[test]
+    fn corpus_terms_from_headings_text_and_cjk() {
+        let a = blocks("# What Is Ownership?\n\nOwnership is new. Ownership rules. The ownership model.\n\n## Ownership Rules\n\nText about Acme Corp here. Acme Corp again.\n\n## Creating a New Hash Map\n\nx\n");
+        let b = blocks("# Hash Maps and Ownership\n\n## Updating a Hash Map\n\n流量控制很重要。流量控制让队列有界。我们需要流量控制。\n");
+        let terms = corpus_terms(&[Doc { blocks: &a }, Doc { blocks: &b }]);
+        let got: Vec<(&str, PageKind)> = terms.iter().map(|t| (t.title.as_str(), t.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Acme Corp", PageKind::Entity),
+                ("Hash Map", PageKind::Concept),
+                ("Ownership", PageKind::Concept),
+                ("流量控制", PageKind::Concept)
+            ]
+        );
+        let map = terms.iter().find(|t| t.norm == "hash map").unwrap();
+        assert_eq!(map.forms, vec!["Hash Map", "Hash Maps"]);
+        assert_eq!(map.count_in("A hash map. Two HashMaps? hash maps!"), 2);
+    }
+}

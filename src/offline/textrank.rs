@@ -1,0 +1,176 @@
+//! TextRank sentence ranking (Mihalcea & Tarau, "TextRank: Bringing Order into Texts", EMNLP 2004).
+//!
+//! Sentences are graph nodes; an edge's weight is their content overlap normalised by length,
+//! `|Si ∩ Sj| / (ln|Si| + ln|Sj|)` (the paper's similarity); scores are weighted PageRank with
+//! damping 0.85, iterated until the largest change is below 1e-6 or 100 rounds. Tokens are
+//! lowercase words without stopwords for alphabetic scripts and character bigrams for CJK.
+
+use std::collections::HashSet;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::text::is_cjk;
+
+/// English function words that carry no topic.
+pub const STOPWORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "cannot", "could", "did", "do", "does", "doing", "don", "down", "during",
+    "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here",
+    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
+    "let", "like", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now",
+    "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own",
+    "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+    "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "us", "use", "used", "using", "very", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
+    "your", "yours", "ll", "ve", "re", "s", "t", "d", "m",
+];
+
+/// Topic tokens of a sentence.
+pub fn tokens(sentence: &str) -> HashSet<String> {
+    let s: String = sentence.nfkc().flat_map(char::to_lowercase).collect();
+    let mut out = HashSet::new();
+    let mut word = String::new();
+    let mut cjk_prev: Option<char> = None;
+    for c in s.chars() {
+        if is_cjk(c) && c.is_alphanumeric() {
+            if !word.is_empty() {
+                push_word(&mut out, &std::mem::take(&mut word));
+            }
+            if let Some(p) = cjk_prev {
+                out.insert(format!("{p}{c}"));
+            }
+            cjk_prev = Some(c);
+        } else {
+            cjk_prev = None;
+            if c.is_alphanumeric() {
+                word.push(c);
+            } else if !word.is_empty() {
+                push_word(&mut out, &std::mem::take(&mut word));
+            }
+        }
+    }
+    if !word.is_empty() {
+        push_word(&mut out, &word);
+    }
+    out
+}
+
+fn push_word(out: &mut HashSet<String>, w: &str) {
+    if w.chars().count() > 1 && !STOPWORDS.contains(&w) && !w.chars().all(|c| c.is_ascii_digit()) {
+        out.insert(w.to_string());
+    }
+}
+
+/// TextRank scores of `sentences`, one per sentence, summing to about 1 (uniform when no two
+/// sentences share a token).
+pub fn rank(sentences: &[String]) -> Vec<f64> {
+    let n = sentences.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let toks: Vec<HashSet<String>> = sentences.iter().map(|s| tokens(s)).collect();
+    let mut weights = vec![Vec::<(usize, f64)>::new(); n];
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (a, b) = (&toks[i], &toks[j]);
+            if a.len() < 2 || b.len() < 2 {
+                continue;
+            }
+            let overlap = a.intersection(b).count();
+            if overlap == 0 {
+                continue;
+            }
+            let w = overlap as f64 / ((a.len() as f64).ln() + (b.len() as f64).ln());
+            weights[i].push((j, w));
+            weights[j].push((i, w));
+        }
+    }
+    let out_sum: Vec<f64> = weights
+        .iter()
+        .map(|e| e.iter().map(|(_, w)| w).sum())
+        .collect();
+    let d = 0.85;
+    let mut score = vec![1.0 / n as f64; n];
+    for _ in 0..100 {
+        let mut next = vec![(1.0 - d) / n as f64; n];
+        for i in 0..n {
+            for &(j, w) in &weights[i] {
+                if out_sum[j] > 0.0 {
+                    next[i] += d * w / out_sum[j] * score[j];
+                }
+            }
+        }
+        // Dangling nodes (no edges) spread their score evenly.
+        let dangling: f64 = (0..n)
+            .filter(|&j| out_sum[j] == 0.0)
+            .map(|j| score[j])
+            .sum();
+        for v in next.iter_mut() {
+            *v += d * dangling / n as f64;
+        }
+        let delta = next
+            .iter()
+            .zip(&score)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        score = next;
+        if delta < 1e-6 {
+            break;
+        }
+    }
+    score
+}
+
+/// Indices of the `k` best sentences by [`rank`], ties broken by position, returned in document
+/// order.
+pub fn top_sentences(sentences: &[String], k: usize) -> Vec<usize> {
+    let scores = rank(sentences);
+    let mut idx: Vec<usize> = (0..sentences.len()).collect();
+    idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    idx.truncate(k);
+    idx.sort_unstable();
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn central_sentences_rank_first() {
+        let s: Vec<String> = [
+            "Ownership is a set of rules that govern how Rust manages memory.",
+            "The weather was nice yesterday.",
+            "Rust checks ownership rules at compile time.",
+            "Memory is managed through ownership in Rust.",
+            "Bananas are yellow.",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        let scores = rank(&s);
+        assert!((scores.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        assert!(scores[0] > scores[1] && scores[2] > scores[4] && scores[3] > scores[1]);
+        assert_eq!(top_sentences(&s, 2).len(), 2);
+        assert!(!top_sentences(&s, 3).contains(&1));
+    }
+
+    #[test]
+    fn cjk_uses_bigrams_and_degenerate_inputs_are_defined() {
+        let s: Vec<String> = [
+            "流量控制让生产者等待。",
+            "背压是一种流量控制机制。",
+            "今天天气很好。",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        let scores = rank(&s);
+        assert!(scores[0] > scores[2] && scores[1] > scores[2]);
+        assert!(rank(&[]).is_empty());
+        assert_eq!(rank(&["x".to_string()]), vec![1.0]);
+        assert!(tokens("The and of").is_empty());
+    }
+}

@@ -1,0 +1,210 @@
+//! The offline compile (no endpoint): native fixtures in English and Chinese, and the 10 Rust Book
+//! chapters of the main-job tests.
+
+use std::collections::BTreeMap;
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
+use llm_wiki::llm::Cancel;
+use llm_wiki::markdown::keys::page_key;
+use llm_wiki::model::{Page, PageKind};
+use llm_wiki::offline::terms::singular;
+use llm_wiki::offline::OfflineCompiler;
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::OpenOptions;
+use llm_wiki::wiki::{NewSource, Wiki};
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+fn wiki(sources: &[(&str, String)]) -> (MemoryBackend, W) {
+    let backend = MemoryBackend::new();
+    let w = block_on(Wiki::open(
+        &backend,
+        "offline",
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap();
+    for (key, text) in sources {
+        block_on(w.add_source(NewSource {
+            key: Some((*key).into()),
+            mime: "text/markdown".into(),
+            content: text.clone(),
+            ..Default::default()
+        }))
+        .unwrap();
+    }
+    (backend, w)
+}
+
+fn compile_offline(w: &W) -> CompileReport {
+    let texts: Vec<String> = block_on(w.sources())
+        .unwrap()
+        .iter()
+        .map(|s| block_on(w.source_text(&s.version)).unwrap())
+        .collect();
+    let model = OfflineCompiler::new(&texts);
+    let options = CompileOptions {
+        context_window: 2_000_000,
+        max_output_tokens: 256,
+        ..Default::default()
+    };
+    block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap()
+}
+
+fn links(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(i) = rest.find("[[") {
+        let Some(j) = rest[i..].find("]]") else { break };
+        out.push(
+            rest[i + 2..i + j]
+                .split(['|', '#'])
+                .next()
+                .unwrap()
+                .trim_end_matches('\\')
+                .to_string(),
+        );
+        rest = &rest[i + j + 2..];
+    }
+    out
+}
+
+fn check_integrity(pages: &[Page], report: &CompileReport) {
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!(report.unverified, 0, "offline quotes are verbatim");
+    let keys: Vec<&str> = pages.iter().map(|p| p.key.as_str()).collect();
+    for p in pages {
+        for l in links(&p.body) {
+            assert!(keys.contains(&l.as_str()), "{} links to missing {l}", p.key);
+            assert_ne!(l, p.key, "{} links to itself", p.key);
+        }
+        assert!(
+            p.tags.contains(&"offline".to_string()),
+            "{} is marked offline",
+            p.key
+        );
+    }
+}
+
+#[test]
+fn english_and_chinese_fixtures() {
+    let en = "# Backpressure\n\nBackpressure lets a slow consumer slow down a fast producer. Without backpressure, queues grow without bound.\n\n## Bounded Queues\n\nA bounded queue blocks the producer when it is full. Bounded queues keep memory use predictable. The Acme Stream Library uses bounded queues.\n\n## Flow Control\n\nFlow control is the general idea behind backpressure. TCP uses flow control through its receive window. The Acme Stream Library also implements flow control.\n";
+    let zh = "# 流量控制\n\n流量控制让生产者等待慢的消费者。没有流量控制，队列会无限增长。\n\n## 背压\n\n背压是一种流量控制机制。背压保护队列不溢出。很多系统都用背压。\n\n## 有界队列\n\n有界队列在满的时候阻塞生产者。有界队列让内存使用可以预测。流量控制常常依靠有界队列。\n";
+    let (_b, w) = wiki(&[("en.md", en.to_string()), ("zh.md", zh.to_string())]);
+    let report = compile_offline(&w);
+    let pages = block_on(w.all_pages()).unwrap();
+    check_integrity(&pages, &report);
+    let kinds: BTreeMap<&str, PageKind> = pages.iter().map(|p| (p.key.as_str(), p.kind)).collect();
+    println!("{kinds:#?}");
+    // Source pages, heading concepts in both languages, the recurring capitalised entity.
+    // A title word used three times in its source is a concept; the summary page then takes "(source)".
+    assert_eq!(kinds.get("Backpressure (source)"), Some(&PageKind::Source));
+    assert_eq!(kinds.get("流量控制 (source)"), Some(&PageKind::Source));
+    assert_eq!(kinds.get("Backpressure"), Some(&PageKind::Concept));
+    assert_eq!(kinds.get("流量控制"), Some(&PageKind::Concept));
+    assert_eq!(
+        kinds.get("Bounded Queues"),
+        Some(&PageKind::Concept),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains_key("界队列"),
+        "part of the heading term 有界队列"
+    );
+    assert_eq!(kinds.get("Flow Control"), Some(&PageKind::Concept));
+    assert_eq!(kinds.get("背压"), Some(&PageKind::Concept));
+    assert_eq!(kinds.get("有界队列"), Some(&PageKind::Concept));
+    assert_eq!(kinds.get("Acme Stream Library"), Some(&PageKind::Entity));
+    // The summary is made of the source's own sentences.
+    let summary_page = pages
+        .iter()
+        .find(|p| p.key == "Backpressure (source)")
+        .unwrap();
+    let first = summary_page.body.lines().next().unwrap();
+    for sentence in first.split(". ").filter(|s| !s.is_empty()) {
+        assert!(
+            en.contains(sentence.trim_end_matches('.')),
+            "invented summary text: {sentence}"
+        );
+    }
+    // Concept pages collect the sentences that mention them, cited, and link by co-mention.
+    let flow = pages.iter().find(|p| p.key == "Flow Control").unwrap();
+    assert!(
+        flow.body
+            .contains("TCP uses flow control through its receive window."),
+        "{}",
+        flow.body
+    );
+    assert!(flow.body.contains("[^c"), "cited");
+    assert!(
+        links(&flow.body).contains(&"Acme Stream Library".to_string()),
+        "{}",
+        flow.body
+    );
+    let bp = pages.iter().find(|p| p.key == "背压").unwrap();
+    assert!(bp.body.contains("背压是一种流量控制机制。"), "{}", bp.body);
+}
+
+#[test]
+fn rust_book_chapters_compile_offline_into_their_central_concepts() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rust-book");
+    let list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/chapters.json")).unwrap())
+            .unwrap();
+    let chapters: Vec<String> = list["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(chapters.len(), 10);
+    let sources: Vec<(&str, String)> = chapters
+        .iter()
+        .map(|c| {
+            (
+                c.as_str(),
+                std::fs::read_to_string(format!("{dir}/{c}.md")).unwrap(),
+            )
+        })
+        .collect();
+    let (_b, w) = wiki(&sources);
+    let report = compile_offline(&w);
+    let pages = block_on(w.all_pages()).unwrap();
+    check_integrity(&pages, &report);
+    assert_eq!(report.compiled.len(), 10);
+    // The central concepts, by the term rules: a page whose key is the concept in singular or
+    // plural form (page_key of the title the rules choose).
+    let concept_keys: Vec<String> = pages
+        .iter()
+        .filter(|p| p.kind != PageKind::Source)
+        .map(|p| p.key.to_lowercase())
+        .collect();
+    for concept in [
+        "ownership",
+        "borrowing",
+        "slices",
+        "vectors",
+        "strings",
+        "hash maps",
+        "traits",
+        "closures",
+        "threads",
+    ] {
+        let words: Vec<String> = concept.split(' ').map(singular).collect();
+        let found = concept_keys.iter().any(|k| {
+            let kw: Vec<String> = page_key(k).split(' ').map(singular).collect();
+            kw == words
+        });
+        assert!(
+            found,
+            "no page for {concept}; concept pages: {concept_keys:?}"
+        );
+    }
+    println!(
+        "{} pages, {} claims",
+        pages.len(),
+        report.compiled.iter().map(|r| r.claims).sum::<usize>()
+    );
+}
