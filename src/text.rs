@@ -65,6 +65,7 @@ pub fn is_cjk(c: char) -> bool {
 /// Defaults: each CJK character ([`is_cjk`]) is one token; other text is one token per four
 /// characters (rounded up). Reported usage from the endpoint always replaces the estimate.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct TokenEstimator {
     /// Tokens per CJK character. Range `0.1..=4.0`; default 1.0. Lower for tokenizers with large

@@ -735,3 +735,62 @@ fn source_text_is_data_and_compiles_never_delete_pages() {
         assert!(after.contains(&k), "{k} was deleted");
     }
 }
+
+#[test]
+fn estimate_comes_before_the_cost() {
+    let (_b, w) = scenario();
+    let e = block_on(w.estimate(&CompileOptions::default())).unwrap();
+    assert_eq!(e.sources.len(), 3);
+    assert!(e.total.estimated);
+    let llm = Scripted::default();
+    let r = compile(&w, &llm).unwrap();
+    // The estimate is of the right order: not below the real number of calls, at most a few times it.
+    assert!(e.total.calls >= r.usage.calls && e.total.calls <= 4 * r.usage.calls, "{e:?} vs {:?}", r.usage);
+    assert!(e.total.input >= r.usage.input / 2, "{e:?} vs {:?}", r.usage);
+    assert!(block_on(w.estimate(&CompileOptions::default())).unwrap().sources.is_empty());
+}
+
+#[test]
+fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
+    use llm_wiki::model::{Page, PageKind};
+    use llm_wiki::storage::{Batch, Expect};
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f31a");
+    let mut b = Batch::new();
+    for i in 0..3000 {
+        let title = format!("Topic {i:04} of the synthetic wiki");
+        let page = Page {
+            key: title.clone(),
+            title,
+            kind: PageKind::Concept,
+            summary: format!("Synthetic page number {i} describing one narrow topic with a summary long enough to cost about sixty tokens in an index line, which is what real wikis have."),
+            aliases: vec![],
+            tags: vec![],
+            sources: vec![],
+            created: 0,
+            updated: 0,
+            body: "Body.".into(),
+            revision: 1,
+        };
+        b.put(Store::Pages, page.key.clone(), serde_json::to_vec(&page).unwrap(), Expect::Absent);
+    }
+    block_on(w.storage().commit(b)).unwrap();
+    add(&w, "new", "# Topic 0042 of the synthetic wiki\n\n## Widgetron\n\nWidgetron relates to Topic 0042 of the synthetic wiki and Topic 1999 of the synthetic wiki.\n");
+    let largest = std::rc::Rc::new(Cell::new(0u64));
+    let seen = largest.clone();
+    let llm = Scripted {
+        overrides: Some(Box::new(move |_, user| {
+            seen.set(seen.get().max(estimate_tokens(user)));
+            None
+        })),
+        ..Default::default()
+    };
+    let model = LlmCompiler { llm: &llm, max_output_tokens: Some(4096), model_name: "scripted".into() };
+    let options = CompileOptions { context_window: 32_768, max_output_tokens: 4096, ..Default::default() };
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    assert!(largest.get() + 4096 <= 32_768, "a prompt of {} tokens", largest.get());
+    // The pages the source names made it into the slice and got linked.
+    let body = block_on(w.page("Widgetron")).unwrap().unwrap().body;
+    assert!(body.contains("[[Topic 1999 of the synthetic wiki]]"), "{body}");
+}

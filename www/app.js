@@ -2,6 +2,7 @@
 // this file only wires the DOM to the `Wiki` class. Untrusted text is always set with textContent.
 import init, { Wiki } from "./pkg/llm_wiki.js";
 import { strings, pickLanguage } from "./i18n.js";
+import { htmlToMarkdown } from "./build/convert.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
@@ -124,9 +125,20 @@ async function viewSource(key) {
 }
 
 async function addSource({ title, key, mime, content }) {
+  const url = /^https?:\/\//.test(key || "") ? key : undefined;
+  let original;
+  if (mime === "text/html") {
+    // Decision 2: HTML becomes markdown here, in JS; the original HTML is kept as the raw artifact.
+    const converted = htmlToMarkdown(content, { url });
+    for (const w of converted.warnings) setStatus(t("convertWarning", converted.title, w), "error");
+    original = new TextEncoder().encode(content);
+    title = title || converted.title;
+    content = converted.markdown;
+    mime = "text/markdown";
+  }
   const report = await state.wiki.addSource({
-    title: title || undefined, key: key || undefined, mime, content,
-    url: /^https?:\/\//.test(key || "") ? key : undefined,
+    title: title || undefined, key: key || undefined, mime, content, url,
+    original, originalMime: original ? "text/html" : undefined,
     capturedAt: Date.now(),
   });
   const shown = title || report.key;
@@ -137,10 +149,40 @@ async function addSource({ title, key, mime, content }) {
 
 async function addFiles(files) {
   for (const f of files) {
-    const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown" : "text/plain";
+    const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
+      : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
     await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() });
   }
   await refresh();
+}
+
+// ---------------------------------------------------------------- compile
+
+async function compile() {
+  const controller = new AbortController();
+  state.compileController = controller;
+  $("#compile").disabled = true;
+  $("#compile-cancel").hidden = false;
+  const progress = $("#compile-progress");
+  try {
+    const report = await state.wiki.compile({
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.stage === "source") progress.textContent = t("compiling", p.index + 1, p.total, p.key);
+      },
+    });
+    const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
+    setStatus(report.compiled.length + report.failed.length === 0 ? t("nothingToCompile")
+      : t("compileDone", report.compiled.length, report.failed.length, pages), report.failed.length ? "error" : "info");
+    progress.textContent = "";
+  } catch (e) {
+    if (e && e.code === "CANCELLED") setStatus(t("cancelled"), "error"); else showError(e);
+    progress.textContent = "";
+  } finally {
+    $("#compile").disabled = false;
+    $("#compile-cancel").hidden = true;
+    await refresh();
+  }
 }
 
 // ---------------------------------------------------------------- pages
@@ -240,6 +282,8 @@ function wire() {
   drop.addEventListener("drop", (e) => {
     if (e.dataTransfer && e.dataTransfer.files.length) { e.preventDefault(); addFiles([...e.dataTransfer.files]).catch(showError); }
   });
+  $("#compile").addEventListener("click", () => compile().catch(showError));
+  $("#compile-cancel").addEventListener("click", () => state.compileController?.abort());
   $("#page-new").addEventListener("click", () => openEditor(null));
   $("#page-cancel").addEventListener("click", () => { $("#page-editor").hidden = true; });
   $("#page-editor").addEventListener("submit", async (e) => {

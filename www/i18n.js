@@ -19,6 +19,11 @@ export const strings = {
     upgraded: "This wiki was upgraded or deleted in another tab. Reload this page.",
     revision: "revision", by: "by", emptyContent: "Paste some text or choose a file first.",
     persistDenied: "The browser did not grant persistent storage; export your vault regularly.",
+    compile: "Compile", compiling: (i, n, key) => `Compiling ${i}/${n}: ${key}`,
+    compileDone: (c, f, p) => `Compiled ${c} source(s), ${f} failed; ${p} page(s) written.`,
+    nothingToCompile: "Nothing to compile: every source is compiled and unchanged.",
+    cancelled: "Compile cancelled; sources compiled before stay.",
+    convertWarning: (t, w) => `"${t}": ${w}`,
   },
   zh: {
     appName: "llm-wiki", wiki: "知识库", newWiki: "新建知识库", deleteWiki: "删除知识库",
@@ -39,6 +44,11 @@ export const strings = {
     upgraded: "此知识库已在另一个标签页中升级或删除，请重新加载本页。",
     revision: "修订", by: "作者", emptyContent: "请先粘贴文本或选择文件。",
     persistDenied: "浏览器未授予持久存储；请定期导出知识库。",
+    compile: "编译", compiling: (i, n, key) => `正在编译 ${i}/${n}：${key}`,
+    compileDone: (c, f, p) => `已编译 ${c} 个资料，失败 ${f} 个；写入 ${p} 个页面。`,
+    nothingToCompile: "没有需要编译的资料：所有资料都已编译且未变化。",
+    cancelled: "编译已取消；之前编译完成的资料保留。",
+    convertWarning: (t, w) => `“${t}”：${w}`,
   },
 };
 

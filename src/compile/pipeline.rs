@@ -139,6 +139,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
 
 /// Options of [`Wiki::compile`] (JS: `compile({...})`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompileOptions {
     /// Recompile every selected source, even compiled and unchanged ones.
@@ -179,6 +180,7 @@ impl Default for CompileOptions {
 
 /// Progress of a compile, reported as it goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", tag = "stage")]
 pub enum Progress {
     /// Starting source `index` (0-based) of `total`.
@@ -230,6 +232,7 @@ pub enum Progress {
 
 /// What the compile of one source did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct SourceReport {
     /// Source key.
@@ -254,6 +257,7 @@ pub struct SourceReport {
 
 /// A source that failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct SourceFailure {
     /// Source key.
@@ -266,6 +270,7 @@ pub struct SourceFailure {
 
 /// What [`Wiki::compile`] did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompileReport {
     /// Compiled sources, in order.
@@ -278,8 +283,39 @@ pub struct CompileReport {
     pub unverified: usize,
 }
 
+/// The estimated cost of compiling one source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SourceEstimate {
+    /// Source key.
+    pub key: String,
+    /// Source title.
+    pub title: String,
+    /// Extract calls (chunks).
+    pub chunks: usize,
+    /// All model calls.
+    pub calls: u64,
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens (upper bound).
+    pub output: u64,
+}
+
+/// What [`Wiki::estimate`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct CompileEstimate {
+    /// Per source, in compile order.
+    pub sources: Vec<SourceEstimate>,
+    /// The sum, marked estimated.
+    pub total: TokenUsage,
+}
+
 /// A failure record (`meta/compile-failure/<source key>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct FailureRecord {
     /// The source version that failed.
@@ -378,6 +414,58 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             source_rev,
             schema_md,
         })
+    }
+
+    /// What a compile with `options` would cost, before running it (Decision 12 estimates).
+    ///
+    /// Per source: the extract calls (one per chunk) with their prompt overhead, and one integrate
+    /// call per page it is likely to touch — its summary page plus one per second- or third-level
+    /// heading, at most [`super::extract::MAX_ENTITIES_PER_SOURCE`] + 1. Output is bounded by
+    /// `max_output_tokens` per call. An upper-bound-minded guess, not a promise; the offline
+    /// compiler costs 0 tokens.
+    pub async fn estimate(&self, options: &CompileOptions) -> Result<CompileEstimate> {
+        let est = &options.estimator;
+        let schema = self.schema().await?;
+        let pages = self.all_pages().await?;
+        let avg_body = if pages.is_empty() {
+            300
+        } else {
+            pages.iter().map(|p| est.estimate(&p.body)).sum::<u64>() / pages.len() as u64
+        };
+        let window = options.context_window.max(1024);
+        let output = options.max_output_tokens.clamp(128, window / 2);
+        let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
+        let overhead = est.estimate(&prompt::extract_system()) + est.estimate(&schema) + index_budget + 200;
+        let mut out = CompileEstimate::default();
+        for source in self.sources_to_compile(options).await? {
+            let text = self.source_text(&source.version).await?;
+            let chunk_budget = window.saturating_sub(output + overhead).max(256);
+            let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
+            let headings = text
+                .lines()
+                .filter(|l| l.starts_with("## ") || l.starts_with("### "))
+                .count() as u64;
+            let touched = (1 + headings).min(super::extract::MAX_ENTITIES_PER_SOURCE as u64 + 1);
+            let text_tokens = est.estimate(&text);
+            let extract_input: u64 = chunks.iter().map(|c| est.estimate(c) + overhead).sum();
+            let integrate_input = touched
+                * (est.estimate(&prompt::integrate_system()) + est.estimate(&schema) + avg_body + 200)
+                + text_tokens / 2;
+            let s = SourceEstimate {
+                key: source.key.clone(),
+                title: source.title.clone(),
+                chunks: chunks.len(),
+                calls: chunks.len() as u64 + touched,
+                input: extract_input + integrate_input,
+                output: (chunks.len() as u64 + touched) * output.min(avg_body + 400),
+            };
+            out.total.input += s.input;
+            out.total.output += s.output;
+            out.total.calls += s.calls;
+            out.sources.push(s);
+        }
+        out.total.estimated = true;
+        Ok(out)
     }
 
     /// Sources a compile with `options` would compile, in compile (key) order.

@@ -14,6 +14,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::clock::SystemClock;
+use crate::compile::pipeline::{CompileOptions, Progress};
+use crate::llm::Cancel;
+use crate::offline::OfflineCompiler;
 use crate::error::Error;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
@@ -49,18 +52,102 @@ export interface StorageInfo {
   persisted: boolean;
 }
 
+/** Options of `compile()` and `estimate()`; every field optional. */
+export interface CompileRequest extends Partial<CompileOptions> {
+  /** Called as the compile goes: per source, per chunk, per page, commit or failure. */
+  onProgress?: (progress: Progress) => void;
+  /** Aborts the compile after the current model call; committed sources stay. */
+  signal?: AbortSignal;
+}
+
 /** Every error llm-wiki throws: `name` is "LlmWikiError", `code` is stable. */
 export interface LlmWikiError extends Error {
   name: "LlmWikiError";
   code:
     | "QUOTA_EXCEEDED" | "UPGRADE_BLOCKED" | "CLOSED" | "STORAGE_UNAVAILABLE" | "SCHEMA_TOO_NEW"
     | "CONFLICT" | "STORAGE" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
-    | "NOT_FOUND" | "CANCELLED";
+    | "NOT_FOUND" | "CANCELLED" | "BAD_REPLY" | "BUDGET_EXCEEDED";
 }
 "#;
 
 struct Inner {
     core: Core,
+}
+
+impl Inner {
+    async fn compile_offline(
+        &self,
+        options: &CompileOptions,
+        on_progress: &dyn Fn(&Progress),
+        cancel: &Cancel,
+    ) -> crate::Result<crate::compile::pipeline::CompileReport> {
+        let mut texts = Vec::new();
+        for s in self.core.sources().await? {
+            texts.push(self.core.source_text(&s.version).await?);
+        }
+        let model = OfflineCompiler::new(&texts);
+        let options = CompileOptions {
+            // Extractive: one chunk per source, whatever its size.
+            context_window: 10_000_000,
+            ..options.clone()
+        };
+        self.core.compile(&model, &options, on_progress, cancel).await
+    }
+}
+
+/// Listens to an `AbortSignal` while an operation runs; removes its listener when dropped, so a
+/// later abort never calls a freed closure.
+struct AbortGuard {
+    signal: web_sys::AbortSignal,
+    closure: Closure<dyn FnMut()>,
+}
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        let _ = self
+            .signal
+            .remove_event_listener_with_callback("abort", self.closure.as_ref().unchecked_ref());
+    }
+}
+
+type AbortListener = Option<AbortGuard>;
+
+/// Reads a `CompileRequest`: the options, the progress callback, and cancellation wired to the
+/// signal (the returned listener must live as long as the operation).
+fn compile_request(
+    request: &JsValue,
+) -> Result<(CompileOptions, impl Fn(&Progress), Cancel, AbortListener), JsValue> {
+    let options: CompileOptions = if request.is_object() {
+        serde_wasm_bindgen::from_value(request.clone())
+            .map_err(|e| interop::bad_input("compile options", e))?
+    } else {
+        CompileOptions::default()
+    };
+    let callback = Reflect::get(request, &"onProgress".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let on_progress = move |p: &Progress| {
+        if let (Some(f), Ok(v)) = (&callback, interop::to_js(p)) {
+            let _ = f.call1(&JsValue::UNDEFINED, &v);
+        }
+    };
+    let cancel = Cancel::new();
+    let signal = Reflect::get(request, &"signal".into())
+        .ok()
+        .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
+    let listener = match signal {
+        Some(signal) => {
+            if signal.aborted() {
+                cancel.cancel();
+            }
+            let c = cancel.clone();
+            let closure: Closure<dyn FnMut()> = Closure::new(move || c.cancel());
+            let _ = signal.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
+            Some(AbortGuard { signal, closure })
+        }
+        None => None,
+    };
+    Ok((options, on_progress, cancel, listener))
 }
 
 /// A personal wiki stored in this browser's IndexedDB.
@@ -264,6 +351,36 @@ impl Wiki {
     pub fn operations(&self) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.operations().await) })
+    }
+
+    /// Compiles every new or changed source (or `sources`) into pages, one operation per source.
+    /// With no endpoint configured it runs the offline, extractive compiler. Resolves with a
+    /// report; a source that fails is listed in `failed` and stays pending, the wiki unchanged by
+    /// it. Rejects with `CANCELLED` when `signal` aborts (committed sources stay).
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompileReport>")]
+    pub fn compile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CompileRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let (options, on_progress, cancel, _listener) = compile_request(&request)?;
+            let report = inner.compile_offline(&options, &on_progress, &cancel).await;
+            result_to_js(report)
+        })
+    }
+
+    /// The token cost a `compile()` with these options would have, per source and in total.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompileEstimate>")]
+    pub fn estimate(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CompileRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let (options, _, _, _listener) = compile_request(&request)?;
+            result_to_js(inner.core.estimate(&options).await)
+        })
     }
 
     /// Storage usage and quota of this origin, and whether it is persistent.

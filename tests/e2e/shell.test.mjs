@@ -68,3 +68,40 @@ test("a human edit makes a page with a revision, in Chinese too", async () => {
   assert.equal(log.errors.length, 0, log.errors.join("\n"));
   await context.close();
 });
+
+test("with no endpoint, Rust Book chapters dropped as HTML compile offline into a wiki", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { execFileSync } = await import("node:child_process");
+  const { root } = await import("./harness.mjs");
+  const sysroot = execFileSync("rustc", ["--print", "sysroot"], { encoding: "utf8" }).trim();
+  const { chapters } = JSON.parse(readFileSync(`${root}/tests/fixtures/rust-book/chapters.json`, "utf8"));
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const log = watch(page);
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  const files = chapters.slice(0, 3).map((name) => ({
+    name: `${name}.html`, mimeType: "text/html",
+    buffer: readFileSync(`${sysroot}/share/doc/rust/html/book/${name}.html`),
+  }));
+  await page.setInputFiles("#source-files", files);
+  await page.waitForFunction(() => document.querySelectorAll("#sources-table tbody tr").length === 3);
+  assert.match(await page.textContent("#sources-table"), /What Is Ownership\?/);
+  await page.click("#compile");
+  await page.waitForFunction(() => /Compiled 3 source/.test(document.querySelector("#status").textContent), null, { timeout: 60000 });
+  assert.doesNotMatch(await page.textContent("#sources-table"), /pending|failed/);
+  await page.click("#tabs button[data-tab=pages]");
+  await page.waitForSelector("#pages-list li");
+  const titles = await page.$$eval("#pages-list li > a", (as) => as.map((a) => a.textContent));
+  for (const concept of ["Ownership", "Borrowing", "References"]) assert.ok(titles.includes(concept), `${concept} in ${titles}`);
+  await page.screenshot({ path: `${artifacts}/offline-pages.png`, fullPage: true });
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.click("#tabs button[data-tab=index]");
+  await page.waitForFunction(() => document.querySelector("#index-md").textContent.includes("[[Ownership]]"));
+  // Nothing but the page's own origin was contacted.
+  const origin = new URL(server.url).origin;
+  assert.deepEqual(log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith("data:")), []);
+  assert.equal(log.errors.length, 0, log.errors.join("\n"));
+  await context.close();
+});
