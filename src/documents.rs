@@ -79,7 +79,7 @@ pub fn render_index(pages: &[Page]) -> String {
         if of_kind.is_empty() {
             continue;
         }
-        of_kind.sort_by(|a, b| {
+        crate::util::sort_by(&mut of_kind, &|a, b| {
             (a.title.to_lowercase(), &a.key).cmp(&(b.title.to_lowercase(), &b.key))
         });
         out.push_str(&format!("\n## {}\n\n", section_title(kind)));

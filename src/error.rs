@@ -175,7 +175,7 @@ mod tests {
             Error::Cancelled,
         ];
         let mut codes: Vec<_> = all.iter().map(Error::code).collect();
-        codes.sort_unstable();
+        crate::util::sort(&mut codes);
         codes.dedup();
         assert_eq!(codes.len(), all.len());
     }

@@ -22,6 +22,7 @@ pub mod model;
 pub mod offline;
 pub mod storage;
 pub mod text;
+pub mod util;
 pub mod wiki;
 
 #[cfg(target_arch = "wasm32")]

@@ -745,9 +745,16 @@ fn estimate_comes_before_the_cost() {
     let llm = Scripted::default();
     let r = compile(&w, &llm).unwrap();
     // The estimate is of the right order: not below the real number of calls, at most a few times it.
-    assert!(e.total.calls >= r.usage.calls && e.total.calls <= 4 * r.usage.calls, "{e:?} vs {:?}", r.usage);
+    assert!(
+        e.total.calls >= r.usage.calls && e.total.calls <= 4 * r.usage.calls,
+        "{e:?} vs {:?}",
+        r.usage
+    );
     assert!(e.total.input >= r.usage.input / 2, "{e:?} vs {:?}", r.usage);
-    assert!(block_on(w.estimate(&CompileOptions::default())).unwrap().sources.is_empty());
+    assert!(block_on(w.estimate(&CompileOptions::default()))
+        .unwrap()
+        .sources
+        .is_empty());
 }
 
 #[test]
@@ -772,7 +779,12 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
             body: "Body.".into(),
             revision: 1,
         };
-        b.put(Store::Pages, page.key.clone(), serde_json::to_vec(&page).unwrap(), Expect::Absent);
+        b.put(
+            Store::Pages,
+            page.key.clone(),
+            serde_json::to_vec(&page).unwrap(),
+            Expect::Absent,
+        );
     }
     block_on(w.storage().commit(b)).unwrap();
     add(&w, "new", "# Topic 0042 of the synthetic wiki\n\n## Widgetron\n\nWidgetron relates to Topic 0042 of the synthetic wiki and Topic 1999 of the synthetic wiki.\n");
@@ -785,12 +797,27 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
         })),
         ..Default::default()
     };
-    let model = LlmCompiler { llm: &llm, max_output_tokens: Some(4096), model_name: "scripted".into() };
-    let options = CompileOptions { context_window: 32_768, max_output_tokens: 4096, ..Default::default() };
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: Some(4096),
+        model_name: "scripted".into(),
+    };
+    let options = CompileOptions {
+        context_window: 32_768,
+        max_output_tokens: 4096,
+        ..Default::default()
+    };
     let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
     assert!(r.failed.is_empty(), "{:?}", r.failed);
-    assert!(largest.get() + 4096 <= 32_768, "a prompt of {} tokens", largest.get());
+    assert!(
+        largest.get() + 4096 <= 32_768,
+        "a prompt of {} tokens",
+        largest.get()
+    );
     // The pages the source names made it into the slice and got linked.
     let body = block_on(w.page("Widgetron")).unwrap().unwrap().body;
-    assert!(body.contains("[[Topic 1999 of the synthetic wiki]]"), "{body}");
+    assert!(
+        body.contains("[[Topic 1999 of the synthetic wiki]]"),
+        "{body}"
+    );
 }

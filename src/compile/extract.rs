@@ -348,7 +348,7 @@ pub fn index_slice(
             (hits, p)
         })
         .collect();
-    scored.sort_by(|a, b| {
+    crate::util::sort_by(&mut scored, &|a, b| {
         b.0.cmp(&a.0)
             .then_with(|| a.1.title.to_lowercase().cmp(&b.1.title.to_lowercase()))
     });

@@ -435,7 +435,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let window = options.context_window.max(1024);
         let output = options.max_output_tokens.clamp(128, window / 2);
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
-        let overhead = est.estimate(&prompt::extract_system()) + est.estimate(&schema) + index_budget + 200;
+        let overhead =
+            est.estimate(&prompt::extract_system()) + est.estimate(&schema) + index_budget + 200;
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
@@ -449,7 +450,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let text_tokens = est.estimate(&text);
             let extract_input: u64 = chunks.iter().map(|c| est.estimate(c) + overhead).sum();
             let integrate_input = touched
-                * (est.estimate(&prompt::integrate_system()) + est.estimate(&schema) + avg_body + 200)
+                * (est.estimate(&prompt::integrate_system())
+                    + est.estimate(&schema)
+                    + avg_body
+                    + 200)
                 + text_tokens / 2;
             let s = SourceEstimate {
                 key: source.key.clone(),
@@ -483,7 +487,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     || !matches!(&s.status, SourceStatus::Compiled { version, .. } if *version == s.version && !s.version.is_empty())
             })
             .collect();
-        list.sort_by(|a, b| a.key.cmp(&b.key));
+        crate::util::sort_by(&mut list, &|a, b| a.key.cmp(&b.key));
         Ok(list)
     }
 
@@ -610,7 +614,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
         let canonical = canonical_ids(&snap.claims, &page_map);
         claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
-        claims.sort_by(|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
+        crate::util::sort_by(&mut claims, &|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
         let claims_budget = index_budget / 2;
         let mut existing = String::new();
         for line in claim_lines(&claims).lines() {
@@ -965,10 +969,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             // Sorted, so the record is the same whichever source compiled first.
             let mut record_pages = vec![existing.page.clone(), new.page.clone()];
-            record_pages.sort();
+            crate::util::sort(&mut record_pages);
             record_pages.dedup();
             let mut record_claims = vec![existing.id.clone(), new.id.clone()];
-            record_claims.sort();
+            crate::util::sort(&mut record_claims);
             new_records.push(Contradiction {
                 id,
                 pages: record_pages,
@@ -1117,7 +1121,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     || mentioned.contains(k))
             {
                 p.sources.push(source.key.clone());
-                p.sources.sort();
+                crate::util::sort(&mut p.sources);
             }
             if *k == source_page {
                 p.title = source.title.clone();
@@ -1284,7 +1288,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             page.body = finalize(key, &page.body);
             written.push(key.clone());
         }
-        written.sort();
+        crate::util::sort(&mut written);
         written.dedup();
 
         let offline = model.name() == crate::offline::OFFLINE;

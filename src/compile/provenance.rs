@@ -123,7 +123,7 @@ pub fn claim_id(page: &str, source_key: &str, text: &str, quote: &str) -> String
 /// A ledger record id: `x` + 10 hex digits over the sorted claim ids it relates.
 pub fn contradiction_id(claims: &[String]) -> String {
     let mut sorted: Vec<&String> = claims.iter().collect();
-    sorted.sort();
+    crate::util::sort(&mut sorted);
     let mut h = Sha256::new();
     for c in sorted {
         h.update(c.as_bytes());

@@ -220,7 +220,7 @@ pub fn resolve(mentions: &[Mention], pages: &[KnownPage]) -> Vec<Resolved> {
             .map(|n| match_key(&n))
             .filter(|k| !k.is_empty())
             .collect();
-        keys.sort();
+        crate::util::sort(&mut keys);
         keys.dedup();
         for k in &keys {
             match first_with_key.get(k) {
@@ -312,7 +312,7 @@ pub fn resolve(mentions: &[Mention], pages: &[KnownPage]) -> Vec<Resolved> {
             }
         })
         .collect();
-    out.sort_by_key(|r| target_sort_key(&r.target));
+    crate::util::sort_by_key(&mut out, |r| target_sort_key(&r.target));
     out
 }
 

@@ -84,7 +84,9 @@ impl OfflineCompiler {
             headings.iter().map(|h| Tokenized::new(h)).collect();
         let scores = textrank::rank(&sents);
         let mut by_rank: Vec<usize> = (0..sents.len()).collect();
-        by_rank.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        crate::util::sort_by(&mut by_rank, &|&a, &b| {
+            scores[b].total_cmp(&scores[a]).then(a.cmp(&b))
+        });
 
         // Terms this source uses.
         let mut used: Vec<(&Term, usize)> = self
@@ -101,7 +103,9 @@ impl OfflineCompiler {
                     .then_some((t, 3 * in_headings + in_body))
             })
             .collect();
-        used.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.title.cmp(&b.0.title)));
+        crate::util::sort_by(&mut used, &|a, b| {
+            b.1.cmp(&a.1).then_with(|| a.0.title.cmp(&b.0.title))
+        });
         used.truncate(MAX_TERMS);
         let used: Vec<&Term> = used.into_iter().map(|(t, _)| t).collect();
 
@@ -224,7 +228,7 @@ impl OfflineCompiler {
             .filter(|(k, t)| *k != input.key && mentions(&facts_tokens, t))
             .cloned()
             .collect();
-        related.sort_by_key(|r| r.1.to_lowercase());
+        crate::util::sort_by_key(&mut related, |r| r.1.to_lowercase());
         related.dedup();
         if !related.is_empty() {
             body.push_str("\n\n## Related\n\n");
@@ -244,7 +248,9 @@ impl OfflineCompiler {
                 .filter(|l| l.contains("[^"))
                 .map(crate::compile::integrate::strip_refs),
         );
-        candidates.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        crate::util::sort_by(&mut candidates, &|a, b| {
+            a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+        });
         let early = |text: &&String| {
             let head: String = text
                 .split_whitespace()

@@ -420,7 +420,7 @@ pub fn recurring_cjk(texts: &[String]) -> Vec<(String, usize)> {
         })
         .cloned()
         .collect();
-    kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    crate::util::sort_by(&mut kept, &|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     kept.truncate(50);
     kept
 }

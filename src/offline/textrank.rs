@@ -128,9 +128,11 @@ pub fn rank(sentences: &[String]) -> Vec<f64> {
 pub fn top_sentences(sentences: &[String], k: usize) -> Vec<usize> {
     let scores = rank(sentences);
     let mut idx: Vec<usize> = (0..sentences.len()).collect();
-    idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    crate::util::sort_by(&mut idx, &|&a, &b| {
+        scores[b].total_cmp(&scores[a]).then(a.cmp(&b))
+    });
     idx.truncate(k);
-    idx.sort_unstable();
+    crate::util::sort(&mut idx);
     idx
 }
 

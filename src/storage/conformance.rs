@@ -493,7 +493,7 @@ pub async fn list_and_delete<B: Backend>(backend: &B) {
         "{names:?}"
     );
     let mut sorted = names.clone();
-    sorted.sort();
+    crate::util::sort(&mut sorted);
     assert_eq!(names, sorted, "list() is sorted");
 
     backend

@@ -306,7 +306,7 @@ impl Backend for IdbBackend {
             })
             .filter_map(|n| n.strip_prefix(DB_PREFIX).map(str::to_string))
             .collect();
-        names.sort();
+        crate::util::sort(&mut names);
         names.dedup();
         Ok(names)
     }
@@ -481,7 +481,7 @@ impl Storage for IdbStorage {
             }
         }
         // IndexedDB orders by UTF-16 code units; return Rust string (code point) order like every backend.
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::util::sort_by(&mut out, &|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
@@ -503,7 +503,7 @@ impl Storage for IdbStorage {
             .iter()
             .map(|w| (w.store(), w.key().to_string()))
             .collect();
-        ids.sort();
+        crate::util::sort(&mut ids);
         ids.dedup();
         let mut reads = Vec::with_capacity(ids.len());
         for (store, key) in &ids {

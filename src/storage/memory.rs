@@ -107,7 +107,7 @@ impl Backend for MemoryBackend {
 
     async fn list(&self) -> Result<Vec<String>> {
         let mut names: Vec<String> = self.dbs.borrow().keys().cloned().collect();
-        names.sort();
+        crate::util::sort(&mut names);
         Ok(names)
     }
 

@@ -239,7 +239,7 @@ impl Batch {
     /// The distinct stores the batch touches, in schema order.
     pub fn stores(&self) -> Vec<Store> {
         let mut s: Vec<Store> = self.writes.iter().map(Write::store).collect();
-        s.sort();
+        crate::util::sort(&mut s);
         s.dedup();
         s
     }

@@ -15,9 +15,9 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::clock::SystemClock;
 use crate::compile::pipeline::{CompileOptions, Progress};
+use crate::error::Error;
 use crate::llm::Cancel;
 use crate::offline::OfflineCompiler;
-use crate::error::Error;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
@@ -91,7 +91,9 @@ impl Inner {
             context_window: 10_000_000,
             ..options.clone()
         };
-        self.core.compile(&model, &options, on_progress, cancel).await
+        self.core
+            .compile(&model, &options, on_progress, cancel)
+            .await
     }
 }
 
@@ -142,7 +144,8 @@ fn compile_request(
             }
             let c = cancel.clone();
             let closure: Closure<dyn FnMut()> = Closure::new(move || c.cancel());
-            let _ = signal.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
+            let _ =
+                signal.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
             Some(AbortGuard { signal, closure })
         }
         None => None,
