@@ -275,14 +275,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self.clock
     }
 
-    pub(crate) async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
+    pub(crate) async fn read<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        key: &str,
+    ) -> Result<Option<(T, u64)>> {
         match self.storage.get(store, key).await? {
             Some(r) => Ok(Some((from_json(store, key, &r.data)?, r.rev))),
             None => Ok(None),
         }
     }
 
-    pub(crate) async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
+    pub(crate) async fn read_all<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        prefix: &str,
+    ) -> Result<Vec<T>> {
         self.storage
             .scan(store, prefix)
             .await?
@@ -327,7 +335,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
     /// index.md built from `all_pages` (the page set after this operation), then commits.
-    pub(crate) async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
+    pub(crate) async fn finish(
+        &self,
+        mut ob: OpBuilder,
+        all_pages: Option<&[Page]>,
+    ) -> Result<Operation> {
         ob.batch.put(
             Store::Operations,
             operation_key(ob.op.id),
@@ -561,6 +573,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: [`Error::InvalidInput`] (no title for a new page, unknown key),
     /// [`Error::Conflict`] when `base_revision` is stale or another writer committed first.
     pub async fn put_page(&self, edit: PageEdit) -> Result<Page> {
+        // Frontmatter or fences in the body become fields; table pipes are escaped (markdown::page).
+        let (edit, extra_frontmatter) = crate::markdown::page::absorb_edit(edit);
         let mut pages = self.all_pages().await?;
         let now = self.clock.now_ms();
         let existing_idx = match &edit.key {
@@ -613,6 +627,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             .collect(),
                     );
                 }
+                if let Some(x) = extra_frontmatter {
+                    p.extra_frontmatter = x;
+                }
                 p.updated = now;
                 p.revision += 1;
                 (p, Expect::Any)
@@ -646,6 +663,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     updated: now,
                     body: normalize_source_text(&edit.body.unwrap_or_default()),
                     revision: 1,
+                    extra_frontmatter: extra_frontmatter.unwrap_or_default(),
                 };
                 (p, Expect::Absent)
             }
