@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod model;
 pub mod storage;
 pub mod text;
+pub mod vault;
 pub mod wiki;
 
 #[cfg(target_arch = "wasm32")]

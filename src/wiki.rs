@@ -645,6 +645,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 let taken: std::collections::HashSet<String> =
                     pages.iter().map(|p| fold_key(&p.key)).collect();
                 let key = unique_key(&title, |k| taken.contains(k));
+                // A key a deleted page used keeps its history: continue its numbering.
+                let revision = self.next_revision_number(&key).await?;
                 let p = Page {
                     key,
                     title,
@@ -662,7 +664,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     created: now,
                     updated: now,
                     body: normalize_source_text(&edit.body.unwrap_or_default()),
-                    revision: 1,
+                    revision,
                     extra_frontmatter: extra_frontmatter.unwrap_or_default(),
                 };
                 (p, Expect::Absent)
