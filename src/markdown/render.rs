@@ -2,7 +2,10 @@
 //! strikethrough).
 //!
 //! Sanitising is an event filter (Decision 11), not a second parser over the HTML:
-//! - raw HTML (blocks and inline) becomes text: `<script>` shows as `&lt;script&gt;`;
+//! - raw HTML (blocks and inline) becomes text: `<script>` shows as `&lt;script&gt;`. The one
+//!   exception is an inline `<a href="…">…</a>` pair in one block whose href passes the link rule
+//!   below: it is rebuilt as a fresh `<a>` carrying only that href (every other attribute, such as
+//!   `onclick`, is dropped), so clipped links keep working;
 //! - a link keeps its `href` only for `http:`, `https:` and `mailto:` (scheme checked after removing
 //!   tabs and newlines and trimming controls and spaces, as browsers do) and for `#fragments`;
 //!   `javascript:`, `data:`, `vbscript:`, any other scheme and protocol-relative `//host` links
@@ -150,6 +153,7 @@ enum CalloutState {
 
 impl Renderer<'_, '_> {
     fn filter<'a>(&mut self, events: Vec<Event<'a>>) -> Vec<Event<'a>> {
+        let anchors = raw_anchors(&events);
         let mut out: Vec<Event<'a>> = Vec::with_capacity(events.len());
         let mut closers: Vec<&'static str> = Vec::new(); // per open Link
         let mut quotes: Vec<bool> = Vec::new(); // per open BlockQuote: is it a callout
@@ -158,6 +162,12 @@ impl Renderer<'_, '_> {
         while i < events.len() {
             let ev = events[i].clone();
             i += 1;
+            if let Some(html) = anchors.get(&(i - 1)) {
+                if closers.is_empty() {
+                    out.push(Event::Html(html.clone().into()));
+                    continue;
+                }
+            }
             match ev {
                 Event::Html(s) | Event::InlineHtml(s) => out.push(Event::Text(s)),
                 Event::Start(Tag::HtmlBlock) => out.push(Event::Start(Tag::Paragraph)),
@@ -571,6 +581,137 @@ impl Renderer<'_, '_> {
     }
 }
 
+/// Inline raw `<a href="…">…</a>` pairs whose href is `http:`, `https:`, `mailto:` or a
+/// `#fragment`, within one block: event index → the safe HTML that replaces the event (a rebuilt
+/// `<a>` with only the href, or `</a>`). Every other attribute (`onclick`, `style`…) is dropped;
+/// unpaired or unsafe anchors stay text.
+fn raw_anchors(events: &[Event<'_>]) -> HashMap<usize, String> {
+    let mut out = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let Event::InlineHtml(tag) = e else { continue };
+        let Some(href) = anchor_href(tag) else {
+            continue;
+        };
+        let open = match classify_url(&href) {
+            Url::External(u) if u.starts_with(|c: char| c.is_ascii_alphabetic()) => format!(
+                "<a href=\"{}\" rel=\"noopener noreferrer nofollow\" target=\"_blank\">",
+                escape(&decode_entities(&u))
+            ),
+            Url::Fragment(f) => format!("<a href=\"{}\">", escape(&decode_entities(&f))),
+            _ => continue,
+        };
+        // The matching `</a>` in the same block, with no other anchor in between.
+        let mut depth = 0i32;
+        for (j, later) in events.iter().enumerate().skip(i + 1) {
+            match later {
+                Event::Start(_) => depth += 1,
+                Event::End(_) => {
+                    depth -= 1;
+                    if depth < 0 {
+                        break;
+                    }
+                }
+                Event::InlineHtml(t) if depth == 0 => {
+                    let t = t.trim().to_ascii_lowercase();
+                    if t == "</a>" {
+                        out.insert(i, open);
+                        out.insert(j, "</a>".to_string());
+                        break;
+                    }
+                    if t.starts_with("<a") {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The `href` of a raw `<a …>` opening tag, as written (entities not decoded).
+fn anchor_href(tag: &str) -> Option<String> {
+    let t = tag.trim();
+    let rest = t.strip_prefix('<')?;
+    if !(rest.len() > 1
+        && rest.as_bytes()[0].eq_ignore_ascii_case(&b'a')
+        && rest.as_bytes()[1].is_ascii_whitespace())
+    {
+        return None;
+    }
+    let mut attrs = rest[1..].strip_suffix('>')?.trim_end_matches('/');
+    loop {
+        attrs = attrs.trim_start();
+        if attrs.is_empty() {
+            return None;
+        }
+        let name_end = attrs
+            .find(|c: char| c.is_whitespace() || c == '=')
+            .unwrap_or(attrs.len());
+        let name = attrs[..name_end].to_ascii_lowercase();
+        attrs = attrs[name_end..].trim_start();
+        let value = if let Some(v) = attrs.strip_prefix('=') {
+            let v = v.trim_start();
+            let (value, rest) = match v.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let end = v[1..].find(q)? + 1;
+                    (&v[1..end], &v[end + 1..])
+                }
+                _ => {
+                    let end = v.find(char::is_whitespace).unwrap_or(v.len());
+                    (&v[..end], &v[end..])
+                }
+            };
+            attrs = rest;
+            Some(value)
+        } else {
+            None
+        };
+        if name == "href" {
+            return value.map(str::to_string);
+        }
+    }
+}
+
+/// Decodes the character references a URL in an attribute commonly holds (`&amp;`, `&quot;`,
+/// `&#39;`, `&lt;`, `&gt;`, numeric). Used only after the scheme was checked on the raw text.
+fn decode_entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        let decoded = after.find(';').and_then(|semi| {
+            let name = &after[..semi];
+            let c = match name {
+                "amp" => Some('&'),
+                "quot" => Some('"'),
+                "apos" | "#39" => Some('\''),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                n if n.starts_with("#x") || n.starts_with("#X") => u32::from_str_radix(&n[2..], 16)
+                    .ok()
+                    .and_then(char::from_u32),
+                n if n.starts_with('#') => n[1..].parse().ok().and_then(char::from_u32),
+                _ => None,
+            }?;
+            Some((c, semi + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &after[len..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `[!type] rest` at the start of a blockquote's first paragraph: the callout type (lower case,
 /// `[a-z0-9_-]` only) and the rest of the line.
 fn callout_head(t: &str) -> Option<(String, String)> {
@@ -792,14 +933,34 @@ mod tests {
         assert_safe(&html, F21);
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
-        // Alias text is escaped inside a real link; the raw anchor is text, not a link.
+        // Alias text is escaped inside a real link.
         assert!(html.contains("<a class=\"wikilink\" href=\"#/page/Rust\" data-page=\"Rust\">&lt;img src=x onerror=alert(5)&gt;</a>"), "{html}");
-        assert!(
-            html.contains("&lt;a href=\"https://ok.example\" onclick=\"alert(6)\"&gt;ok&lt;/a&gt;"),
-            "{html}"
-        );
+        // The https anchor survives, rebuilt without its handler.
+        assert!(html.contains("<a href=\"https://ok.example\" rel=\"noopener noreferrer nofollow\" target=\"_blank\">ok</a>"), "{html}");
         assert!(html.contains("<span class=\"link-removed\" title=\"Link removed: unsafe or unsupported URL\">proto</span>"));
         assert!(html.contains("<span class=\"image-removed\""));
+    }
+
+    #[test]
+    fn raw_anchors_are_rebuilt_only_when_safe_and_paired() {
+        let h = ctx_render("<a onclick=\"x\" href='https://ok.example/?a=1&amp;b=2'>ok</a>").html;
+        assert!(h.contains("<a href=\"https://ok.example/?a=1&amp;b=2\" rel=\"noopener noreferrer nofollow\" target=\"_blank\">ok</a>"), "{h}");
+        let h = ctx_render("<a href=\"https://ok.example\">unclosed").html;
+        assert!(
+            h.contains("&lt;a href=\"https://ok.example\"&gt;unclosed"),
+            "{h}"
+        );
+        let h = ctx_render("<a href=\"javascript:alert(1)\">x</a>").html;
+        assert!(
+            h.contains("&lt;a href=\"javascript:alert(1)\"&gt;x&lt;/a&gt;"),
+            "{h}"
+        );
+        assert_eq!(
+            anchor_href("<a  href = x title=\"y\">").as_deref(),
+            Some("x")
+        );
+        assert_eq!(anchor_href("<abbr href=x>"), None);
+        assert_eq!(decode_entities("a&amp;b&#x3a;&#58;&bogus;"), "a&b::&bogus;");
     }
 
     #[test]
@@ -994,6 +1155,17 @@ mod tests {
             "# <img src=x onerror=alert(1)>",
             "<object data=\"data:text/html;base64,PHNjcmlwdD4=\"></object>",
             "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+            "<a href=\"javascript:alert(1)\">x</a>",
+            "<a href=\" javascript:alert(1)\">x</a>",
+            "<a href='https://ok.example' onclick='alert(1)' style='x'>x</a>",
+            "<a href=https://ok.example onmouseover=alert(1)>x</a>",
+            "<a onclick=\"alert(1)\" href=\"https://ok.example\">x</a>",
+            "<a href=\"//evil.example\">x</a>",
+            "<a href=\"https://ok.example\"><img src=x onerror=alert(1)></a>",
+            "<a href=\"https://ok.example\">unclosed",
+            "<a href=\"https://a.example/?q=&quot;&gt;&lt;script&gt;\">x</a>",
+            "<A HREF=\"https://ok.example\">x</A>",
+            "[md](https://ok.example) <a href=\"https://ok.example\">[inner](https://x.example)</a>",
         ];
         for md in corpus {
             let html = ctx_render(md).html;
