@@ -128,6 +128,7 @@ pub fn split(text: &str) -> Option<(&str, &str)> {
 /// Errors: [`YamlError`] when the text is not YAML or its root is not a mapping. See
 /// [`parse_yaml_lenient`] for text an LLM wrote.
 pub fn parse_yaml(yaml: &str) -> Result<Frontmatter, YamlError> {
+    check_size(yaml)?;
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| YamlError(e.to_string()))?;
     let root = match docs.into_iter().next() {
         None | Some(Yaml::Null) => return Ok(Frontmatter::default()),
@@ -178,6 +179,45 @@ pub fn parse_yaml(yaml: &str) -> Result<Frontmatter, YamlError> {
         fm.extra = verbatim_unknown(yaml).unwrap_or_else(|| emit_hash(unknown));
     }
     Ok(fm)
+}
+
+/// Largest frontmatter read, in bytes.
+pub const MAX_YAML_BYTES: usize = 256 * 1024;
+/// Most aliases (`*name`) a frontmatter block may use. yaml-rust2 copies the anchored node for
+/// every alias, so nested aliases grow exponentially ("billion laughs"); real frontmatter uses
+/// none.
+pub const MAX_YAML_ALIASES: usize = 64;
+
+#[derive(Default)]
+struct AliasCount(usize);
+
+impl MarkedEventReceiver for AliasCount {
+    fn on_event(&mut self, ev: Event, _: Marker) {
+        if matches!(ev, Event::Alias(_)) {
+            self.0 += 1;
+        }
+    }
+}
+
+/// Refuses frontmatter that is too large or uses too many aliases, before anything expands it.
+fn check_size(yaml: &str) -> Result<(), YamlError> {
+    if yaml.len() > MAX_YAML_BYTES {
+        return Err(YamlError(format!(
+            "the frontmatter is larger than {MAX_YAML_BYTES} bytes"
+        )));
+    }
+    if yaml.contains('*') {
+        let mut count = AliasCount::default();
+        Parser::new_from_str(yaml)
+            .load(&mut count, false)
+            .map_err(|e| YamlError(e.to_string()))?;
+        if count.0 > MAX_YAML_ALIASES {
+            return Err(YamlError(format!(
+                "the frontmatter uses more than {MAX_YAML_ALIASES} aliases"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// [`parse_yaml`], and when that fails, one repair an LLM commonly needs: a top-level
@@ -723,6 +763,25 @@ mod tests {
         assert_eq!(fm.title.as_deref(), Some("Rust: Ownership and Borrowing"));
         assert_eq!(fm.tags, Some(vec!["rust".to_string()]));
         assert!(parse_yaml_lenient("a: [unclosed\n").is_err());
+    }
+
+    #[test]
+    fn alias_bombs_and_huge_blocks_are_refused() {
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12u8 {
+            let prev = (b'a' + i - 1) as char;
+            let name = (b'a' + i) as char;
+            let refs = vec![format!("*{prev}"); 10].join(", ");
+            bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        assert!(parse_yaml(&bomb).unwrap_err().0.contains("aliases"));
+        assert!(parse_yaml(&"k: v\n".repeat(60_000))
+            .unwrap_err()
+            .0
+            .contains("larger"));
+        // A few aliases are fine.
+        let fm = parse_yaml("base: &b {x: 1}\nother: *b\ntags: [a]\n").unwrap();
+        assert_eq!(fm.tags, Some(vec!["a".to_string()]));
     }
 
     #[test]

@@ -215,6 +215,11 @@ pub fn scan(text: &str) -> Vec<Item> {
     let mut items = Vec::new();
     let mut pos = 0;
     let mut op = 0; // index into `opaque`
+                    // Next `]]`, `[[` and line end at or after a position, cached so that a line full of `[[`
+                    // is scanned in linear time.
+    let mut next_close = Cached::new("]]");
+    let mut next_open = Cached::new("[[");
+    let mut next_line = Cached::new("\n");
     while let Some(found) = text[pos..].find("[[") {
         let open = pos + found;
         while op < opaque.len() && opaque[op].end <= open {
@@ -236,15 +241,9 @@ pub fn scan(text: &str) -> Vec<Item> {
         let embed = open > 0 && bytes[open - 1] == b'!';
         let start = if embed { open - 1 } else { open };
         let body_start = open + 2;
-        let line_end = text[body_start..]
-            .find('\n')
-            .map_or(text.len(), |i| body_start + i);
-        let close = text[body_start..line_end]
-            .find("]]")
-            .map(|i| body_start + i);
-        let reopen = text[body_start..line_end]
-            .find("[[")
-            .map(|i| body_start + i);
+        let line_end = next_line.at(text, body_start).unwrap_or(text.len());
+        let close = next_close.at(text, body_start).filter(|&c| c < line_end);
+        let reopen = next_open.at(text, body_start).filter(|&r| r < line_end);
         let in_table = tables.iter().any(|r| r.start <= open && open < r.end);
         match close {
             Some(c) if reopen.is_none_or(|r| r > c) => {
@@ -267,6 +266,33 @@ pub fn scan(text: &str) -> Vec<Item> {
         }
     }
     items
+}
+
+/// The next occurrence of a pattern at or after a position, remembered between calls with
+/// increasing positions.
+struct Cached {
+    pattern: &'static str,
+    found: Option<Option<usize>>,
+}
+
+impl Cached {
+    fn new(pattern: &'static str) -> Self {
+        Cached {
+            pattern,
+            found: None,
+        }
+    }
+
+    fn at(&mut self, text: &str, from: usize) -> Option<usize> {
+        match self.found {
+            Some(None) => return None,
+            Some(Some(p)) if p >= from => return Some(p),
+            _ => {}
+        }
+        let p = text[from..].find(self.pattern).map(|i| from + i);
+        self.found = Some(p);
+        p
+    }
 }
 
 /// Only the well-formed links of [`scan`].
@@ -513,6 +539,14 @@ mod tests {
                 "link html"
             ]
         );
+    }
+
+    #[test]
+    fn long_lines_of_brackets_scan_in_linear_time() {
+        let text = "[[".repeat(200_000) + "]]";
+        let items = scan(&text);
+        assert_eq!(items.len(), 200_000);
+        assert!(matches!(items.last(), Some(Item::Malformed(m)) if m.problem == Problem::Empty));
     }
 
     #[test]
