@@ -680,22 +680,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             last_op,
             documents,
         };
-        files.insert(".llm-wiki/vault.json".into(), pretty(&manifest));
-        files.insert(".llm-wiki/pages.json".into(), pretty(&page_records));
-        files.insert(".llm-wiki/sources.json".into(), pretty(&sources));
-        files.insert(".llm-wiki/revisions.json".into(), pretty(&revisions));
-        files.insert(".llm-wiki/operations.json".into(), pretty(&operations));
-        files.insert(".llm-wiki/assets.json".into(), pretty(&assets));
+        files.insert(".llm-wiki/vault.json".into(), json_one(&manifest));
+        files.insert(".llm-wiki/pages.json".into(), json_array(&page_records));
+        files.insert(".llm-wiki/sources.json".into(), json_array(&sources));
+        files.insert(".llm-wiki/revisions.json".into(), json_array(&revisions));
+        files.insert(".llm-wiki/operations.json".into(), json_array(&operations));
+        files.insert(".llm-wiki/assets.json".into(), json_array(&assets));
         files.insert(
             ".llm-wiki/claims.json".into(),
-            pretty(&self.records(Store::Claims).await?),
+            json_map(&self.records(Store::Claims).await?),
         );
         files.insert(
             ".llm-wiki/ledger.json".into(),
-            pretty(&self.records(Store::Ledger).await?),
+            json_map(&self.records(Store::Ledger).await?),
         );
-        files.insert(".llm-wiki/meta.json".into(), pretty(&meta));
-        files.insert(".llm-wiki/config.json".into(), pretty(&config));
+        files.insert(".llm-wiki/meta.json".into(), json_map(&meta));
+        files.insert(".llm-wiki/config.json".into(), json_one(&config));
         write_zip(&files)
     }
 
@@ -1152,10 +1152,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 }
 
-/// A record as the export writes it: pretty JSON with a trailing newline.
-fn pretty<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(v).expect("vault records always serialise");
+/// One JSON value and a newline (compact: the same serializer the stores use, so no second,
+/// pretty-printing copy of every `Serialize` impl lands in the wasm).
+fn json_one<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = to_json(v);
     out.push(b'\n');
+    out
+}
+
+/// A JSON array with one record per line (readable, and diffs record by record).
+fn json_array<T: Serialize>(items: &[T]) -> Vec<u8> {
+    let mut out = b"[".to_vec();
+    for (i, item) in items.iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        out.extend(to_json(item));
+    }
+    out.extend_from_slice(if items.is_empty() { b"]\n" } else { b"\n]\n" });
+    out
+}
+
+/// A JSON object with one `"key": record` per line, in key order.
+fn json_map(map: &BTreeMap<String, Value>) -> Vec<u8> {
+    let mut out = b"{".to_vec();
+    for (i, (k, v)) in map.iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        out.extend(to_json(k));
+        out.extend_from_slice(b": ");
+        out.extend(to_json(v));
+    }
+    out.extend_from_slice(if map.is_empty() { b"}\n" } else { b"\n}\n" });
     out
 }
 

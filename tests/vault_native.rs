@@ -195,9 +195,9 @@ fn export_import_export_is_byte_identical() {
     // Never the API key; the rest of the config travels.
     let all: Vec<u8> = files.values().flatten().copied().collect();
     assert!(!String::from_utf8_lossy(&all).contains("sk-SECRET"));
-    assert!(text(&files, ".llm-wiki/config.json").contains("\"maxTokens\": 1024"));
+    assert!(text(&files, ".llm-wiki/config.json").contains("\"maxTokens\":1024"));
     // Claims and ledger records follow the renamed page.
-    assert!(text(&files, ".llm-wiki/claims.json").contains("\"page\": \"机器学习 (ML)\""));
+    assert!(text(&files, ".llm-wiki/claims.json").contains("\"page\":\"机器学习 (ML)\""));
     assert!(text(&files, ".llm-wiki/ledger.json").contains("\"机器学习 (ML)\""));
     // One frontmatter block, known fields first, unknown ones after, body exactly.
     assert_eq!(
