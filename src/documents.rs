@@ -161,6 +161,7 @@ mod tests {
             updated: 0,
             body: String::new(),
             revision: 1,
+            extra_frontmatter: String::new(),
         }
     }
 

@@ -23,6 +23,7 @@ pub mod offline;
 pub mod storage;
 pub mod text;
 pub mod util;
+pub mod vault;
 pub mod wiki;
 
 #[cfg(target_arch = "wasm32")]

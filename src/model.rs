@@ -181,6 +181,11 @@ pub struct Page {
     pub body: String,
     /// The latest revision number (1-based).
     pub revision: u64,
+    /// Frontmatter fields llm-wiki does not own (e.g. `cssclass: wide` added in Obsidian), as the
+    /// YAML text they had, in order; written back verbatim after the known fields
+    /// (see `markdown::frontmatter`). Empty when there are none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub extra_frontmatter: String,
 }
 
 /// Who wrote a revision.

@@ -590,6 +590,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: [`Error::InvalidInput`] (no title for a new page, unknown key),
     /// [`Error::Conflict`] when `base_revision` is stale or another writer committed first.
     pub async fn put_page(&self, edit: PageEdit) -> Result<Page> {
+        // Frontmatter or fences in the body become fields; table pipes are escaped (markdown::page).
+        let (edit, extra_frontmatter) = crate::markdown::page::absorb_edit(edit);
         let mut pages = self.all_pages().await?;
         let now = self.clock.now_ms();
         let existing_idx = match &edit.key {
@@ -642,6 +644,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             .collect(),
                     );
                 }
+                if let Some(x) = extra_frontmatter {
+                    p.extra_frontmatter = x;
+                }
                 p.updated = now;
                 p.revision += 1;
                 (p, Expect::Any)
@@ -657,6 +662,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 let taken: std::collections::HashSet<String> =
                     pages.iter().map(|p| fold_key(&p.key)).collect();
                 let key = unique_key(&title, |k| taken.contains(k));
+                // A key a deleted page used keeps its history: continue its numbering.
+                let revision = self.next_revision_number(&key).await?;
                 let p = Page {
                     key,
                     title,
@@ -674,7 +681,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     created: now,
                     updated: now,
                     body: normalize_source_text(&edit.body.unwrap_or_default()),
-                    revision: 1,
+                    revision,
+                    extra_frontmatter: extra_frontmatter.unwrap_or_default(),
                 };
                 (p, Expect::Absent)
             }

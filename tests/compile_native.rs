@@ -778,6 +778,7 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
             updated: 0,
             body: "Body.".into(),
             revision: 1,
+            extra_frontmatter: String::new(),
         };
         b.put(
             Store::Pages,

@@ -22,7 +22,7 @@ use super::integrate::{
     added_paragraphs, finalize_body, missing_human_paragraphs, page_draft_schema,
     strip_app_sections, Fact, Finalize, IntegrateInput, PageDraft,
 };
-use super::links::{fix_links, LinkTargets};
+use super::links::fix_links;
 use super::prompt;
 use super::provenance::{claim_id, contradiction_id, plain_text, quote_occurs};
 use super::resolve::{match_key, resolve, KnownPage, Mention, Target};
@@ -30,6 +30,8 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
 use crate::markdown::keys::{fold_key, unique_key};
+use crate::markdown::page::{clean_page, CleanOptions};
+use crate::markdown::resolve::Resolver;
 use crate::model::{
     Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind,
     Revision, Source, SourceStatus, TokenUsage,
@@ -822,6 +824,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             updated: now,
             body: String::new(),
             revision: 0,
+            extra_frontmatter: String::new(),
         };
 
         // Resolve entities and concepts.
@@ -1208,20 +1211,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             &source_page,
             &source.title,
         );
-        // Entity and concept pages win a shared name over source and analysis pages.
-        let mut targets = LinkTargets::default();
-        for p in pages
-            .values()
-            .filter(|p| !matches!(p.kind, PageKind::Source | PageKind::Analysis))
-        {
-            targets.add(&p.key, &p.title, &p.aliases);
-        }
-        for p in pages
-            .values()
-            .filter(|p| matches!(p.kind, PageKind::Source | PageKind::Analysis))
-        {
-            targets.add(&p.key, &p.title, &p.aliases);
-        }
+        let page_list: Vec<Page> = pages.values().cloned().collect();
+        let resolver = Resolver::from_pages(&page_list);
 
         let finalize = |key: &str, draft_body: &str| -> String {
             let page_claims: BTreeMap<String, Claim> = claims_after
@@ -1244,7 +1235,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 source_pages: &source_pages,
                 self_key: key,
             };
-            finalize_body(draft_body, &f, |b| fix_links(b, &targets, key))
+            // The model's page may come wrapped in fences or frontmatter (F05).
+            let cleaned = clean_page(draft_body, CleanOptions::LLM).body;
+            finalize_body(&cleaned, &f, |b| fix_links(b, &resolver, key))
         };
 
         let mut report = SourceReport {
@@ -1298,6 +1291,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             page.tags.retain(|t| t != crate::offline::OFFLINE);
             if offline {
                 page.tags.push(crate::offline::OFFLINE.to_string());
+            }
+            if created.contains(key) {
+                // A deleted or renamed page may have left its history under this key.
+                page.revision = self.next_revision_number(key).await? - 1;
             }
             page.revision += 1;
             page.updated = now;

@@ -2,17 +2,19 @@
 //!
 //! Rules, in order: Unicode NFC; characters illegal in Windows file names (`< > : " / \ | ? *`),
 //! characters reserved in Obsidian links (`[ ] # ^ |`), control characters and noncharacters become
-//! spaces; whitespace runs collapse to one space; leading dots and spaces and trailing dots and
-//! spaces are removed; Windows device names (`CON`, `NUL`, `COM1`…) get a trailing `_`; the key is
-//! cut on a character boundary so that `<key>.md` is at most 255 bytes of UTF-8. CJK and every other
-//! script are kept as they are (never transliterated, never emptied). An empty result becomes
-//! `untitled`.
+//! spaces; bidirectional-text controls (which can disguise a file name) are removed; whitespace
+//! runs collapse to one space; leading dots and spaces and trailing dots and spaces are removed;
+//! a Windows device name before the first dot (`CON`, `nul.txt`, `COM1`…) gets a `_` after it
+//! (`CON_`, `nul_.txt`); the key is cut on a grapheme-cluster boundary (never inside a character or
+//! an emoji sequence) so that `<key>.md` is at most 255 bytes of UTF-8. CJK and every other script
+//! are kept as they are (never transliterated, never emptied). An empty result becomes `untitled`.
 //!
 //! *Invariant:* [`page_key`] is idempotent (`page_key(page_key(t)) == page_key(t)`) and never
 //! returns an empty string. Keys compare case-insensitively through [`fold_key`].
 
 use sha2::{Digest, Sha256};
 use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Longest file name, in bytes, including the `.md` extension (ext4, NTFS, APFS limit).
 pub const MAX_FILE_NAME_BYTES: usize = 255;
@@ -28,6 +30,11 @@ const WINDOWS_DEVICE_NAMES: &[&str] = &[
 fn is_noncharacter(c: char) -> bool {
     let u = c as u32;
     (0xFDD0..=0xFDEF).contains(&u) || (u & 0xFFFE) == 0xFFFE
+}
+
+/// Bidirectional formatting characters: left out of keys entirely.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 fn is_forbidden(c: char) -> bool {
@@ -51,6 +58,9 @@ pub fn page_key(title: &str) -> String {
     let mut out = String::with_capacity(nfc.len());
     let mut pending_space = false;
     for c in nfc.chars() {
+        if is_bidi_control(c) {
+            continue;
+        }
         let c = if is_forbidden(c) { ' ' } else { c };
         if c.is_whitespace() {
             pending_space = !out.is_empty();
@@ -63,23 +73,32 @@ pub fn page_key(title: &str) -> String {
         }
     }
     let mut key = trim_key(&out).to_string();
-    if key.len() > MAX_KEY_BYTES {
-        let mut cut = MAX_KEY_BYTES;
-        while !key.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        key.truncate(cut);
-        key = trim_key(&key).to_string();
-    }
-    let stem = key.split('.').next().unwrap_or("").to_ascii_uppercase();
+    let stem_len = key.find('.').unwrap_or(key.len());
+    let stem = key[..stem_len].trim_end_matches(' ').to_ascii_uppercase();
     if WINDOWS_DEVICE_NAMES.contains(&stem.as_str()) {
-        key.push('_');
+        key.insert(key[..stem_len].trim_end_matches(' ').len(), '_');
+    }
+    if key.len() > MAX_KEY_BYTES {
+        key = cut_graphemes(&key, MAX_KEY_BYTES);
+        key = trim_key(&key).to_string();
     }
     if key.is_empty() {
         "untitled".to_string()
     } else {
         key
     }
+}
+
+/// The longest prefix of `s` made of whole grapheme clusters that fits in `max` bytes.
+fn cut_graphemes(s: &str, max: usize) -> String {
+    let mut end = 0;
+    for (i, g) in s.grapheme_indices(true) {
+        if i + g.len() > max {
+            break;
+        }
+        end = i + g.len();
+    }
+    s[..end].to_string()
 }
 
 fn trim_key(s: &str) -> &str {
@@ -109,10 +128,7 @@ pub fn unique_key(title: &str, taken: impl Fn(&str) -> bool) -> String {
         } else {
             format!(" ~{}-{n}", &digest[..6])
         };
-        let mut stem = base.clone();
-        while stem.len() + suffix.len() > MAX_KEY_BYTES {
-            stem.pop();
-        }
+        let stem = cut_graphemes(&base, MAX_KEY_BYTES - suffix.len());
         let candidate = format!("{}{suffix}", trim_key(&stem));
         if !taken(&fold_key(&candidate)) {
             return candidate;
@@ -155,7 +171,10 @@ mod tests {
         assert_eq!(page_key("???"), "untitled");
         assert_eq!(page_key(""), "untitled");
         assert_eq!(page_key("con"), "con_");
-        assert_eq!(page_key("LPT1.txt"), "LPT1.txt_");
+        assert_eq!(page_key("LPT1.txt"), "LPT1_.txt");
+        assert_eq!(page_key("nul .tar.gz"), "nul_ .tar.gz");
+        assert_eq!(page_key("Console"), "Console");
+        assert_eq!(page_key("a\u{202E}gpj.exe"), "agpj.exe");
         assert_eq!(page_key("Cafe\u{301}"), "Café");
         assert_eq!(page_key("x\u{FFFF}y"), "x y");
     }
@@ -167,6 +186,27 @@ mod tests {
         assert!(k.len() + 3 <= MAX_FILE_NAME_BYTES);
         assert_eq!(k.len(), 84 * 3); // 252 bytes = 84 three-byte characters
         assert!(k.chars().all(|c| c == '漢'));
+    }
+
+    #[test]
+    fn long_titles_never_split_a_grapheme() {
+        // A family emoji is one grapheme of 25 bytes (four people joined by ZWJ).
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}";
+        let t = format!("{}{}", "a".repeat(240), family);
+        assert_eq!(page_key(&t), "a".repeat(240));
+        let t = format!("{}{}", "a".repeat(200), family.repeat(3));
+        assert_eq!(
+            page_key(&t),
+            format!("{}{}", "a".repeat(200), family.repeat(2))
+        );
+        // Unique keys of long titles stay within the limit too.
+        let long = "漢".repeat(200);
+        assert_eq!(unique_key(&long, |_| false), page_key(&long));
+        let first = page_key(&long);
+        let k = unique_key(&long, |f| f == fold_key(&first));
+        assert!(k.len() + 3 <= MAX_FILE_NAME_BYTES, "{k}");
+        let (stem, suffix) = k.rsplit_once(" ~").unwrap();
+        assert!(stem.chars().all(|c| c == '漢') && suffix.len() == 6, "{k}");
     }
 
     #[test]

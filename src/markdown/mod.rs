@@ -1,3 +1,17 @@
-//! Markdown and the vault: page keys, and (as they land) frontmatter, wikilinks, rendering.
+//! Markdown and the vault's file formats.
+//!
+//! - [`keys`]: title → page key (a portable file name, CJK kept; Decision 6).
+//! - [`frontmatter`]: YAML frontmatter read in every real-world shape and written as one block.
+//! - [`page`]: cleaning what an LLM or a person hands in; the page file format.
+//! - [`wikilinks`]: finding, validating and writing `[[links]]`.
+//! - [`resolve`]: link targets → pages (case-insensitive, through aliases), backlinks.
+//! - [`render`]: markdown → safe HTML.
+//!
+//! *Invariant:* nothing here does I/O or reads the clock; every function is pure over its inputs.
 
+pub mod frontmatter;
 pub mod keys;
+pub mod page;
+pub mod render;
+pub mod resolve;
+pub mod wikilinks;

@@ -49,3 +49,8 @@ pub fn result_to_js<T: Serialize>(r: crate::Result<T>) -> Result<JsValue, JsValu
         Err(e) => Err(error_to_js(&e)),
     }
 }
+
+/// Bytes as a JS `Uint8Array` (copied out of wasm memory).
+pub fn bytes_to_js(bytes: &[u8]) -> JsValue {
+    js_sys::Uint8Array::from(bytes).into()
+}

@@ -21,6 +21,7 @@ use crate::offline::OfflineCompiler;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
+use interop::bytes_to_js;
 use interop::{error_to_js, result_to_js, ts_to_rust};
 
 type Core = CoreWiki<IdbStorage, SystemClock>;
@@ -384,6 +385,93 @@ impl Wiki {
             let (options, _, _, _listener) = compile_request(&request)?;
             result_to_js(inner.core.estimate(&options).await)
         })
+    }
+
+    /// A page rendered for reading: `{ page, html, backlinks, assets, missing, ambiguous,
+    /// malformed }`, or `undefined`. The HTML is safe to assign to `innerHTML`: no raw HTML,
+    /// handlers or script URLs survive, and nothing in it makes the browser fetch a URL.
+    /// Wikilinks are `<a class="wikilink" href="#/page/<key>" data-page="<key>">`; missing ones
+    /// are `<span class="wikilink missing">`. Attachment images are `<img data-asset="<sha256>">`
+    /// without `src`: load the bytes with `asset(sha256)` and set a `blob:` URL.
+    #[wasm_bindgen(js_name = pageView, unchecked_return_type = "Promise<PageView | undefined>")]
+    pub fn page_view(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.page_view(&key).await) })
+    }
+
+    /// Keys of the pages linking to `key`, sorted.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string[]>")]
+    pub fn backlinks(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.backlinks(&key).await) })
+    }
+
+    /// Renames a page (new title, and the key it gives) and rewrites every link to it, in one
+    /// operation. Throws `NOT_FOUND`, `INVALID_INPUT` (empty title), `CONFLICT`.
+    #[wasm_bindgen(js_name = renamePage, unchecked_return_type = "Promise<RenameReport>")]
+    pub fn rename_page(&self, key: String, title: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.rename_page(&key, &title).await) })
+    }
+
+    /// Deletes a page; every link to it becomes plain text, in one operation. Throws `NOT_FOUND`,
+    /// `CONFLICT`.
+    #[wasm_bindgen(js_name = deletePage, unchecked_return_type = "Promise<DeleteReport>")]
+    pub fn delete_page(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.delete_page(&key).await) })
+    }
+
+    /// Stores an attachment (image or file) under `raw/assets/`, content-addressed; `![[name]]`
+    /// and `![](name)` then show it. Same name and bytes again: the existing record, nothing
+    /// written. Throws `INVALID_INPUT` for empty bytes.
+    #[wasm_bindgen(js_name = addAttachment, unchecked_return_type = "Promise<Asset>")]
+    pub fn add_attachment(&self, name: String, mime: String, bytes: Vec<u8>) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.add_attachment(&name, &mime, &bytes).await) })
+    }
+
+    /// Every attachment, ordered by name.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Asset[]>")]
+    pub fn assets(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.assets().await) })
+    }
+
+    /// The bytes of the attachment with this SHA-256, or `undefined`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array | undefined>")]
+    pub fn asset(&self, sha256: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            match inner.core.asset_bytes(&sha256).await {
+                Ok(Some(b)) => Ok(bytes_to_js(&b)),
+                Ok(None) => Ok(JsValue::UNDEFINED),
+                Err(e) => Err(error_to_js(&e)),
+            }
+        })
+    }
+
+    /// The whole wiki as a zip (the vault layout: `wiki/<kind>/<key>.md`, `raw/`, `index.md`,
+    /// `log.md`, `schema.md`, `.llm-wiki/`), never containing an API key. The same wiki always
+    /// gives the same bytes.
+    #[wasm_bindgen(js_name = exportVault, unchecked_return_type = "Promise<Uint8Array>")]
+    pub fn export_vault(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            match inner.core.export_vault().await {
+                Ok(b) => Ok(bytes_to_js(&b)),
+                Err(e) => Err(error_to_js(&e)),
+            }
+        })
+    }
+
+    /// Imports a zip: a vault exported by llm-wiki is restored exactly (into an empty wiki only);
+    /// a plain Obsidian vault's notes come in as sources and its other files as attachments.
+    /// Throws `INVALID_INPUT` (damaged zip, non-empty wiki, hash mismatch).
+    #[wasm_bindgen(js_name = importVault, unchecked_return_type = "Promise<ImportReport>")]
+    pub fn import_vault(&self, bytes: Vec<u8>) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.import_vault(&bytes).await) })
     }
 
     /// Storage usage and quota of this origin, and whether it is persistent.

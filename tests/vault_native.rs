@@ -1,0 +1,737 @@
+//! Markdown and the vault on MemoryStorage: page views and backlinks, attachments, rename and
+//! delete, export/import (field cases F05, F15, F18, F20 end to end).
+
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read, Write};
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::markdown::frontmatter;
+use llm_wiki::model::{Author, OperationKind, PageKind};
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::vault::VaultKind;
+use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+use llm_wiki::Error;
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+fn open(backend: &MemoryBackend, name: &str) -> W {
+    block_on(Wiki::open(
+        backend,
+        name,
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .expect("open")
+}
+
+fn new_page(w: &W, title: &str, kind: PageKind, body: &str) -> String {
+    block_on(w.put_page(PageEdit {
+        title: Some(title.into()),
+        kind: Some(kind),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .expect("put_page")
+    .key
+}
+
+fn body(w: &W, key: &str) -> String {
+    block_on(w.page(key)).unwrap().unwrap().body
+}
+
+fn unzip(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut a = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+    let mut out = BTreeMap::new();
+    for i in 0..a.len() {
+        let mut f = a.by_index(i).unwrap();
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        out.insert(f.name().to_string(), data);
+    }
+    out
+}
+
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for (name, data) in files {
+        w.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
+    String::from_utf8(
+        files
+            .get(path)
+            .unwrap_or_else(|| panic!("{path} missing"))
+            .clone(),
+    )
+    .unwrap()
+}
+
+/// A wiki with a bit of everything: CJK pages and links, a table link, an attachment, a source
+/// with an original, a corrected source, a rename, a delete, claims, a ledger record and a
+/// config holding an API key.
+fn populated(backend: &MemoryBackend, name: &str) -> W {
+    let w = open(backend, name);
+    block_on(w.add_source(NewSource {
+        key: Some("https://example.org/ai".into()),
+        url: Some("https://example.org/ai".into()),
+        mime: "text/markdown".into(),
+        content: "# 人工智能\n机器学习是人工智能的一个分支。\n".into(),
+        original: Some(b"<html><body>original</body></html>".to_vec()),
+        original_mime: Some("text/html".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_source(NewSource {
+        key: Some("notes/w.md".into()),
+        mime: "text/markdown".into(),
+        content: "Widgetron was first released in 2015.\n".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_source(NewSource {
+        key: Some("notes/w.md".into()),
+        mime: "text/markdown".into(),
+        content: "Widgetron was first released in 2016.\n".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_attachment("diagram.png", "image/png", b"\x89PNG fake")).unwrap();
+    block_on(w.put_page(PageEdit {
+        title: Some("人工智能".into()),
+        kind: Some(PageKind::Concept),
+        aliases: Some(vec!["Artificial Intelligence".into()]),
+        tags: Some(vec!["ai".into()]),
+        summary: Some("Machines that learn: an overview".into()),
+        body: Some(
+            "---\ncssclass: wide\n---\n## 概述\n见 [[机器学习]]。\n\n![[diagram.png]]\n".into(),
+        ),
+        ..Default::default()
+    }))
+    .unwrap();
+    new_page(
+        &w,
+        "机器学习",
+        PageKind::Concept,
+        "## 监督学习\n属于 [[人工智能|AI]]。\n",
+    );
+    new_page(
+        &w,
+        "Rust: Ownership",
+        PageKind::Concept,
+        "| Page | Note |\n|---|---|\n| [[机器学习|ML]] | x |\n",
+    );
+    new_page(&w, "Temp", PageKind::Entity, "Links [[Rust Ownership]].\n");
+    let mut b = Batch::new();
+    b.put(
+        Store::Claims,
+        "c1",
+        r#"{"id":"c1","page":"机器学习","text":"t","sourceKey":"https://example.org/ai","sourceVersion":"v","quote":"q","verified":true}"#.as_bytes().to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Ledger,
+        "x1",
+        r#"{"id":"x1","pages":["人工智能","机器学习"],"claims":["c1"],"description":"d","status":"open","openedBy":1}"#.as_bytes().to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Meta,
+        "config",
+        br#"{"provider":"openai","apiKey":"sk-SECRET","model":"m","maxTokens":1024}"#.to_vec(),
+        Expect::Absent,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    block_on(w.rename_page("机器学习", "机器学习 (ML)")).unwrap();
+    block_on(w.delete_page("Temp")).unwrap();
+    w
+}
+
+#[test]
+fn export_import_export_is_byte_identical() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "source-wiki");
+    let first = block_on(w.export_vault()).unwrap();
+    assert_eq!(
+        block_on(w.export_vault()).unwrap(),
+        first,
+        "export is deterministic"
+    );
+
+    let files = unzip(&first);
+    let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+    for expected in [
+        "index.md",
+        "log.md",
+        "schema.md",
+        "wiki/concept/人工智能.md",
+        "wiki/concept/机器学习 (ML).md",
+        "wiki/concept/Rust Ownership.md",
+        "raw/assets/diagram.png",
+        ".llm-wiki/vault.json",
+        ".llm-wiki/revisions.json",
+        ".llm-wiki/config.json",
+    ] {
+        assert!(paths.contains(&expected), "{expected} not in {paths:?}");
+    }
+    assert!(!paths.iter().any(|p| p.contains("Temp")), "{paths:?}");
+    assert_eq!(
+        paths.iter().filter(|p| p.starts_with("raw/text/")).count(),
+        3
+    );
+    assert_eq!(
+        paths
+            .iter()
+            .filter(|p| p.starts_with("raw/original/") && p.ends_with(".html"))
+            .count(),
+        1
+    );
+    // Never the API key; the rest of the config travels.
+    let all: Vec<u8> = files.values().flatten().copied().collect();
+    assert!(!String::from_utf8_lossy(&all).contains("sk-SECRET"));
+    assert!(text(&files, ".llm-wiki/config.json").contains("\"maxTokens\":1024"));
+    // Claims and ledger records follow the renamed page.
+    assert!(text(&files, ".llm-wiki/claims.json").contains("\"page\":\"机器学习 (ML)\""));
+    assert!(text(&files, ".llm-wiki/ledger.json").contains("\"机器学习 (ML)\""));
+    // One frontmatter block, known fields first, unknown ones after, body exactly.
+    assert_eq!(
+        text(&files, "wiki/concept/人工智能.md"),
+        "---\ntitle: 人工智能\naliases:\n  - Artificial Intelligence\ntags:\n  - ai\nsummary: \"Machines that learn: an overview\"\ncssclass: wide\n---\n## 概述\n见 [[机器学习 (ML)]]。\n\n![[diagram.png]]\n"
+    );
+
+    let backend2 = MemoryBackend::new();
+    let copy = open(&backend2, "copy");
+    let report = block_on(copy.import_vault(&first)).unwrap();
+    assert_eq!(report.kind, Some(VaultKind::LlmWiki));
+    assert_eq!(report.op, None, "an unchanged vault adds no operation");
+    assert_eq!(report.pages, 3);
+    let second = block_on(copy.export_vault()).unwrap();
+    assert!(first == second, "export → import → export differs");
+
+    // Everything is really back, not just the bytes.
+    assert_eq!(
+        block_on(copy.pages()).unwrap(),
+        block_on(w.pages()).unwrap()
+    );
+    assert_eq!(
+        block_on(copy.sources()).unwrap(),
+        block_on(w.sources()).unwrap()
+    );
+    assert_eq!(
+        block_on(copy.operations()).unwrap(),
+        block_on(w.operations()).unwrap()
+    );
+    assert_eq!(
+        block_on(copy.history("机器学习 (ML)")).unwrap(),
+        block_on(w.history("机器学习 (ML)")).unwrap()
+    );
+    assert_eq!(block_on(copy.log()).unwrap(), block_on(w.log()).unwrap());
+    let src = block_on(copy.source("https://example.org/ai"))
+        .unwrap()
+        .unwrap();
+    let original = src.source.original.clone().unwrap();
+    assert_eq!(
+        block_on(copy.original(&original.sha256)).unwrap().unwrap(),
+        b"<html><body>original</body></html>"
+    );
+    let view = block_on(copy.page_view("人工智能")).unwrap().unwrap();
+    assert_eq!(view.assets.len(), 1);
+    assert_eq!(
+        block_on(copy.asset_bytes(&view.assets[0].sha256))
+            .unwrap()
+            .unwrap(),
+        b"\x89PNG fake"
+    );
+    // The op counter continues where the exported wiki stopped.
+    let next = block_on(copy.set_schema("# mine\n")).unwrap();
+    assert_eq!(next.id, block_on(w.operations()).unwrap().len() as u64 + 1);
+}
+
+#[test]
+fn a_vault_of_ours_goes_only_into_an_empty_wiki() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "a");
+    let zip = block_on(w.export_vault()).unwrap();
+    let err = block_on(w.import_vault(&zip)).unwrap_err();
+    assert_eq!(err.code(), "INVALID_INPUT");
+    // Tampered files are refused, and nothing is written.
+    let mut files = unzip(&zip);
+    let text_path = files
+        .keys()
+        .find(|p| p.starts_with("raw/text/"))
+        .unwrap()
+        .clone();
+    files.insert(text_path, b"tampered".to_vec());
+    let tampered: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    let empty = open(&MemoryBackend::new(), "b");
+    let err = block_on(empty.import_vault(&zip_of(&tampered))).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(m) if m.contains("SHA-256")));
+    assert!(block_on(empty.pages()).unwrap().is_empty());
+    assert!(block_on(empty.operations()).unwrap().is_empty());
+}
+
+#[test]
+fn f20_pages_edited_in_obsidian_come_back_as_human_revisions() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f20");
+    new_page(&w, "Tokio", PageKind::Entity, "Runtime.\n");
+    new_page(&w, "Gone", PageKind::Concept, "Bye.\n");
+    let zip = block_on(w.export_vault()).unwrap();
+    let mut files = unzip(&zip);
+    // The five frontmatter shapes of F20, as a person might leave them in Obsidian.
+    let shapes = [
+        ("wiki/concept/N1.md", "---\ntags: rust, async\n---\nOne\n"),
+        ("wiki/concept/N2.md", "---\ntags: [rust, async]\n---\nTwo\n"),
+        ("wiki/concept/N3.md", "---\ntags:\n  - rust\n  - \"#async\"\n---\nThree\n"),
+        ("wiki/concept/N4.md", "---\ntag: rust\n---\nFour\n"),
+        (
+            "wiki/entity/Tokio.md",
+            "---\ntitle: Tokio\naliases: Tokio runtime\ntags:\ncustom_field: {a: 1}\n---\nRuntime, edited.\n",
+        ),
+    ];
+    for (path, body) in shapes {
+        files.insert(path.to_string(), body.as_bytes().to_vec());
+    }
+    files.remove("wiki/concept/Gone.md");
+    let edited: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+
+    let copy = open(&MemoryBackend::new(), "copy");
+    let report = block_on(copy.import_vault(&zip_of(&edited))).unwrap();
+    let mut changed = report.edited_pages.clone();
+    changed.sort();
+    assert_eq!(changed, vec!["Gone", "N1", "N2", "N3", "N4", "Tokio"]);
+    let op = report.op.expect("an import operation");
+    let ops = block_on(copy.operations()).unwrap();
+    assert_eq!(ops.last().unwrap().kind, OperationKind::Import);
+    assert_eq!(ops.last().unwrap().id, op);
+
+    let tags = |k: &str| block_on(copy.page(k)).unwrap().unwrap().tags;
+    let both = vec!["rust".to_string(), "async".to_string()];
+    assert_eq!(tags("N1"), both);
+    assert_eq!(tags("N2"), both);
+    assert_eq!(tags("N3"), both);
+    assert_eq!(tags("N4"), vec!["rust".to_string()]);
+    let tokio = block_on(copy.page("Tokio")).unwrap().unwrap();
+    assert_eq!(tokio.aliases, vec!["Tokio runtime".to_string()]);
+    assert!(tokio.tags.is_empty());
+    assert_eq!(tokio.body, "Runtime, edited.\n");
+    assert_eq!(tokio.revision, 2);
+    let history = block_on(copy.history("Tokio")).unwrap();
+    assert_eq!(history.last().unwrap().author, Author::Human);
+    assert_eq!(history.last().unwrap().op, op);
+    assert!(block_on(copy.page("Gone")).unwrap().is_none());
+    assert!(block_on(copy.history("Gone"))
+        .unwrap()
+        .last()
+        .unwrap()
+        .page_state
+        .is_none());
+    assert!(block_on(copy.index()).unwrap().contains("[[N1]]"));
+
+    // Export writes tags as block lists without '#', and the unknown field unchanged.
+    let out = unzip(&block_on(copy.export_vault()).unwrap());
+    assert_eq!(
+        text(&out, "wiki/concept/N3.md"),
+        "---\ntitle: N3\ntags:\n  - rust\n  - async\n---\nThree\n"
+    );
+    assert_eq!(
+        text(&out, "wiki/entity/Tokio.md"),
+        "---\ntitle: Tokio\naliases:\n  - Tokio runtime\ncustom_field: {a: 1}\n---\nRuntime, edited.\n"
+    );
+    // ...and that export round-trips exactly again.
+    let third = open(&MemoryBackend::new(), "third");
+    let again = block_on(copy.export_vault()).unwrap();
+    assert_eq!(block_on(third.import_vault(&again)).unwrap().op, None);
+    assert!(block_on(third.export_vault()).unwrap() == again);
+}
+
+const RUST_MD: &str = "# Rust\n## Ownership\nMove semantics. ^own1\n";
+const NOTES_MD: &str = "[[Rust|the Rust language]] [[Rust#Ownership]] [[Rust#^own1]] ![[Rust#Ownership]] ![[diagram.png]] [[Rust.md]]\n\n| Lang | Note |\n|---|---|\n| [[Rust\\|Rust lang]] | fast |\n";
+const BAD_MD: &str = "[[Rust#No such heading]] [[Missing page]] ![[missing.png]] [[Rust\\]]";
+
+#[test]
+fn f15_and_f20_a_plain_obsidian_vault_comes_in_as_sources() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "obsidian");
+    let zip = zip_of(&[
+        ("MyVault/.obsidian/app.json", b"{}"),
+        ("MyVault/Rust.md", RUST_MD.as_bytes()),
+        ("MyVault/Notes.md", NOTES_MD.as_bytes()),
+        ("MyVault/Bad.md", BAD_MD.as_bytes()),
+        ("MyVault/assets/diagram.png", b"\x89PNG diagram"),
+        ("MyVault/f20/1.md", b"---\ntags: rust, async\n---\nOne\n"),
+        ("MyVault/f20/2.md", b"---\ntags: [rust, async]\n---\nTwo\n"),
+        ("MyVault/f20/3.md", b"---\ntags:\n  - rust\n  - \"#async\"\n---\nThree\n"),
+        ("MyVault/f20/4.md", b"---\ntag: rust\n---\nFour\n"),
+        (
+            "MyVault/f20/5.md",
+            b"---\ntitle: Tokio notes\naliases: Tokio runtime\ntags:\ncustom_field: {a: 1}\n---\nFive\n",
+        ),
+    ]);
+    let report = block_on(w.import_vault(&zip)).unwrap();
+    assert_eq!(report.kind, Some(VaultKind::Obsidian));
+    assert_eq!(report.sources_added.len(), 8);
+    assert_eq!(report.assets, vec!["diagram.png".to_string()]);
+    assert_eq!(
+        report.skipped,
+        vec![".obsidian/app.json: hidden".to_string()]
+    );
+    let sources = block_on(w.sources()).unwrap();
+    let keys: Vec<&str> = sources.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "Bad.md", "Notes.md", "Rust.md", "f20/1.md", "f20/2.md", "f20/3.md", "f20/4.md",
+            "f20/5.md"
+        ]
+    );
+    assert!(sources.iter().all(|s| s.mime == "text/markdown"));
+    let title = |k: &str| sources.iter().find(|s| s.key == k).unwrap().title.clone();
+    assert_eq!(title("Notes.md"), "Notes");
+    assert_eq!(title("f20/5.md"), "Tokio notes");
+    // The note text is kept verbatim (sources are immutable); its frontmatter reads in every shape.
+    let fm = |k: &str| {
+        let t = block_on(w.source(k)).unwrap().unwrap().text;
+        let (yaml, _) = frontmatter::split(&t).unwrap();
+        frontmatter::parse_yaml(yaml).unwrap()
+    };
+    let both = Some(vec!["rust".to_string(), "async".to_string()]);
+    for k in ["f20/1.md", "f20/2.md", "f20/3.md"] {
+        assert_eq!(fm(k).tags, both, "{k}");
+    }
+    assert_eq!(fm("f20/4.md").tags, Some(vec!["rust".to_string()]));
+    let five = fm("f20/5.md");
+    assert_eq!(five.aliases, Some(vec!["Tokio runtime".to_string()]));
+    assert_eq!(five.tags.unwrap_or_default(), Vec::<String>::new());
+    assert_eq!(five.extra, "custom_field: {a: 1}\n");
+    assert_eq!(
+        block_on(w.source("Notes.md")).unwrap().unwrap().text,
+        NOTES_MD
+    );
+
+    // Importing the same vault again changes nothing and writes no operation.
+    let ops = block_on(w.operations()).unwrap().len();
+    let again = block_on(w.import_vault(&zip)).unwrap();
+    assert_eq!(again.sources_unchanged.len(), 8);
+    assert_eq!(again.op, None);
+    assert_eq!(block_on(w.operations()).unwrap().len(), ops);
+}
+
+#[test]
+fn f15_writer_and_viewer_on_the_field_vault() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f15");
+    block_on(w.add_attachment("diagram.png", "image/png", b"\x89PNG")).unwrap();
+    new_page(&w, "Rust", PageKind::Concept, RUST_MD);
+    new_page(&w, "Notes", PageKind::Overview, NOTES_MD);
+    new_page(&w, "Bad", PageKind::Overview, BAD_MD);
+    // The compiled page: the table pipe is escaped when stored, the prose pipe is not.
+    let compiled = new_page(
+        &w,
+        "Languages",
+        PageKind::Comparison,
+        "| Lang | Note |\n|---|---|\n| [[Rust|Rust lang]] | fast |\n\nSee [[Rust|Rust lang]].\n",
+    );
+    assert_eq!(
+        body(&w, &compiled),
+        "| Lang | Note |\n|---|---|\n| [[Rust\\|Rust lang]] | fast |\n\nSee [[Rust|Rust lang]].\n"
+    );
+    let view = block_on(w.page_view(&compiled)).unwrap().unwrap();
+    assert_eq!(view.html.matches("<td>").count(), 2, "{}", view.html);
+    // Rust is not an orphan; Notes has no broken links; Bad's problems are reported.
+    let backlinks = block_on(w.backlinks("Rust")).unwrap();
+    assert_eq!(backlinks, vec!["Bad", "Languages", "Notes"]);
+    let notes = block_on(w.page_view("Notes")).unwrap().unwrap();
+    assert!(
+        notes.missing.is_empty() && notes.malformed.is_empty(),
+        "{notes:?}"
+    );
+    assert_eq!(notes.assets.len(), 1);
+    let bad = block_on(w.page_view("Bad")).unwrap().unwrap();
+    assert_eq!(
+        bad.missing,
+        vec!["Missing page".to_string(), "missing.png".to_string()]
+    );
+    assert_eq!(bad.malformed, vec!["[[Rust\\]]".to_string()]);
+    let rust = block_on(w.page_view("rust")).unwrap().unwrap();
+    assert_eq!(
+        rust.backlinks
+            .iter()
+            .map(|b| b.key.as_str())
+            .collect::<Vec<_>>(),
+        vec!["Bad", "Languages", "Notes"]
+    );
+}
+
+#[test]
+fn f18_cjk_titles_keys_and_links() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f18");
+    let ai = block_on(w.put_page(PageEdit {
+        title: Some("人工智能".into()),
+        aliases: Some(vec!["Artificial Intelligence".into()]),
+        body: Some("AI.\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let ml = new_page(&w, "机器学习", PageKind::Concept, "## 监督学习\n");
+    let ja = new_page(&w, "日本語", PageKind::Concept, "");
+    let zh = new_page(&w, "中文", PageKind::Concept, "");
+    assert_eq!(
+        (ai.key.as_str(), ml.as_str(), ja.as_str(), zh.as_str()),
+        ("人工智能", "机器学习", "日本語", "中文")
+    );
+    let note = new_page(
+        &w,
+        "Note",
+        PageKind::Overview,
+        "[[人工智能]] [[人工智能|AI]] [[机器学习#监督学习]] [[Artificial Intelligence]] [[Deep Learning]]",
+    );
+    let view = block_on(w.page_view(&note)).unwrap().unwrap();
+    assert_eq!(view.missing, vec!["Deep Learning".to_string()]);
+    assert_eq!(
+        view.html.matches("class=\"wikilink\"").count(),
+        4,
+        "{}",
+        view.html
+    );
+    assert_eq!(
+        block_on(w.backlinks("人工智能")).unwrap(),
+        vec!["Note".to_string()]
+    );
+    // A second page with the same title gets a stable, distinct key.
+    let twin = new_page(&w, "人工智能", PageKind::Entity, "");
+    assert!(
+        twin.starts_with("人工智能 ~") && twin != "人工智能",
+        "{twin}"
+    );
+}
+
+#[test]
+fn f05_llm_style_bodies_are_stored_with_one_frontmatter_block() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f05");
+    let cases = [
+        (
+            "A",
+            "```markdown\n---\ntitle: Tokio\n---\n# Tokio\nSee [[Rust]].\n```",
+            "# Tokio\nSee [[Rust]].\n",
+        ),
+        (
+            "B",
+            "```yaml\n---\ntitle: Tokio\n---\n```\n# Tokio\nSee [[Rust]].",
+            "# Tokio\nSee [[Rust]].",
+        ),
+        (
+            "C",
+            "---\ntitle: Tokio\ntags: [rust]\n---\n# Tokio",
+            "# Tokio",
+        ),
+        (
+            "E",
+            "# Syntax\nExample:\n```markdown\n[[Link]]\n```",
+            "# Syntax\nExample:\n```markdown\n[[Link]]\n```",
+        ),
+    ];
+    for (title, raw, stored) in cases {
+        let key = new_page(&w, title, PageKind::Concept, raw);
+        assert_eq!(body(&w, &key), stored, "{title}");
+    }
+    // C's tags came from its frontmatter.
+    assert_eq!(
+        block_on(w.page("C")).unwrap().unwrap().tags,
+        vec!["rust".to_string()]
+    );
+    for title in ["Rust: Ownership and Borrowing", "Tom's \"Quick\" Notes"] {
+        new_page(&w, title, PageKind::Concept, "x\n");
+    }
+    let files = unzip(&block_on(w.export_vault()).unwrap());
+    for (path, data) in files.iter().filter(|(p, _)| p.starts_with("wiki/")) {
+        let file = String::from_utf8(data.clone()).unwrap();
+        assert!(file.starts_with("---\n"), "{path}");
+        let (yaml, rest) = frontmatter::split(&file).unwrap();
+        assert!(
+            frontmatter::split(rest.trim_start()).is_none(),
+            "{path} has two blocks"
+        );
+        if !path.ends_with("/E.md") {
+            assert!(!file.contains("```"), "{path} has a stray fence");
+        }
+        let doc = &yaml_rust2::YamlLoader::load_from_str(yaml).unwrap()[0];
+        let title = doc["title"].as_str().unwrap();
+        assert!(
+            block_on(w.pages())
+                .unwrap()
+                .iter()
+                .any(|p| p.title == title),
+            "{title}"
+        );
+    }
+    assert!(files.contains_key("wiki/concept/Rust Ownership and Borrowing.md"));
+    assert!(files.contains_key("wiki/concept/Tom's Quick Notes.md"));
+}
+
+#[test]
+fn rename_rewrites_every_backlink_in_one_operation() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "rename");
+    block_on(w.put_page(PageEdit {
+        title: Some("Rust".into()),
+        aliases: Some(vec!["Rust lang".into()]),
+        body: Some("## Ownership\nSee [[#Ownership]] and [[Rust#Ownership]].\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let a = new_page(
+        &w,
+        "A",
+        PageKind::Concept,
+        "[[Rust]] [[rust|my words]] [[Rust#Ownership|Rust]] ![[Rust]] [[Rust lang]] `[[Rust]]`\n\n| x | y |\n|---|---|\n| [[Rust\\|R]] | [[Rust]] |\n",
+    );
+    let b = new_page(&w, "B", PageKind::Concept, "Nothing here.\n");
+    let ops_before = block_on(w.operations()).unwrap().len();
+    let report = block_on(w.rename_page("Rust", "Rust: The Language")).unwrap();
+    assert_eq!(report.old_key, "Rust");
+    assert_eq!(report.page.key, "Rust The Language");
+    assert_eq!(report.page.title, "Rust: The Language");
+    assert_eq!(report.rewritten, vec![a.clone()]);
+    assert_eq!(
+        block_on(w.operations()).unwrap().len(),
+        ops_before + 1,
+        "one operation"
+    );
+    assert_eq!(
+        body(&w, &a),
+        "[[Rust The Language|Rust: The Language]] [[Rust The Language|my words]] [[Rust The Language#Ownership|Rust: The Language]] ![[Rust The Language|Rust: The Language]] [[Rust lang]] `[[Rust]]`\n\n| x | y |\n|---|---|\n| [[Rust The Language\\|R]] | [[Rust The Language\\|Rust: The Language]] |\n"
+    );
+    assert_eq!(body(&w, &b), "Nothing here.\n");
+    assert_eq!(
+        body(&w, "Rust The Language"),
+        "## Ownership\nSee [[#Ownership]] and [[Rust The Language#Ownership|Rust: The Language]].\n"
+    );
+    assert!(block_on(w.page("Rust")).unwrap().is_none());
+    // History moved with the page; the old key's history ends with a revision without state.
+    let history = block_on(w.history("Rust The Language")).unwrap();
+    assert_eq!(
+        history.iter().map(|r| r.number).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!(
+        history[1].page_state.as_ref().unwrap().title,
+        "Rust: The Language"
+    );
+    let old = block_on(w.history("Rust")).unwrap();
+    assert!(old.last().unwrap().page_state.is_none());
+    assert_eq!(
+        block_on(w.backlinks("Rust The Language")).unwrap(),
+        vec![a.clone()]
+    );
+    assert!(block_on(w.index())
+        .unwrap()
+        .contains("[[Rust The Language|Rust: The Language]]"));
+
+    // Renaming back onto a key with history continues its numbering instead of overwriting it.
+    let back = block_on(w.rename_page("Rust The Language", "Rust")).unwrap();
+    assert_eq!(back.page.key, "Rust");
+    let h = block_on(w.history("Rust")).unwrap();
+    let numbers: Vec<u64> = h.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4, 5]);
+    assert_eq!(back.page.revision, 5);
+    assert!(
+        body(&w, &a).starts_with("[[Rust]] [[Rust|my words]] [[Rust#Ownership]] ![[Rust]]"),
+        "{}",
+        body(&w, &a)
+    );
+
+    assert_eq!(
+        block_on(w.rename_page("Nope", "X")).unwrap_err().code(),
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        block_on(w.rename_page("Rust", "  ")).unwrap_err().code(),
+        "INVALID_INPUT"
+    );
+}
+
+#[test]
+fn delete_unlinks_every_backlink_and_the_key_can_be_used_again() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "delete");
+    block_on(w.put_page(PageEdit {
+        title: Some("Epoll".into()),
+        aliases: Some(vec!["epoll(7)".into()]),
+        body: Some("Linux.\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let a = new_page(
+        &w,
+        "A",
+        PageKind::Concept,
+        "Uses [[Epoll]], [[epoll(7)|the syscall]] and [[Epoll#Edge]].\n\n| a | b |\n|---|---|\n| [[Epoll\\|x|y]] | z |\n",
+    );
+    let report = block_on(w.delete_page("epoll")).unwrap();
+    assert_eq!(report.key, "Epoll");
+    assert_eq!(report.unlinked, vec![a.clone()]);
+    assert_eq!(
+        body(&w, &a),
+        "Uses Epoll, the syscall and Epoll > Edge.\n\n| a | b |\n|---|---|\n| x\\|y | z |\n"
+    );
+    assert!(block_on(w.page("Epoll")).unwrap().is_none());
+    assert!(!block_on(w.index()).unwrap().contains("Epoll"));
+    let view = block_on(w.page_view(&a)).unwrap().unwrap();
+    assert!(view.missing.is_empty());
+    // A new page under the same key continues the history instead of colliding with it.
+    let again = block_on(w.put_page(PageEdit {
+        title: Some("Epoll".into()),
+        body: Some("Back.\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(again.revision, 3);
+    assert_eq!(block_on(w.history("Epoll")).unwrap().len(), 3);
+}
+
+#[test]
+fn attachments_are_content_addressed_and_named_portably() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "assets");
+    let a = block_on(w.add_attachment("clips/diagram.png", "image/png", b"one")).unwrap();
+    assert_eq!(a.name, "diagram.png");
+    assert_eq!(a.path(), "raw/assets/diagram.png");
+    let ops = block_on(w.operations()).unwrap().len();
+    let same = block_on(w.add_attachment("Diagram.png", "image/png", b"one")).unwrap();
+    assert_eq!(same, a);
+    assert_eq!(
+        block_on(w.operations()).unwrap().len(),
+        ops,
+        "same name and bytes: nothing written"
+    );
+    let other = block_on(w.add_attachment("diagram.png", "", b"two")).unwrap();
+    assert_ne!(other.name, a.name);
+    assert_eq!(other.mime, "image/png");
+    let alias = block_on(w.add_attachment("copy.png", "image/png", b"one")).unwrap();
+    assert_eq!(alias.sha256, a.sha256);
+    assert_eq!(block_on(w.assets()).unwrap().len(), 3);
+    // Bytes are stored once per hash.
+    let raw = block_on(w.storage().scan(Store::Raw, "assets/")).unwrap();
+    assert_eq!(raw.len(), 2);
+    assert_eq!(
+        block_on(w.add_attachment("x.png", "image/png", b""))
+            .unwrap_err()
+            .code(),
+        "INVALID_INPUT"
+    );
+}
