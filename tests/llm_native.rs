@@ -3,6 +3,7 @@
 //!
 //! Two transports: `Canned` replays responses byte for byte (the field cases' mock provider), and
 //! `InProcess` runs the scripted endpoint in-process (replies derived from the request).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

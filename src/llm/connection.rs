@@ -18,7 +18,7 @@ use crate::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Message, Purpose, Ro
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
-pub struct Check {
+pub struct ConnectionCheck {
     /// `config`, `models`, `chat`, `stream`, `structured` or `embeddings`.
     pub name: String,
     /// `ok`, `failed`, or `skipped` (an earlier step failed in a way this one would repeat).
@@ -32,7 +32,7 @@ pub struct Check {
     pub ms: u64,
 }
 
-/// Outcome of a [`Check`].
+/// Outcome of a [`ConnectionCheck`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "lowercase")]
@@ -65,7 +65,7 @@ pub struct ConnectionReport {
     /// True when embeddings work.
     pub embeddings_ok: bool,
     /// The steps, in order.
-    pub checks: Vec<Check>,
+    pub checks: Vec<ConnectionCheck>,
     /// Models the server lists.
     pub models: Vec<String>,
     /// Whether the configured model is in that list (`None` when the list is unavailable).
@@ -91,8 +91,8 @@ fn blocks_the_rest(e: &Error) -> bool {
     )
 }
 
-fn failed(name: &str, e: &Error, ms: u64) -> Check {
-    Check {
+fn failed(name: &str, e: &Error, ms: u64) -> ConnectionCheck {
+    ConnectionCheck {
         name: name.into(),
         status: CheckStatus::Failed,
         detail: e.to_string(),
@@ -101,8 +101,8 @@ fn failed(name: &str, e: &Error, ms: u64) -> Check {
     }
 }
 
-fn ok(name: &str, detail: String, ms: u64) -> Check {
-    Check {
+fn ok(name: &str, detail: String, ms: u64) -> ConnectionCheck {
+    ConnectionCheck {
         name: name.into(),
         status: CheckStatus::Ok,
         detail,
@@ -111,8 +111,8 @@ fn ok(name: &str, detail: String, ms: u64) -> Check {
     }
 }
 
-fn skipped(name: &str, why: &str) -> Check {
-    Check {
+fn skipped(name: &str, why: &str) -> ConnectionCheck {
+    ConnectionCheck {
         name: name.into(),
         status: CheckStatus::Skipped,
         detail: why.into(),
@@ -123,7 +123,7 @@ fn skipped(name: &str, why: &str) -> Check {
 
 /// Tests `config` over `transport`: the model list (reachability, CORS, authentication), a plain
 /// chat, a streamed chat, a structured call (which mode works; it is remembered in `learned`), and
-/// embeddings. Never fails: every problem is a failed [`Check`] with its error code.
+/// embeddings. Never fails: every problem is a failed [`ConnectionCheck`] with its error code.
 pub async fn test_connection<T: Transport + Clone>(
     config: &Config,
     transport: T,

@@ -15,10 +15,12 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use crate::clock::SystemClock;
 use crate::error::Error;
+use crate::llm::config::{presets, Config};
+use crate::llm::http::{cancel_from_signal, FetchTransport};
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
-use interop::{error_to_js, result_to_js, ts_to_rust};
+use interop::{error_to_js, result_to_js, to_js, ts_to_rust};
 
 type Core = CoreWiki<IdbStorage, SystemClock>;
 
@@ -55,7 +57,19 @@ export interface LlmWikiError extends Error {
   code:
     | "QUOTA_EXCEEDED" | "UPGRADE_BLOCKED" | "CLOSED" | "STORAGE_UNAVAILABLE" | "SCHEMA_TOO_NEW"
     | "CONFLICT" | "STORAGE" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
-    | "NOT_FOUND" | "CANCELLED";
+    | "NOT_FOUND" | "CANCELLED"
+    | "LLM_CONFIG" | "LLM_AUTH" | "LLM_ORIGIN_NOT_ALLOWED" | "LLM_UNREACHABLE" | "LLM_TIMEOUT"
+    | "LLM_NOT_AN_ENDPOINT" | "LLM_CONTEXT_OVERFLOW" | "LLM_TRUNCATED" | "LLM_RATE_LIMITED"
+    | "LLM_EMPTY_COMPLETION" | "LLM_REJECTED" | "LLM_SERVER" | "LLM_BAD_RESPONSE" | "LLM_BAD_OUTPUT"
+    | "LLM_BUDGET_EXCEEDED";
+}
+
+/** Options of `testConnection`. */
+export interface TestConnectionOptions {
+  /** Test these settings instead of the stored ones (secrets left out are taken from storage). */
+  config?: Config;
+  /** Cancels the test. */
+  signal?: AbortSignal;
 }
 "#;
 
@@ -292,6 +306,105 @@ impl Wiki {
                 &JsValue::from_bool(persisted.is_truthy()),
             );
             Ok(info.into())
+        })
+    }
+
+    /// Saves the LLM settings (one `settings` operation in log.md; never the key). An absent
+    /// `apiKey` keeps the stored key, `""` removes it; extra headers whose name looks secret
+    /// (`Authorization`, `*key*`, `*token*`…) are stored like the key. Throws `LLM_CONFIG` for
+    /// invalid settings (nothing is written).
+    ///
+    /// @example
+    /// ```ts
+    /// const [ollama] = Wiki.presets().filter(p => p.id === "ollama");
+    /// await wiki.setConfig({ ...ollama.config, model: "qwen2.5:7b" });
+    /// ```
+    #[wasm_bindgen(js_name = setConfig, unchecked_return_type = "Promise<Operation>")]
+    pub fn set_config(&self, config: Ts<Config>) -> Promise {
+        let inner = self.inner.clone();
+        let config = ts_to_rust("setConfig", config);
+        promise(async move { result_to_js(inner.core.set_llm_config(config?).await) })
+    }
+
+    /// The LLM settings without secrets: `hasApiKey` and `secretHeaderNames` say what is stored.
+    /// A wiki that was never configured is offline.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ConfigView>")]
+    pub fn config(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.llm_config_view().await) })
+    }
+
+    /// Starting points for the settings screen: OpenAI, Ollama (OpenAI-compatible `/v1`), Ollama
+    /// native API, LM Studio, llama.cpp server, vLLM, Anthropic, offline.
+    #[wasm_bindgen(unchecked_return_type = "Preset[]")]
+    pub fn presets() -> Result<JsValue, JsValue> {
+        to_js(&presets())
+    }
+
+    /// Tests the LLM settings (stored, or `options.config`) with the same URLs and requests the
+    /// real calls use: the model list (reachability, CORS, key), a plain and a streamed chat, a
+    /// structured call (which JSON mode the endpoint takes; remembered), and embeddings. Never
+    /// throws for endpoint problems: each step reports `ok`, `failed` (with an error `code`) or
+    /// `skipped`. An `LLM_ORIGIN_NOT_ALLOWED` step names the exact `OLLAMA_ORIGINS` value.
+    #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
+    pub fn test_connection(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TestConnectionOptions | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let mut cancel = crate::llm::Cancel::new();
+            let mut given: Option<Config> = None;
+            if options.is_object() {
+                if let Ok(signal) = Reflect::get(&options, &"signal".into()) {
+                    if let Ok(signal) = signal.dyn_into::<web_sys::AbortSignal>() {
+                        cancel = cancel_from_signal(&signal);
+                    }
+                }
+                if let Ok(c) = Reflect::get(&options, &"config".into()) {
+                    if c.is_object() {
+                        given = Some(
+                            serde_wasm_bindgen::from_value(c)
+                                .map_err(|e| interop::bad_input("testConnection config", e))?,
+                        );
+                    }
+                }
+            }
+            let stored = inner.core.llm_config().await.map_err(|e| error_to_js(&e))?;
+            let mut config = match given {
+                Some(mut c) => {
+                    if c.api_key.is_none() {
+                        c.api_key = stored.api_key.clone();
+                    }
+                    if c.embeddings.api_key.is_none() {
+                        c.embeddings.api_key = stored.embeddings.api_key.clone();
+                    }
+                    for (k, v) in &stored.secret_headers {
+                        c.secret_headers
+                            .entry(k.clone())
+                            .or_insert_with(|| v.clone());
+                    }
+                    c
+                }
+                None => stored,
+            };
+            config.normalize();
+            let learned = inner
+                .core
+                .llm_learned()
+                .await
+                .map_err(|e| error_to_js(&e))?;
+            let report = crate::llm::connection::test_connection(
+                &config,
+                FetchTransport::new(),
+                learned.clone(),
+                &cancel,
+            )
+            .await;
+            // What the endpoint accepted is worth keeping even if saving it fails.
+            let _ = inner.core.save_llm_learned(&learned).await;
+            to_js(&report)
         })
     }
 

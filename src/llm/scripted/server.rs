@@ -376,6 +376,10 @@ pub fn handle(state: &ServerState, req: &ServerRequest) -> ServerResponse {
     if let Some(d) = faults.num("delay") {
         resp.delay_ms = d;
     }
+    // The wasm-bindgen test page is cross-origin isolated (COEP: require-corp): without this, a
+    // `no-cors` reachability probe is blocked by the page, not by the server.
+    resp.headers
+        .push(("cross-origin-resource-policy".into(), "cross-origin".into()));
     if let Some(o) = origin {
         resp.headers.push(("access-control-allow-origin".into(), o));
         resp.headers.push(("vary".into(), "Origin".into()));
