@@ -106,6 +106,17 @@ fn openai(base: &str) -> Config {
     }
 }
 
+trait TapModel {
+    fn tap_model(self, model: &str) -> Self;
+}
+
+impl TapModel for Config {
+    fn tap_model(mut self, model: &str) -> Self {
+        self.model = model.into();
+        self
+    }
+}
+
 fn ask(user: &str) -> ChatRequest {
     ChatRequest {
         purpose: Purpose::Compile,
@@ -1472,6 +1483,42 @@ fn connection_test_reports_what_works() {
         .detail
         .contains("echo exact"));
     assert_eq!(learned.modes().modes.len(), 1);
+    // Every provider's shape, through the same steps.
+    for provider in [Provider::Ollama, Provider::Anthropic] {
+        let cfg = Config {
+            provider,
+            api_key: Some(Secret::new("k")),
+            ..cfg.clone()
+        };
+        let r = block_on(test_connection(
+            &cfg,
+            InProcess::new(vec![]),
+            Learned::default(),
+            &Cancel::new(),
+        ));
+        assert!(
+            r.checks.iter().all(|c| c.status == CheckStatus::Ok),
+            "{provider:?}: {r:#?}"
+        );
+        let mode = if provider == Provider::Anthropic {
+            StructuredMode::Prompt
+        } else {
+            StructuredMode::JsonSchema
+        };
+        assert_eq!(r.structured_mode, Some(mode));
+    }
+    // No model yet (the LM Studio preset): the models are listed, generation is skipped.
+    let r = block_on(test_connection(
+        &openai("http://localhost:1234/v1").tap_model(""),
+        InProcess::new(vec![]),
+        Learned::default(),
+        &Cancel::new(),
+    ));
+    assert_eq!(r.checks[0].status, CheckStatus::Ok);
+    assert!(r.models.contains(&"scripted-chat".to_string()));
+    assert_eq!(r.model_listed, None);
+    assert_eq!(r.checks[1].status, CheckStatus::Skipped);
+    assert!(r.checks[1].detail.contains("no model is set"));
     // Offline: only the embedding is tested.
     let r = block_on(test_connection(
         &Config::default(),

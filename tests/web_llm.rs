@@ -513,3 +513,28 @@ async fn js_api_config_presets_and_test_connection() {
     wiki.close();
     let _ = JsFuture::from(Wiki::delete(name.into())).await;
 }
+
+#[wasm_bindgen_test]
+fn offline_embedding_is_the_same_in_the_browser() {
+    // The same pinned values as the native unit test in src/llm/offline.rs.
+    let e = llm_wiki::llm::offline::OfflineEmbedder::new();
+    let v = e.embed_one("机器学习");
+    let nonzero: Vec<(usize, f32)> = v
+        .into_iter()
+        .enumerate()
+        .filter(|(_, x)| *x != 0.0)
+        .collect();
+    let k = 1.0 / 7f32.sqrt();
+    assert_eq!(
+        nonzero,
+        [
+            (0, -k),
+            (5, -k),
+            (38, -k),
+            (79, -k),
+            (114, k),
+            (145, k),
+            (146, k)
+        ]
+    );
+}

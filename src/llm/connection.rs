@@ -146,6 +146,18 @@ pub async fn test_connection<T: Transport + Clone>(
         embedding_dimension: None,
     };
     let clock = |t: &T| t.now_ms();
+    // Without a model, still list the models so the user can pick one.
+    let no_model = config.provider != Provider::Offline && config.model.trim().is_empty();
+    let probe_config;
+    let config = if no_model {
+        probe_config = Config {
+            model: "(none)".into(),
+            ..config.clone()
+        };
+        &probe_config
+    } else {
+        config
+    };
     if let Err(e) = config.validate() {
         report.checks.push(failed("config", &e, 0));
         return report;
@@ -182,11 +194,11 @@ pub async fn test_connection<T: Transport + Clone>(
         match llm.list_models(cancel).await {
             Ok(models) => {
                 let model = &config.model;
-                report.model_listed = Some(
+                report.model_listed = (!no_model).then(|| {
                     models
                         .iter()
-                        .any(|m| m == model || m.strip_suffix(":latest") == Some(model.as_str())),
-                );
+                        .any(|m| m == model || m.strip_suffix(":latest") == Some(model.as_str()))
+                });
                 let detail = format!(
                     "{} model(s) listed{}",
                     models.len(),
@@ -221,6 +233,9 @@ pub async fn test_connection<T: Transport + Clone>(
             max_tokens: Some(max_tokens),
             temperature: Some(0.0),
         };
+        if no_model && blocked.is_none() {
+            blocked = Some("no model is set: pick one of the listed models".into());
+        }
         // 2. Plain chat, 3. streamed chat.
         for (name, stream) in [("chat", false), ("stream", true)] {
             if let Some(why) = &blocked {

@@ -204,9 +204,31 @@ mod tests {
         assert!(e.embed_one("").iter().all(|x| *x == 0.0));
         assert!(e.embed_one(" 。，!! ").iter().all(|x| *x == 0.0));
         // Fixed values pin the method: a change to hashing or features must change the model id.
-        let pinned = e.embed_one("机器学习");
-        let nonzero = pinned.iter().filter(|x| **x != 0.0).count();
-        assert_eq!(nonzero, 7, "4 unigrams + 3 bigrams in distinct buckets");
+        // (tests/web_llm.rs checks the same values in the browser: same vectors on every platform.)
+        let nonzero = |t: &str| -> Vec<(usize, f32)> {
+            e.embed_one(t)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, x)| *x != 0.0)
+                .collect()
+        };
+        let k = 1.0 / 7f32.sqrt();
+        assert_eq!(
+            nonzero("机器学习"),
+            [
+                (0, -k),
+                (5, -k),
+                (38, -k),
+                (79, -k),
+                (114, k),
+                (145, k),
+                (146, k)
+            ],
+            "4 unigrams + 3 bigrams"
+        );
+        let tokio = nonzero("Tokio runtime");
+        assert_eq!(tokio.len(), 13);
+        assert_eq!(&tokio[..3], &[(24, -0.4), (46, -0.2), (73, 0.2)]);
     }
 
     #[test]
