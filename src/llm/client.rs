@@ -216,7 +216,7 @@ impl<T: Transport> HttpLlm<T> {
                     status: resp.status,
                 });
             }
-            let v: Value = serde_json::from_str(text.trim())
+            let v: Value = serde_json::from_slice(text.trim().as_bytes())
                 .map_err(|e| Error::LlmBadResponse(format!("the model list is not JSON ({e})")))?;
             let mut ids: Vec<String> = v
                 .get("data")

@@ -482,102 +482,45 @@ pub struct Preset {
     pub config: Config,
 }
 
+/// The presets, as data (a JSON table is far smaller in wasm than the same structs built in code).
+const PRESETS: &str = r#"[
+{"id": "openai", "label": "OpenAI", "needsApiKey": true,
+ "notes": "Needs an API key from platform.openai.com. The key stays in this browser and is never exported.",
+ "config": {"preset": "openai", "provider": "openai-compatible", "baseUrl": "https://api.openai.com/v1",
+            "model": "gpt-4o-mini", "contextWindow": 128000,
+            "embeddings": {"provider": "openai", "model": "text-embedding-3-small", "maxInputTokens": 8191}}},
+{"id": "ollama", "label": "Ollama", "needsApiKey": false,
+ "notes": "Runs locally. Ollama refuses web pages and extensions until their origin is listed: start it with OLLAMA_ORIGINS set to this page's origin (the connection test shows the exact value). Pull the models first (ollama pull …).",
+ "config": {"preset": "ollama", "provider": "openai-compatible", "baseUrl": "http://localhost:11434", "model": "llama3.2",
+            "embeddings": {"provider": "ollama", "model": "nomic-embed-text"}}},
+{"id": "ollama-native", "label": "Ollama (native API)", "needsApiKey": false,
+ "notes": "Ollama's own API: it is sent the context window as num_ctx, so long sources are not silently cut. Ollama refuses web pages and extensions until their origin is listed in OLLAMA_ORIGINS (the connection test shows the exact value).",
+ "config": {"preset": "ollama-native", "provider": "ollama", "baseUrl": "http://localhost:11434", "model": "llama3.2",
+            "embeddings": {"provider": "ollama", "model": "nomic-embed-text"}}},
+{"id": "lm-studio", "label": "LM Studio", "needsApiKey": false,
+ "notes": "Start the local server in LM Studio's Developer tab and enable CORS there; pick a model from the connection test's list.",
+ "config": {"preset": "lm-studio", "provider": "openai-compatible", "baseUrl": "http://localhost:1234/v1", "model": "",
+            "embeddings": {"provider": "openai", "model": ""}}},
+{"id": "llama-cpp", "label": "llama.cpp server", "needsApiKey": false,
+ "notes": "llama-server (default port 8080) or llama-cpp-python (python -m llama_cpp.server, port 8000; see scripts/real-model.sh). Embeddings need the server started with --embedding.",
+ "config": {"preset": "llama-cpp", "provider": "openai-compatible", "baseUrl": "http://localhost:8080/v1", "model": ""}},
+{"id": "vllm", "label": "vLLM", "needsApiKey": false,
+ "notes": "vllm serve <model> listens on port 8000; allow this page with --allowed-origins.",
+ "config": {"preset": "vllm", "provider": "openai-compatible", "baseUrl": "http://localhost:8000/v1", "model": ""}},
+{"id": "anthropic", "label": "Anthropic", "needsApiKey": true,
+ "notes": "Needs an API key from console.anthropic.com; llm-wiki sends the browser-access header. Anthropic has no embedding API: embeddings stay offline unless you configure another endpoint.",
+ "config": {"preset": "anthropic", "provider": "anthropic", "baseUrl": "https://api.anthropic.com",
+            "model": "claude-3-5-haiku-latest", "contextWindow": 200000, "maxOutputTokens": 4096}},
+{"id": "offline", "label": "Offline (no LLM)", "needsApiKey": false,
+ "notes": "No endpoint: sources are stored and searchable with the built-in embedding; nothing is compiled.",
+ "config": {"preset": "offline", "provider": "offline"}}
+]"#;
+
 /// The presets: OpenAI, Ollama (OpenAI-compatible `/v1`), Ollama native API, LM Studio,
-/// llama.cpp server, vLLM, Anthropic, and offline.
+/// llama.cpp server, vLLM, Anthropic, and offline. Fields a preset leaves out have the
+/// [`Config`] defaults.
 pub fn presets() -> Vec<Preset> {
-    let base = |id: &str, provider: Provider, url: &str, model: &str| Config {
-        preset: Some(id.to_string()),
-        provider,
-        base_url: url.to_string(),
-        model: model.to_string(),
-        ..Config::default()
-    };
-    let embed = |provider: EmbeddingProvider, model: &str| EmbeddingConfig {
-        provider,
-        model: model.to_string(),
-        ..EmbeddingConfig::default()
-    };
-    let ollama_notes = "Runs locally. Ollama refuses web pages and extensions until their origin is \
-        listed: start it with OLLAMA_ORIGINS set to this page's origin (the connection test shows the \
-        exact value). Pull the models first (ollama pull …).";
-    vec![
-        Preset {
-            id: "openai".into(),
-            label: "OpenAI".into(),
-            needs_api_key: true,
-            notes: "Needs an API key from platform.openai.com. The key stays in this browser and is never exported.".into(),
-            config: Config {
-                context_window: 128_000,
-                embeddings: EmbeddingConfig {
-                    max_input_tokens: 8191,
-                    ..embed(EmbeddingProvider::OpenAi, "text-embedding-3-small")
-                },
-                ..base("openai", Provider::OpenAiCompatible, "https://api.openai.com/v1", "gpt-4o-mini")
-            },
-        },
-        Preset {
-            id: "ollama".into(),
-            label: "Ollama".into(),
-            needs_api_key: false,
-            notes: ollama_notes.into(),
-            config: Config {
-                embeddings: embed(EmbeddingProvider::Ollama, "nomic-embed-text"),
-                ..base("ollama", Provider::OpenAiCompatible, "http://localhost:11434", "llama3.2")
-            },
-        },
-        Preset {
-            id: "ollama-native".into(),
-            label: "Ollama (native API)".into(),
-            needs_api_key: false,
-            notes: format!("{ollama_notes} The native API sends the context window as num_ctx, so long sources are not silently cut."),
-            config: Config {
-                embeddings: embed(EmbeddingProvider::Ollama, "nomic-embed-text"),
-                ..base("ollama-native", Provider::Ollama, "http://localhost:11434", "llama3.2")
-            },
-        },
-        Preset {
-            id: "lm-studio".into(),
-            label: "LM Studio".into(),
-            needs_api_key: false,
-            notes: "Start the local server in LM Studio's Developer tab and enable CORS there.".into(),
-            config: Config {
-                embeddings: embed(EmbeddingProvider::OpenAi, ""),
-                ..base("lm-studio", Provider::OpenAiCompatible, "http://localhost:1234/v1", "")
-            },
-        },
-        Preset {
-            id: "llama-cpp".into(),
-            label: "llama.cpp server".into(),
-            needs_api_key: false,
-            notes: "llama-server (default port 8080) or llama-cpp-python (python -m llama_cpp.server, port 8000). Embeddings need the server started with --embedding.".into(),
-            config: base("llama-cpp", Provider::OpenAiCompatible, "http://localhost:8080/v1", ""),
-        },
-        Preset {
-            id: "vllm".into(),
-            label: "vLLM".into(),
-            needs_api_key: false,
-            notes: "vllm serve <model> listens on port 8000; allow this page with --allowed-origins.".into(),
-            config: base("vllm", Provider::OpenAiCompatible, "http://localhost:8000/v1", ""),
-        },
-        Preset {
-            id: "anthropic".into(),
-            label: "Anthropic".into(),
-            needs_api_key: true,
-            notes: "Needs an API key from console.anthropic.com; llm-wiki sends the browser-access header. Anthropic has no embedding API: embeddings stay offline unless you configure another endpoint.".into(),
-            config: Config {
-                context_window: 200_000,
-                max_output_tokens: 4096,
-                ..base("anthropic", Provider::Anthropic, "https://api.anthropic.com", "claude-3-5-haiku-latest")
-            },
-        },
-        Preset {
-            id: "offline".into(),
-            label: "Offline (no LLM)".into(),
-            needs_api_key: false,
-            notes: "No endpoint: sources are stored and searchable with the built-in embedding; nothing is compiled.".into(),
-            config: Config::default(),
-        },
-    ]
+    serde_json::from_slice(PRESETS.as_bytes()).expect("the preset table is valid (tested)")
 }
 
 #[cfg(test)]

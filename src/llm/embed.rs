@@ -109,7 +109,7 @@ pub fn parse_embed_response(
             status,
         });
     }
-    let v: Value = serde_json::from_str(text.trim())
+    let v: Value = serde_json::from_slice(text.trim().as_bytes())
         .map_err(|e| Error::LlmBadResponse(format!("the embeddings response is not JSON ({e})")))?;
     let (vectors, tokens) = match provider {
         EmbeddingProvider::OpenAi => {

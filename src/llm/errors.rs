@@ -155,7 +155,7 @@ pub fn classify_http_error(
             status,
         };
     }
-    let json: Option<Value> = serde_json::from_str(text.trim()).ok();
+    let json: Option<Value> = serde_json::from_slice(text.trim().as_bytes()).ok();
     let message = json
         .as_ref()
         .and_then(provider_message)

@@ -120,7 +120,8 @@ fn embedded_values(text: &str) -> impl Iterator<Item = Value> + '_ {
         // Bounded: a long reply full of brackets must not cost quadratic time.
         .take(256)
         .filter_map(move |(i, _)| {
-            let mut it = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+            let mut it =
+                serde_json::Deserializer::from_slice(&text.as_bytes()[i..]).into_iter::<Value>();
             match it.next() {
                 Some(Ok(v)) if v.is_object() || v.is_array() => Some(v),
                 _ => None,
@@ -158,11 +159,11 @@ pub fn parse_json(text: &str, schema: &Value) -> Result<Value, ParseFailure> {
             candidates.push(inner.to_string());
         }
     }
-    let strict_error = serde_json::from_str::<Value>(trimmed)
+    let strict_error = serde_json::from_slice::<Value>(trimmed.as_bytes())
         .err()
         .map(|e| e.to_string());
     for c in &candidates {
-        if let Ok(v) = serde_json::from_str::<Value>(c) {
+        if let Ok(v) = serde_json::from_slice::<Value>(c.as_bytes()) {
             if let Some(v) = try_value(v, &mut first_invalid) {
                 return Ok(v);
             }
@@ -180,7 +181,7 @@ pub fn parse_json(text: &str, schema: &Value) -> Result<Value, ParseFailure> {
         .map(|c| repair_trailing_commas(c))
         .collect();
     for c in &repaired {
-        if let Ok(v) = serde_json::from_str::<Value>(c) {
+        if let Ok(v) = serde_json::from_slice::<Value>(c.as_bytes()) {
             if let Some(v) = try_value(v, &mut first_invalid) {
                 return Ok(v);
             }
@@ -329,16 +330,20 @@ fn validate_at(v: &Value, schema: &Value, path: &str) -> Result<(), String> {
             }
         }
         Value::Number(n) => {
+            // Numbers are shown through serde_json (not `{f64}`, which links core's float
+            // formatting into the wasm for one message).
             let f = n.as_f64().unwrap_or(0.0);
-            if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
-                if f < min {
-                    return Err(format!("{path}: {f} is below the minimum {min}"));
-                }
+            if let Some(min) = s
+                .get("minimum")
+                .filter(|m| m.as_f64().is_some_and(|m| f < m))
+            {
+                return Err(format!("{path}: {n} is below the minimum {min}"));
             }
-            if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
-                if f > max {
-                    return Err(format!("{path}: {f} is above the maximum {max}"));
-                }
+            if let Some(max) = s
+                .get("maximum")
+                .filter(|m| m.as_f64().is_some_and(|m| f > m))
+            {
+                return Err(format!("{path}: {n} is above the maximum {max}"));
             }
         }
         _ => {}

@@ -384,7 +384,7 @@ pub fn parse_chat_response(
             status,
         });
     }
-    let v: Value = serde_json::from_str(text.trim()).map_err(|e| {
+    let v: Value = serde_json::from_slice(text.trim().as_bytes()).map_err(|e| {
         Error::LlmBadResponse(format!(
             "the response is not JSON ({e}); is {url} an LLM API?"
         ))

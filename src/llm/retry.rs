@@ -83,11 +83,8 @@ impl RetryPolicy {
 /// the past gives 0. `None` when the value is neither.
 pub fn parse_retry_after(value: &str, now_ms: Millis) -> Option<u64> {
     let v = value.trim();
-    if let Ok(secs) = v.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some((secs * 1000.0).ceil() as u64);
-        }
-        return None;
+    if v.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '+') {
+        return decimal_scaled(v, 1000);
     }
     let at = parse_http_date(v)?;
     Some(at.saturating_sub(now_ms).max(0) as u64)
@@ -101,12 +98,38 @@ pub fn retry_after_from_headers(headers: &[(String, String)], now_ms: Millis) ->
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(ms.ceil() as u64);
-        }
+    if let Some(ms) = get("retry-after-ms").and_then(|v| decimal_scaled(v.trim(), 1)) {
+        return Some(ms);
     }
     get("retry-after").and_then(|v| parse_retry_after(v, now_ms))
+}
+
+/// A non-negative decimal (`2`, `0.5`, `1500.25`) times `scale`, rounded up; `None` otherwise.
+/// (Hand-written so the wasm does not link a float parser for one header.)
+fn decimal_scaled(v: &str, scale: u64) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let int: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut total = int.checked_mul(scale)?;
+    // Up to 9 fraction digits matter; the rest only decide rounding up.
+    let digits = &frac[..frac.len().min(9)];
+    let denom = 10u64.pow(digits.len() as u32);
+    let num: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    let scaled = num * scale;
+    total += scaled / denom;
+    if scaled % denom != 0 || frac[digits.len()..].bytes().any(|b| b != b'0') {
+        total += 1;
+    }
+    Some(total)
 }
 
 /// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT` → ms since the epoch.
@@ -161,6 +184,9 @@ mod tests {
         assert_eq!(parse_retry_after("2", 0), Some(2000));
         assert_eq!(parse_retry_after(" 0.5 ", 0), Some(500));
         assert_eq!(parse_retry_after("-1", 0), None);
+        assert_eq!(parse_retry_after("1.0001", 0), Some(1001));
+        assert_eq!(parse_retry_after(".25", 0), Some(250));
+        assert_eq!(parse_retry_after("1e3", 0), None);
         assert_eq!(parse_retry_after("soon", 0), None);
         // RFC 9110's example date: 1994-11-06T08:49:37Z = 784111777 s.
         assert_eq!(

@@ -290,7 +290,7 @@ impl ChatStream {
         if data.is_empty() {
             return Ok(());
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| {
+        let v: Value = serde_json::from_slice(data.as_bytes()).map_err(|e| {
             Error::LlmBadResponse(format!(
                 "a stream event is not JSON ({e}): {}",
                 snippet(data)
@@ -378,7 +378,7 @@ impl ChatStream {
 
     fn ollama_line(&mut self, line: &str, d: &mut Deltas) -> Result<()> {
         self.saw_event = true;
-        let v: Value = serde_json::from_str(line.trim()).map_err(|e| {
+        let v: Value = serde_json::from_slice(line.trim().as_bytes()).map_err(|e| {
             Error::LlmBadResponse(format!(
                 "a stream line is not JSON ({e}): {}",
                 snippet(line)

@@ -322,7 +322,7 @@ impl Wiki {
     #[wasm_bindgen(js_name = setConfig, unchecked_return_type = "Promise<Operation>")]
     pub fn set_config(&self, config: Ts<Config>) -> Promise {
         let inner = self.inner.clone();
-        let config = ts_to_rust("setConfig", config);
+        let config = interop::json_to_rust("setConfig", &config.js_value());
         promise(async move { result_to_js(inner.core.set_llm_config(config?).await) })
     }
 
@@ -364,10 +364,7 @@ impl Wiki {
                 }
                 if let Ok(c) = Reflect::get(&options, &"config".into()) {
                     if c.is_object() {
-                        given = Some(
-                            serde_wasm_bindgen::from_value(c)
-                                .map_err(|e| interop::bad_input("testConnection config", e))?,
-                        );
+                        given = Some(interop::json_to_rust("testConnection config", &c)?);
                     }
                 }
             }
