@@ -468,9 +468,7 @@ async fn js_api_config_presets_and_test_connection() {
     cfg["apiKey"] = json!("sk-test-browser-key-0001");
     cfg["embeddings"] = json!({"provider": "ollama", "model": "scripted-embed-768"});
     let input = js(&cfg);
-    let op = JsFuture::from(wiki.set_config(tsify::Ts::new_unchecked(input)))
-        .await
-        .unwrap();
+    let op = JsFuture::from(wiki.set_config(input)).await.unwrap();
     assert_eq!(get(&op, "kind").as_string().as_deref(), Some("settings"));
     let view = JsFuture::from(wiki.config()).await.unwrap();
     assert_eq!(get(&view, "hasApiKey").as_bool(), Some(true));
@@ -501,9 +499,7 @@ async fn js_api_config_presets_and_test_connection() {
 
     // Invalid settings throw LLM_CONFIG as a real Error.
     let bad = js(&json!({"provider": "openai-compatible", "baseUrl": "ftp://x", "model": "m"}));
-    let err = JsFuture::from(wiki.set_config(tsify::Ts::new_unchecked(bad)))
-        .await
-        .unwrap_err();
+    let err = JsFuture::from(wiki.set_config(bad)).await.unwrap_err();
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(get(&err, "code").as_string().as_deref(), Some("LLM_CONFIG"));
     assert_eq!(

@@ -64,10 +64,23 @@ export interface LlmWikiError extends Error {
     | "LLM_BUDGET_EXCEEDED";
 }
 
+/**
+ * LLM settings as `setConfig` takes them: `Config` plus the secrets, which `config()` never returns.
+ * An absent `apiKey` keeps the stored key; `""` removes it.
+ */
+export type ConfigInput = Config & {
+  /** API key (`Authorization: Bearer`, or `x-api-key` for Anthropic). */
+  apiKey?: string;
+  /** Extra headers carrying credentials (merged by name; `""` removes one). */
+  secretHeaders?: Record<string, string>;
+  /** Embedding settings, with their own optional key (default: the chat key). */
+  embeddings?: EmbeddingConfig & { apiKey?: string };
+};
+
 /** Options of `testConnection`. */
 export interface TestConnectionOptions {
   /** Test these settings instead of the stored ones (secrets left out are taken from storage). */
-  config?: Config;
+  config?: ConfigInput;
   /** Cancels the test. */
   signal?: AbortSignal;
 }
@@ -320,9 +333,12 @@ impl Wiki {
     /// await wiki.setConfig({ ...ollama.config, model: "qwen2.5:7b" });
     /// ```
     #[wasm_bindgen(js_name = setConfig, unchecked_return_type = "Promise<Operation>")]
-    pub fn set_config(&self, config: Ts<Config>) -> Promise {
+    pub fn set_config(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ConfigInput")] config: JsValue,
+    ) -> Promise {
         let inner = self.inner.clone();
-        let config = interop::json_to_rust("setConfig", &config.js_value());
+        let config: Result<Config, JsValue> = interop::json_to_rust("setConfig", &config);
         promise(async move { result_to_js(inner.core.set_llm_config(config?).await) })
     }
 
