@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::llm::config::{Config, EmbeddingProvider, Provider};
 use crate::llm::embed::{build_embed_request, chunk_text, normalize, parse_embed_response, pool};
 use crate::llm::errors::{
-    classify_http_error, is_format_rejection, is_html, origin_not_allowed, scrub_error,
+    classify_http_error, is_format_rejection, json_body, origin_not_allowed, scrub_error,
 };
 use crate::llm::offline::OfflineEmbedder;
 use crate::llm::provider::{
@@ -175,31 +175,7 @@ impl<T: Transport> HttpLlm<T> {
     pub async fn list_models(&self, cancel: &Cancel) -> Result<Vec<String>> {
         let run = async {
             let endpoints = chat_endpoints(self.config.provider, &self.config.base_url)?;
-            let mut headers = vec![];
-            if let Some(key) = &self.config.api_key {
-                match self.config.provider {
-                    Provider::Anthropic => {
-                        headers.push(("x-api-key".to_string(), key.expose().to_string()));
-                    }
-                    _ => headers.push(("authorization".into(), format!("Bearer {}", key.expose()))),
-                }
-            }
-            if self.config.provider == Provider::Anthropic {
-                headers.push((
-                    "anthropic-version".into(),
-                    crate::llm::provider::ANTHROPIC_VERSION.into(),
-                ));
-                headers.push((
-                    "anthropic-dangerous-direct-browser-access".into(),
-                    "true".into(),
-                ));
-            }
-            for (k, v) in &self.config.headers {
-                headers.push((k.clone(), v.clone()));
-            }
-            for (k, v) in &self.config.secret_headers {
-                headers.push((k.clone(), v.expose().to_string()));
-            }
+            let headers = crate::llm::provider::endpoint_headers(&self.config);
             let request = HttpRequest {
                 method: Method::Get,
                 url: endpoints.models,
@@ -209,15 +185,13 @@ impl<T: Transport> HttpLlm<T> {
             };
             let mut resp = send_with_retry(&self.transport, &self.config, &request, cancel).await?;
             let body = resp.body.read_all().await?;
-            let text = String::from_utf8_lossy(&body);
-            if is_html(&resp.headers, &text) {
-                return Err(Error::LlmNotAnEndpoint {
-                    url: request.url.clone(),
-                    status: resp.status,
-                });
-            }
-            let v: Value = serde_json::from_slice(text.trim().as_bytes())
-                .map_err(|e| Error::LlmBadResponse(format!("the model list is not JSON ({e})")))?;
+            let v = json_body(
+                resp.status,
+                &resp.headers,
+                &body,
+                &request.url,
+                "the model list",
+            )?;
             let mut ids: Vec<String> = v
                 .get("data")
                 .or_else(|| v.get("models"))

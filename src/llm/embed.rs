@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::llm::config::{Config, EmbeddingProvider};
-use crate::llm::errors::{classify_http_error, is_html};
+use crate::llm::errors::{classify_http_error, json_body};
 use crate::llm::transport::{HttpRequest, Method};
 use crate::llm::url::embeddings_url;
 use crate::text::{is_cjk, TokenEstimator};
@@ -45,12 +45,7 @@ pub fn build_embed_request(config: &Config, texts: &[String]) -> Result<HttpRequ
     if let Some(key) = key {
         headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
     }
-    for (k, v) in &config.headers {
-        headers.push((k.clone(), v.clone()));
-    }
-    for (k, v) in &config.secret_headers {
-        headers.push((k.clone(), v.expose().to_string()));
-    }
+    crate::llm::provider::push_extra_headers(config, &mut headers);
     Ok(HttpRequest {
         method: Method::Post,
         url,
@@ -102,15 +97,7 @@ pub fn parse_embed_response(
             now_ms,
         ));
     }
-    let text = String::from_utf8_lossy(body);
-    if is_html(headers, &text) {
-        return Err(Error::LlmNotAnEndpoint {
-            url: url.to_string(),
-            status,
-        });
-    }
-    let v: Value = serde_json::from_slice(text.trim().as_bytes())
-        .map_err(|e| Error::LlmBadResponse(format!("the embeddings response is not JSON ({e})")))?;
+    let v = json_body(status, headers, body, url, "the embeddings response")?;
     let (vectors, tokens) = match provider {
         EmbeddingProvider::OpenAi => {
             let data = v

@@ -139,6 +139,27 @@ pub fn is_format_rejection(e: &Error) -> bool {
     }
 }
 
+/// The body of a 2xx response as JSON. An HTML page is [`Error::LlmNotAnEndpoint`]; any other
+/// body that is not JSON is [`Error::LlmBadResponse`] naming `what` (e.g. "the model list").
+pub fn json_body(
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    url: &str,
+    what: &str,
+) -> Result<Value, Error> {
+    let text = String::from_utf8_lossy(body);
+    if is_html(headers, &text) {
+        return Err(Error::LlmNotAnEndpoint {
+            url: url.to_string(),
+            status,
+        });
+    }
+    serde_json::from_slice(text.trim().as_bytes()).map_err(|e| {
+        Error::LlmBadResponse(format!("{what} is not JSON ({e}); is {url} an LLM API?"))
+    })
+}
+
 /// The typed error for a non-2xx response (or a 2xx HTML page). `now_ms` dates `Retry-After`.
 pub fn classify_http_error(
     provider: Provider,

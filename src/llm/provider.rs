@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::llm::config::{Config, Provider};
-use crate::llm::errors::{classify_http_error, is_html, stream_error};
+use crate::llm::errors::{classify_http_error, json_body, stream_error};
 use crate::llm::transport::{HttpRequest, Method};
 use crate::llm::url::chat_endpoints;
 use crate::llm::{ChatRequest, ChatResponse, FinishReason, JsonSchema, Role};
@@ -92,6 +92,41 @@ pub fn strict_compatible(schema: &Value) -> bool {
         }
         Value::Array(items) => items.iter().all(strict_compatible),
         _ => true,
+    }
+}
+
+/// The credential and protocol headers of `config`'s provider — `Authorization: Bearer <key>`, or
+/// for Anthropic `x-api-key`, `anthropic-version` and `anthropic-dangerous-direct-browser-access:
+/// true` — then the extra headers (secret ones included). Chat and model-list requests use them.
+pub fn endpoint_headers(config: &Config) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    match (config.provider, &config.api_key) {
+        (Provider::Anthropic, key) => {
+            if let Some(key) = key {
+                headers.push(("x-api-key".into(), key.expose().to_string()));
+            }
+            headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
+            headers.push((
+                "anthropic-dangerous-direct-browser-access".into(),
+                "true".into(),
+            ));
+        }
+        (_, Some(key)) => {
+            headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
+        }
+        (_, None) => {}
+    }
+    push_extra_headers(config, &mut headers);
+    headers
+}
+
+/// Appends `config`'s extra headers, the secret ones included.
+pub fn push_extra_headers(config: &Config, headers: &mut Vec<(String, String)>) {
+    for (k, v) in &config.headers {
+        headers.push((k.clone(), v.clone()));
+    }
+    for (k, v) in &config.secret_headers {
+        headers.push((k.clone(), v.expose().to_string()));
     }
 }
 
@@ -175,9 +210,6 @@ pub fn build_chat_request(
                     StructuredMode::Prompt => {}
                 }
             }
-            if let Some(key) = &config.api_key {
-                headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
-            }
         }
         Provider::Ollama => {
             let mut messages = Vec::with_capacity(turns.len() + 1);
@@ -203,9 +235,6 @@ pub fn build_chat_request(
                     StructuredMode::Prompt => {}
                 }
             }
-            if let Some(key) = &config.api_key {
-                headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
-            }
         }
         Provider::Anthropic => {
             body.insert("max_tokens".into(), json!(max_tokens));
@@ -219,14 +248,6 @@ pub fn build_chat_request(
             if stream {
                 body.insert("stream".into(), json!(true));
             }
-            if let Some(key) = &config.api_key {
-                headers.push(("x-api-key".into(), key.expose().to_string()));
-            }
-            headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
-            headers.push((
-                "anthropic-dangerous-direct-browser-access".into(),
-                "true".into(),
-            ));
         }
         Provider::Offline => {
             return Err(Error::LlmConfig(
@@ -242,12 +263,7 @@ pub fn build_chat_request(
         };
         headers.push(("accept".into(), accept.into()));
     }
-    for (k, v) in &config.headers {
-        headers.push((k.clone(), v.clone()));
-    }
-    for (k, v) in &config.secret_headers {
-        headers.push((k.clone(), v.expose().to_string()));
-    }
+    headers.extend(endpoint_headers(config));
     Ok(HttpRequest {
         method: Method::Post,
         url: endpoints.chat,
@@ -377,18 +393,7 @@ pub fn parse_chat_response(
             provider, status, headers, body, url, now_ms,
         ));
     }
-    let text = String::from_utf8_lossy(body);
-    if is_html(headers, &text) {
-        return Err(Error::LlmNotAnEndpoint {
-            url: url.to_string(),
-            status,
-        });
-    }
-    let v: Value = serde_json::from_slice(text.trim().as_bytes()).map_err(|e| {
-        Error::LlmBadResponse(format!(
-            "the response is not JSON ({e}); is {url} an LLM API?"
-        ))
-    })?;
+    let v = json_body(status, headers, body, url, "the response")?;
     if v.get("error").is_some_and(|e| !e.is_null()) {
         return Err(stream_error(&v));
     }
