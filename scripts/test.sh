@@ -26,6 +26,25 @@ cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
 step "cargo test"
 cargo test
 
+step "scripted LLM server (for the browser tests)"
+# std-only HTTP server speaking the OpenAI, Ollama and Anthropic shapes with fault modes
+# (tests/support/scripted_llm_server.rs). Port: LLM_WIKI_TEST_PORT, else a free one.
+cargo build --example scripted-llm-server
+server_log=$(mktemp)
+"${CARGO_TARGET_DIR:-target}/debug/examples/scripted-llm-server" \
+  --port "${LLM_WIKI_TEST_PORT:-0}" --allow-origin http://allowed.example.test >"$server_log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; rm -f "$server_log"' EXIT
+for _ in $(seq 1 100); do
+  grep -q '^listening on ' "$server_log" && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$server_log" >&2; exit 1; }
+  sleep 0.1
+done
+LLM_WIKI_TEST_ENDPOINT=$(sed -n 's/^listening on //p' "$server_log")
+[ -n "$LLM_WIKI_TEST_ENDPOINT" ] || { echo "the scripted LLM server did not start" >&2; cat "$server_log" >&2; exit 1; }
+export LLM_WIKI_TEST_ENDPOINT
+echo "scripted LLM server: $LLM_WIKI_TEST_ENDPOINT"
+
 step "browser tests: wasm-pack test --headless --chrome --firefox"
 wasm-pack test --headless --chrome --firefox
 

@@ -97,23 +97,165 @@ pub enum Error {
     #[error("not found: {0}")]
     NotFound(String),
 
-    /// The model's reply could not be used (not the JSON asked for, even after repair). Nothing was
-    /// written.
-    #[error("the model's reply could not be used: {0}")]
-    BadReply(String),
-
-    /// The operation would exceed its token budget cap (Decision 12). Nothing was written.
-    #[error("token budget exceeded: {used} tokens used or estimated, cap {cap}; raise the cap or compile fewer sources")]
-    BudgetExceeded {
-        /// Tokens used so far plus the next call's estimate.
-        used: u64,
-        /// The configured cap.
-        cap: u64,
-    },
-
     /// The operation was cancelled by the caller (an `AbortSignal`).
     #[error("cancelled")]
     Cancelled,
+
+    // ------------------------------------------------------------------ LLM endpoints
+    /// The LLM settings cannot work as they are (no model, a base URL that is not http(s), the
+    /// offline provider asked for a chat completion). Fix the settings; nothing was sent.
+    #[error("LLM settings: {0}")]
+    LlmConfig(String),
+
+    /// The endpoint refused the credentials (HTTP 401 or 403).
+    #[error("the LLM endpoint refused the API key (HTTP {status}{}); check the API key in the settings", provider_suffix(.message))]
+    LlmAuth {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message (secrets removed).
+        message: String,
+    },
+
+    /// The browser blocked the response because the server does not allow this page's origin
+    /// (CORS), while the server itself is reachable (a `no-cors` probe succeeded; field case F06).
+    #[error("the LLM server at {url} is running but does not allow requests from this page's origin {origin}: {hint}")]
+    LlmOriginNotAllowed {
+        /// The page origin to allow, exactly (`self.location.origin`).
+        origin: String,
+        /// The URL that was refused.
+        url: String,
+        /// What to change, e.g. `set OLLAMA_ORIGINS=<origin> …`.
+        hint: String,
+    },
+
+    /// Nothing answered at the endpoint (connection refused, DNS, TLS, blocked by the browser
+    /// before reaching a server).
+    #[error("cannot reach the LLM endpoint {url} ({detail}); check that the server is running and the base URL is right")]
+    LlmUnreachable {
+        /// The URL that was tried.
+        url: String,
+        /// What the browser reported.
+        detail: String,
+    },
+
+    /// The endpoint did not answer (or stopped streaming) within the configured timeout.
+    #[error("the LLM endpoint {url} did not answer within {ms} ms; raise the timeout for slow local models, or check the server")]
+    LlmTimeout {
+        /// The URL.
+        url: String,
+        /// The timeout that elapsed, in milliseconds.
+        ms: u64,
+    },
+
+    /// An HTML page came back instead of an API response: the base URL points at a web page
+    /// (a login page, a web UI, a proxy's error page), not an LLM API.
+    #[error("{url} answered with a web page (HTTP {status}), not an LLM API; check the base URL (it usually ends in /v1 for OpenAI-compatible servers)")]
+    LlmNotAnEndpoint {
+        /// The URL.
+        url: String,
+        /// HTTP status.
+        status: u16,
+    },
+
+    /// The prompt (plus the requested output) does not fit the model's context window.
+    #[error("the prompt does not fit the model's context window ({message}); use a model with a larger context, raise contextWindow if the model allows it, or shorten the input")]
+    LlmContextOverflow {
+        /// The provider's message, or the local estimate.
+        message: String,
+    },
+
+    /// The reply was cut off by the output-token limit (finish_reason `length`, stop_reason
+    /// `max_tokens`, done_reason `length`; field case F03). Nothing was parsed or written;
+    /// brackets are never closed automatically.
+    #[error("the model's reply was cut off at the output-token limit ({reason}{}); raise maxOutputTokens, or use a model that writes shorter output", max_tokens_suffix(*.max_tokens))]
+    LlmTruncated {
+        /// The provider's word for it (`length`, `max_tokens`).
+        reason: String,
+        /// The output-token limit the request had, if known.
+        max_tokens: Option<u32>,
+    },
+
+    /// Rate limited or overloaded (HTTP 429, 503, 529), still after the bounded retries.
+    #[error("the LLM endpoint is rate limited or overloaded (HTTP {status}{}) after {attempts} attempt(s){}; wait and retry, or lower the request rate", provider_suffix(.message), retry_suffix(*.retry_after_ms))]
+    LlmRateLimited {
+        /// HTTP status of the last answer.
+        status: u16,
+        /// The last `Retry-After` the server gave, in milliseconds.
+        retry_after_ms: Option<u64>,
+        /// Requests made.
+        attempts: u32,
+        /// The provider's message.
+        message: String,
+    },
+
+    /// The model returned no answer text (field case F02c/d): `detail` names what came back
+    /// instead (e.g. only `reasoning_content`).
+    #[error("the model returned an empty answer: {detail}")]
+    LlmEmptyCompletion {
+        /// What came back instead, in words.
+        detail: String,
+    },
+
+    /// The endpoint rejected the request as invalid (HTTP 400, 404, 405, 422…): a configuration
+    /// problem such as a wrong model name, a wrong base URL or an organisation setting (field case
+    /// F07). Not retried.
+    #[error("the LLM endpoint rejected the request (HTTP {status}{}); {hint}", provider_suffix(.message))]
+    LlmRejected {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+        /// What to check.
+        hint: String,
+    },
+
+    /// The endpoint failed (HTTP 5xx other than overload), with the provider's message.
+    #[error("the LLM server failed (HTTP {status}{}); retry later or check the server's log", provider_suffix(.message))]
+    LlmServer {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message (`error.message`, an `error` string, or `message`).
+        message: String,
+    },
+
+    /// The response did not have the provider's shape (not JSON, missing fields, an empty
+    /// embedding vector).
+    #[error("unexpected response from the LLM endpoint: {0}")]
+    LlmBadResponse(String),
+
+    /// The model's structured output could not be parsed or did not match the expected shape, also
+    /// after one repair round trip.
+    #[error("the model's output is not the expected JSON ({0}); try a larger or instruction-tuned model")]
+    LlmBadOutput(String),
+
+    /// A call would exceed the operation's token budget (Decision 12).
+    #[error("token budget exceeded: this operation may use {budget} tokens, {used} used, the next call needs about {needed}; raise the budget in the settings")]
+    LlmBudgetExceeded {
+        /// The operation's budget.
+        budget: u64,
+        /// Tokens used so far.
+        used: u64,
+        /// Estimated tokens of the refused call.
+        needed: u64,
+    },
+}
+
+fn provider_suffix(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+fn max_tokens_suffix(max_tokens: Option<u32>) -> String {
+    max_tokens.map_or(String::new(), |m| format!(", limit {m} tokens"))
+}
+
+fn retry_suffix(retry_after_ms: Option<u64>) -> String {
+    retry_after_ms.map_or(String::new(), |ms| {
+        format!("; the server asked to wait {} s", ms.div_ceil(1000))
+    })
 }
 
 impl Error {
@@ -132,9 +274,22 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::UnsupportedMime(_) => "UNSUPPORTED_MIME",
             Error::NotFound(_) => "NOT_FOUND",
-            Error::BadReply(_) => "BAD_REPLY",
-            Error::BudgetExceeded { .. } => "BUDGET_EXCEEDED",
             Error::Cancelled => "CANCELLED",
+            Error::LlmConfig(_) => "LLM_CONFIG",
+            Error::LlmAuth { .. } => "LLM_AUTH",
+            Error::LlmOriginNotAllowed { .. } => "LLM_ORIGIN_NOT_ALLOWED",
+            Error::LlmUnreachable { .. } => "LLM_UNREACHABLE",
+            Error::LlmTimeout { .. } => "LLM_TIMEOUT",
+            Error::LlmNotAnEndpoint { .. } => "LLM_NOT_AN_ENDPOINT",
+            Error::LlmContextOverflow { .. } => "LLM_CONTEXT_OVERFLOW",
+            Error::LlmTruncated { .. } => "LLM_TRUNCATED",
+            Error::LlmRateLimited { .. } => "LLM_RATE_LIMITED",
+            Error::LlmEmptyCompletion { .. } => "LLM_EMPTY_COMPLETION",
+            Error::LlmRejected { .. } => "LLM_REJECTED",
+            Error::LlmServer { .. } => "LLM_SERVER",
+            Error::LlmBadResponse(_) => "LLM_BAD_RESPONSE",
+            Error::LlmBadOutput(_) => "LLM_BAD_OUTPUT",
+            Error::LlmBudgetExceeded { .. } => "LLM_BUDGET_EXCEEDED",
         }
     }
 }
@@ -170,9 +325,59 @@ mod tests {
             Error::InvalidInput("x".into()),
             Error::UnsupportedMime("text/html".into()),
             Error::NotFound("x".into()),
-            Error::BadReply("x".into()),
-            Error::BudgetExceeded { used: 2, cap: 1 },
             Error::Cancelled,
+            Error::LlmConfig("x".into()),
+            Error::LlmAuth {
+                status: 401,
+                message: "m".into(),
+            },
+            Error::LlmOriginNotAllowed {
+                origin: "o".into(),
+                url: "u".into(),
+                hint: "h".into(),
+            },
+            Error::LlmUnreachable {
+                url: "u".into(),
+                detail: "d".into(),
+            },
+            Error::LlmTimeout {
+                url: "u".into(),
+                ms: 1,
+            },
+            Error::LlmNotAnEndpoint {
+                url: "u".into(),
+                status: 200,
+            },
+            Error::LlmContextOverflow {
+                message: "m".into(),
+            },
+            Error::LlmTruncated {
+                reason: "length".into(),
+                max_tokens: Some(5),
+            },
+            Error::LlmRateLimited {
+                status: 429,
+                retry_after_ms: Some(1000),
+                attempts: 3,
+                message: "m".into(),
+            },
+            Error::LlmEmptyCompletion { detail: "d".into() },
+            Error::LlmRejected {
+                status: 400,
+                message: "m".into(),
+                hint: "h".into(),
+            },
+            Error::LlmServer {
+                status: 500,
+                message: "m".into(),
+            },
+            Error::LlmBadResponse("x".into()),
+            Error::LlmBadOutput("x".into()),
+            Error::LlmBudgetExceeded {
+                budget: 1,
+                used: 1,
+                needed: 1,
+            },
         ];
         let mut codes: Vec<_> = all.iter().map(Error::code).collect();
         crate::util::sort(&mut codes);

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
-use llm_wiki::compile::scripted;
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::{Claim, Contradiction, TokenUsage};
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
@@ -36,7 +35,7 @@ impl Llm for Scripted {
         let n = self.calls.get() + 1;
         self.calls.set(n);
         if self.fail_at.get() == Some(n) {
-            return Err(Error::BadReply(format!("injected failure at call {n}")));
+            return Err(Error::LlmBadOutput(format!("injected failure at call {n}")));
         }
         let user = &req.messages.last().unwrap().content;
         let task = req.json.as_ref().map(|j| j.name.as_str()).unwrap_or("");
@@ -54,12 +53,8 @@ impl Llm for Scripted {
                 model: "scripted".into(),
             });
         }
-        let value = match req.json.as_ref().map(|j| j.name.as_str()) {
-            Some("extract") => scripted::extract_reply(user),
-            Some("integrate") => scripted::integrate_reply(user),
-            other => panic!("unexpected task {other:?}"),
-        };
-        let text = value.to_string();
+        // The scripted endpoint's derivation (Decision 14), as the HTTP test server answers it.
+        let text = llm_wiki::llm::scripted::reply(req).text;
         Ok(ChatResponse {
             usage: TokenUsage {
                 input: estimate_tokens(user),
@@ -690,7 +685,7 @@ fn cancellation_and_budget_leave_the_wiki_as_it_was() {
     let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
     assert_eq!(r.failed.len(), 3);
     assert!(
-        r.failed.iter().all(|f| f.code == "BUDGET_EXCEEDED"),
+        r.failed.iter().all(|f| f.code == "LLM_BUDGET_EXCEEDED"),
         "{:?}",
         r.failed
     );
@@ -821,4 +816,75 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
         body.contains("[[Topic 1999 of the synthetic wiki]]"),
         "{body}"
     );
+}
+
+#[test]
+fn compile_through_the_wire_protocols_of_every_provider() {
+    use llm_wiki::llm::config::{Config, Provider};
+    use llm_wiki::llm::scripted::server::InProcess;
+    for (provider, base) in [
+        (Provider::OpenAiCompatible, "http://127.0.0.1:11435/v1"),
+        (Provider::Ollama, "http://127.0.0.1:11435"),
+        (Provider::Anthropic, "http://127.0.0.1:11435/v1"),
+    ] {
+        let (_b, w) = scenario();
+        let config = Config {
+            provider,
+            base_url: base.into(),
+            model: "scripted-chat".into(),
+            context_window: 16_384,
+            api_key: (provider == Provider::Anthropic)
+                .then(|| llm_wiki::llm::config::Secret::new("sk-ant-TEST")),
+            ..Config::default()
+        };
+        block_on(w.set_llm_config(config)).unwrap();
+        let transport = InProcess::new(vec![]);
+        let r = block_on(w.compile_configured(
+            transport.clone(),
+            &CompileOptions::default(),
+            &|_| {},
+            &Cancel::new(),
+        ))
+        .unwrap();
+        assert!(r.failed.is_empty(), "{provider:?}: {:?}", r.failed);
+        assert_eq!(r.compiled.len(), 3);
+        assert!(
+            r.usage.calls >= 9 && r.usage.input > 0,
+            "{provider:?}: {:?}",
+            r.usage
+        );
+        let (pages, _, ledger, _) = content(&w);
+        assert_eq!(
+            pages.keys().map(String::as_str).collect::<Vec<_>>(),
+            [
+                "Acme Corp",
+                "Widget history",
+                "Widgetron",
+                "Widgetron (source)",
+                "流量控制",
+                "背压"
+            ],
+            "{provider:?}"
+        );
+        assert_eq!(ledger.len(), 1, "{provider:?}");
+    }
+}
+
+#[test]
+fn the_offline_provider_compiles_without_any_request() {
+    let (_b, w) = scenario();
+    let transport = llm_wiki::llm::scripted::server::InProcess::new(vec![]).down();
+    let r = block_on(w.compile_configured(
+        transport,
+        &CompileOptions::default(),
+        &|_| {},
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert_eq!(r.compiled.len(), 3);
+    assert_eq!(r.usage.calls, 0);
+    assert!(block_on(w.all_pages())
+        .unwrap()
+        .iter()
+        .all(|p| p.tags.contains(&"offline".to_string())));
 }

@@ -7,4 +7,5 @@ pub mod pipeline;
 pub mod prompt;
 pub mod provenance;
 pub mod resolve;
+pub mod run;
 pub mod scripted;

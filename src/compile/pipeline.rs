@@ -28,6 +28,7 @@ use super::provenance::{claim_id, contradiction_id, plain_text, quote_occurs};
 use super::resolve::{match_key, resolve, KnownPage, Mention, Target};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::llm::structured::chat_json;
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
 use crate::markdown::keys::{fold_key, unique_key};
 use crate::markdown::page::{clean_page, CleanOptions};
@@ -70,21 +71,18 @@ pub struct LlmCompiler<'a, L: Llm> {
     pub model_name: String,
 }
 
-/// Parses a structured reply into `T`. The endpoint layer has already removed fences and reasoning;
-/// this takes the outermost JSON object of what is left.
-fn parse_reply<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    let t = text.trim();
-    let start = t.find('{');
-    let end = t.rfind('}');
-    let json = match (start, end) {
-        (Some(s), Some(e)) if e > s => &t[s..=e],
-        _ => {
-            return Err(Error::BadReply(format!(
-                "{what}: no JSON object in the reply"
-            )))
-        }
-    };
-    serde_json::from_str(json).map_err(|e| Error::BadReply(format!("{what}: {e}")))
+/// One structured call through [`chat_json`] (lenient parsing, one repair round trip), then the
+/// JSON value into `T`. Errors: the endpoint's, or [`Error::LlmBadOutput`].
+async fn structured<L: Llm, T: serde::de::DeserializeOwned>(
+    llm: &L,
+    request: &ChatRequest,
+    cancel: &Cancel,
+) -> Result<(T, TokenUsage)> {
+    let reply = chat_json(llm, request, cancel).await?;
+    let what = request.json.as_ref().map_or("reply", |j| j.name.as_str());
+    let value = serde_json::from_value(reply.value)
+        .map_err(|e| Error::LlmBadOutput(format!("{what}: {e}")))?;
+    Ok((value, reply.usage))
 }
 
 impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
@@ -107,8 +105,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
             max_tokens: self.max_output_tokens,
             temperature: Some(0.0),
         };
-        let reply = self.llm.chat(&request, None, cancel).await?;
-        Ok((parse_reply(&reply.text, "extract")?, reply.usage))
+        structured(self.llm, &request, cancel).await
     }
 
     async fn integrate(
@@ -130,8 +127,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
             max_tokens: self.max_output_tokens,
             temperature: Some(0.0),
         };
-        let reply = self.llm.chat(&request, None, cancel).await?;
-        Ok((parse_reply(&reply.text, "integrate")?, reply.usage))
+        structured(self.llm, &request, cancel).await
     }
 
     fn name(&self) -> String {
@@ -357,9 +353,10 @@ struct Budget {
 impl Budget {
     fn check(&self, next: u64) -> Result<()> {
         match self.cap {
-            Some(cap) if self.used.get() + next > cap => Err(Error::BudgetExceeded {
-                used: self.used.get() + next,
-                cap,
+            Some(cap) if self.used.get() + next > cap => Err(Error::LlmBudgetExceeded {
+                budget: cap,
+                used: self.used.get(),
+                needed: next,
             }),
             _ => Ok(()),
         }

@@ -1,10 +1,40 @@
-//! LLM endpoints: the `Llm` and `Embedder` traits the operations call, and (as they land) the
-//! providers (OpenAI-compatible, Ollama, Anthropic), output parsing and the scripted test endpoint.
+//! LLM endpoints: the `Llm` and `Embedder` traits the operations call, the providers
+//! (OpenAI-compatible, Ollama, Anthropic), output parsing and the scripted test endpoint.
+//!
+//! Map: [`config`] (settings, presets) → [`url`] (base-URL normalisation) → [`provider`] (wire
+//! shapes, pure) and [`embed`] → [`client`] (retries, structured fallback, streaming; generic over
+//! [`transport::Transport`]) → `http` (browser `fetch`, wasm only). [`parse`] is the lenient JSON
+//! parser, [`stream`] the SSE/NDJSON decoders, [`errors`] the HTTP-error classification,
+//! [`structured`] the repair round trip and token budget, [`offline`] the built-in embedding,
+//! [`prompt`] the data-block convention, [`scripted`] the test endpoint, [`connection`] the
+//! connection test, `settings` the stored configuration.
 //!
 //! *Invariant:* the operations (compile, query, lint) only see these traits; HTTP lives in the
 //! wasm-only transport, so everything runs natively under `cargo test` with a scripted LLM.
+//!
+//! *Invariant:* no API key leaves this module except in the request header that needs it: it is
+//! never serialised, logged, exported, or part of an error message.
 
-use std::cell::Cell;
+pub mod client;
+pub mod config;
+pub mod connection;
+pub mod embed;
+pub mod errors;
+#[cfg(target_arch = "wasm32")]
+pub mod http;
+pub mod offline;
+pub mod parse;
+pub mod prompt;
+pub mod provider;
+pub mod retry;
+pub mod scripted;
+pub mod settings;
+pub mod stream;
+pub mod structured;
+pub mod transport;
+pub mod url;
+
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -95,22 +125,129 @@ pub struct ChatResponse {
 }
 
 /// Cancellation shared between the caller (e.g. a JS `AbortSignal`) and a running operation.
-/// Clones share the flag.
-#[derive(Debug, Clone, Default)]
-pub struct Cancel(Rc<Cell<bool>>);
+/// Clones share the flag and the listeners.
+///
+/// Besides the flag (polled between steps), listeners registered with [`Cancel::on_cancel`] run
+/// once, synchronously, when [`Cancel::cancel`] is called: the fetch transport aborts its
+/// `AbortController` that way, and [`Cancel::cancelled`] is a future that resolves then.
+#[derive(Clone, Default)]
+pub struct Cancel(Rc<CancelState>);
+
+type Listener = Box<dyn FnOnce()>;
+
+#[derive(Default)]
+struct CancelState {
+    cancelled: Cell<bool>,
+    next_id: Cell<u64>,
+    listeners: RefCell<Vec<(u64, Listener)>>,
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cancel")
+            .field("cancelled", &self.is_cancelled())
+            .field("listeners", &self.0.listeners.borrow().len())
+            .finish()
+    }
+}
 
 impl Cancel {
     /// A token that is not cancelled.
     pub fn new() -> Self {
         Cancel::default()
     }
-    /// Cancels.
+    /// Cancels: sets the flag, then runs (and forgets) every listener. Idempotent.
     pub fn cancel(&self) {
-        self.0.set(true);
+        if self.0.cancelled.replace(true) {
+            return;
+        }
+        let listeners = std::mem::take(&mut *self.0.listeners.borrow_mut());
+        for (_, f) in listeners {
+            f();
+        }
     }
     /// True once cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.0.get()
+        self.0.cancelled.get()
+    }
+    /// `Err(Error::Cancelled)` once cancelled, else `Ok(())`.
+    pub fn check(&self) -> crate::Result<()> {
+        if self.is_cancelled() {
+            Err(crate::Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+    /// Runs `f` when this token is cancelled (at once if it already is). The listener is removed
+    /// when the returned guard drops, so per-request listeners do not pile up.
+    pub fn on_cancel(&self, f: impl FnOnce() + 'static) -> CancelListener {
+        if self.is_cancelled() {
+            f();
+            return CancelListener { state: None, id: 0 };
+        }
+        let id = self.0.next_id.get();
+        self.0.next_id.set(id + 1);
+        self.0.listeners.borrow_mut().push((id, Box::new(f)));
+        CancelListener {
+            state: Some(Rc::downgrade(&self.0)),
+            id,
+        }
+    }
+    /// A future that resolves when this token is cancelled (never, if it never is).
+    pub fn cancelled(&self) -> Cancelled {
+        Cancelled {
+            cancel: self.clone(),
+            waker: Rc::new(RefCell::new(None)),
+            _listener: None,
+        }
+    }
+}
+
+/// Keeps a [`Cancel::on_cancel`] listener registered; dropping it removes the listener.
+#[must_use = "the listener is removed when this guard drops"]
+pub struct CancelListener {
+    state: Option<std::rc::Weak<CancelState>>,
+    id: u64,
+}
+
+impl Drop for CancelListener {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take().and_then(|w| w.upgrade()) {
+            // `try_borrow_mut`: a listener may drop its own guard while `cancel` runs it.
+            if let Ok(mut listeners) = state.listeners.try_borrow_mut() {
+                listeners.retain(|(id, _)| *id != self.id);
+            }
+        }
+    }
+}
+
+/// Future returned by [`Cancel::cancelled`].
+pub struct Cancelled {
+    cancel: Cancel,
+    waker: Rc<RefCell<Option<std::task::Waker>>>,
+    _listener: Option<CancelListener>,
+}
+
+impl std::future::Future for Cancelled {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.cancel.is_cancelled() {
+            return std::task::Poll::Ready(());
+        }
+        *self.waker.borrow_mut() = Some(cx.waker().clone());
+        if self._listener.is_none() {
+            let waker = self.waker.clone();
+            let listener = self.cancel.on_cancel(move || {
+                if let Some(w) = waker.borrow_mut().take() {
+                    w.wake();
+                }
+            });
+            self._listener = Some(listener);
+        }
+        std::task::Poll::Pending
     }
 }
 

@@ -35,6 +35,17 @@ pub fn ts_to_rust<T: Tsify + DeserializeOwned>(what: &str, v: Ts<T>) -> Result<T
     serde_wasm_bindgen::from_value(v.js_value()).map_err(|e| bad_input(what, e))
 }
 
+/// Deserialises a JS value through `JSON.stringify` and serde_json, for large nested inputs whose
+/// serde_json deserializer the wasm already has (the LLM `Config` is stored as JSON): a second,
+/// `serde_wasm_bindgen` instantiation of the same types would only add size. `undefined` fields
+/// are left out, as absent. Throws `INVALID_INPUT` naming the argument.
+pub fn json_to_rust<T: DeserializeOwned>(what: &str, v: &JsValue) -> Result<T, JsValue> {
+    let text: String = js_sys::JSON::stringify(v)
+        .map_err(|_| bad_input(what, "not JSON-serialisable"))?
+        .into();
+    serde_json::from_slice(text.as_bytes()).map_err(|e| bad_input(what, e))
+}
+
 /// Serialises a value for JavaScript: plain objects (not `Map`s), `undefined` for `None`.
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);

@@ -16,13 +16,14 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use crate::clock::SystemClock;
 use crate::compile::pipeline::{CompileOptions, Progress};
 use crate::error::Error;
+use crate::llm::config::{presets, Config};
+use crate::llm::http::{cancel_from_signal, AbortGuard, FetchTransport};
 use crate::llm::Cancel;
-use crate::offline::OfflineCompiler;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
 use interop::bytes_to_js;
-use interop::{error_to_js, result_to_js, ts_to_rust};
+use interop::{error_to_js, result_to_js, to_js, ts_to_rust};
 
 type Core = CoreWiki<IdbStorage, SystemClock>;
 
@@ -67,50 +68,37 @@ export interface LlmWikiError extends Error {
   code:
     | "QUOTA_EXCEEDED" | "UPGRADE_BLOCKED" | "CLOSED" | "STORAGE_UNAVAILABLE" | "SCHEMA_TOO_NEW"
     | "CONFLICT" | "STORAGE" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
-    | "NOT_FOUND" | "CANCELLED" | "BAD_REPLY" | "BUDGET_EXCEEDED";
+    | "NOT_FOUND" | "CANCELLED"
+    | "LLM_CONFIG" | "LLM_AUTH" | "LLM_ORIGIN_NOT_ALLOWED" | "LLM_UNREACHABLE" | "LLM_TIMEOUT"
+    | "LLM_NOT_AN_ENDPOINT" | "LLM_CONTEXT_OVERFLOW" | "LLM_TRUNCATED" | "LLM_RATE_LIMITED"
+    | "LLM_EMPTY_COMPLETION" | "LLM_REJECTED" | "LLM_SERVER" | "LLM_BAD_RESPONSE" | "LLM_BAD_OUTPUT"
+    | "LLM_BUDGET_EXCEEDED";
+}
+
+/**
+ * LLM settings as `setConfig` takes them: `Config` plus the secrets, which `config()` never returns.
+ * An absent `apiKey` keeps the stored key; `""` removes it.
+ */
+export type ConfigInput = Config & {
+  /** API key (`Authorization: Bearer`, or `x-api-key` for Anthropic). */
+  apiKey?: string;
+  /** Extra headers carrying credentials (merged by name; `""` removes one). */
+  secretHeaders?: Record<string, string>;
+  /** Embedding settings, with their own optional key (default: the chat key). */
+  embeddings?: EmbeddingConfig & { apiKey?: string };
+};
+
+/** Options of `testConnection`. */
+export interface TestConnectionOptions {
+  /** Test these settings instead of the stored ones (secrets left out are taken from storage). */
+  config?: ConfigInput;
+  /** Cancels the test. */
+  signal?: AbortSignal;
 }
 "#;
 
 struct Inner {
     core: Core,
-}
-
-impl Inner {
-    async fn compile_offline(
-        &self,
-        options: &CompileOptions,
-        on_progress: &dyn Fn(&Progress),
-        cancel: &Cancel,
-    ) -> crate::Result<crate::compile::pipeline::CompileReport> {
-        let mut texts = Vec::new();
-        for s in self.core.sources().await? {
-            texts.push(self.core.source_text(&s.version).await?);
-        }
-        let model = OfflineCompiler::new(&texts);
-        let options = CompileOptions {
-            // Extractive: one chunk per source, whatever its size.
-            context_window: 10_000_000,
-            ..options.clone()
-        };
-        self.core
-            .compile(&model, &options, on_progress, cancel)
-            .await
-    }
-}
-
-/// Listens to an `AbortSignal` while an operation runs; removes its listener when dropped, so a
-/// later abort never calls a freed closure.
-struct AbortGuard {
-    signal: web_sys::AbortSignal,
-    closure: Closure<dyn FnMut()>,
-}
-
-impl Drop for AbortGuard {
-    fn drop(&mut self) {
-        let _ = self
-            .signal
-            .remove_event_listener_with_callback("abort", self.closure.as_ref().unchecked_ref());
-    }
 }
 
 type AbortListener = Option<AbortGuard>;
@@ -134,24 +122,22 @@ fn compile_request(
             let _ = f.call1(&JsValue::UNDEFINED, &v);
         }
     };
-    let cancel = Cancel::new();
-    let signal = Reflect::get(request, &"signal".into())
+    let (cancel, listener) = signal_of(request);
+    Ok((options, on_progress, cancel, listener))
+}
+
+/// The cancellation of an options bag's `signal` (an `AbortSignal`), if it has one.
+fn signal_of(options: &JsValue) -> (Cancel, AbortListener) {
+    let signal = Reflect::get(options, &"signal".into())
         .ok()
         .and_then(|s| s.dyn_into::<web_sys::AbortSignal>().ok());
-    let listener = match signal {
+    match signal {
         Some(signal) => {
-            if signal.aborted() {
-                cancel.cancel();
-            }
-            let c = cancel.clone();
-            let closure: Closure<dyn FnMut()> = Closure::new(move || c.cancel());
-            let _ =
-                signal.add_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
-            Some(AbortGuard { signal, closure })
+            let (cancel, guard) = cancel_from_signal(&signal);
+            (cancel, Some(guard))
         }
-        None => None,
-    };
-    Ok((options, on_progress, cancel, listener))
+        None => (Cancel::new(), None),
+    }
 }
 
 /// A personal wiki stored in this browser's IndexedDB.
@@ -357,8 +343,9 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.operations().await) })
     }
 
-    /// Compiles every new or changed source (or `sources`) into pages, one operation per source.
-    /// With no endpoint configured it runs the offline, extractive compiler. Resolves with a
+    /// Compiles every new or changed source (or `sources`) into pages, one operation per source,
+    /// with the configured endpoint; with the `offline` provider (the default) it runs the
+    /// extractive compiler. Resolves with a
     /// report; a source that fails is listed in `failed` and stays pending, the wiki unchanged by
     /// it. Rejects with `CANCELLED` when `signal` aborts (committed sources stay).
     #[wasm_bindgen(unchecked_return_type = "Promise<CompileReport>")]
@@ -369,7 +356,10 @@ impl Wiki {
         let inner = self.inner.clone();
         promise(async move {
             let (options, on_progress, cancel, _listener) = compile_request(&request)?;
-            let report = inner.compile_offline(&options, &on_progress, &cancel).await;
+            let report = inner
+                .core
+                .compile_configured(FetchTransport::new(), &options, &on_progress, &cancel)
+                .await;
             result_to_js(report)
         })
     }
@@ -500,6 +490,100 @@ impl Wiki {
                 &JsValue::from_bool(persisted.is_truthy()),
             );
             Ok(info.into())
+        })
+    }
+
+    /// Saves the LLM settings (one `settings` operation in log.md; never the key). An absent
+    /// `apiKey` keeps the stored key, `""` removes it; extra headers whose name looks secret
+    /// (`Authorization`, `*key*`, `*token*`…) are stored like the key. Throws `LLM_CONFIG` for
+    /// invalid settings (nothing is written).
+    ///
+    /// @example
+    /// ```ts
+    /// const [ollama] = Wiki.presets().filter(p => p.id === "ollama");
+    /// await wiki.setConfig({ ...ollama.config, model: "qwen2.5:7b" });
+    /// ```
+    #[wasm_bindgen(js_name = setConfig, unchecked_return_type = "Promise<Operation>")]
+    pub fn set_config(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ConfigInput")] config: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let config: Result<Config, JsValue> = interop::json_to_rust("setConfig", &config);
+        promise(async move { result_to_js(inner.core.set_llm_config(config?).await) })
+    }
+
+    /// The LLM settings without secrets: `hasApiKey` and `secretHeaderNames` say what is stored.
+    /// A wiki that was never configured is offline.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ConfigView>")]
+    pub fn config(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.llm_config_view().await) })
+    }
+
+    /// Starting points for the settings screen: OpenAI, Ollama (OpenAI-compatible `/v1`), Ollama
+    /// native API, LM Studio, llama.cpp server, vLLM, Anthropic, offline.
+    #[wasm_bindgen(unchecked_return_type = "Preset[]")]
+    pub fn presets() -> Result<JsValue, JsValue> {
+        to_js(&presets())
+    }
+
+    /// Tests the LLM settings (stored, or `options.config`) with the same URLs and requests the
+    /// real calls use: the model list (reachability, CORS, key), a plain and a streamed chat, a
+    /// structured call (which JSON mode the endpoint takes; remembered), and embeddings. Never
+    /// throws for endpoint problems: each step reports `ok`, `failed` (with an error `code`) or
+    /// `skipped`. An `LLM_ORIGIN_NOT_ALLOWED` step names the exact `OLLAMA_ORIGINS` value.
+    #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
+    pub fn test_connection(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TestConnectionOptions | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let (cancel, _listener) = signal_of(&options);
+            let mut given: Option<Config> = None;
+            if options.is_object() {
+                if let Ok(c) = Reflect::get(&options, &"config".into()) {
+                    if c.is_object() {
+                        given = Some(interop::json_to_rust("testConnection config", &c)?);
+                    }
+                }
+            }
+            let stored = inner.core.llm_config().await.map_err(|e| error_to_js(&e))?;
+            let mut config = match given {
+                Some(mut c) => {
+                    if c.api_key.is_none() {
+                        c.api_key = stored.api_key.clone();
+                    }
+                    if c.embeddings.api_key.is_none() {
+                        c.embeddings.api_key = stored.embeddings.api_key.clone();
+                    }
+                    for (k, v) in &stored.secret_headers {
+                        c.secret_headers
+                            .entry(k.clone())
+                            .or_insert_with(|| v.clone());
+                    }
+                    c
+                }
+                None => stored,
+            };
+            config.normalize();
+            let learned = inner
+                .core
+                .llm_learned()
+                .await
+                .map_err(|e| error_to_js(&e))?;
+            let report = crate::llm::connection::test_connection(
+                &config,
+                FetchTransport::new(),
+                learned.clone(),
+                &cancel,
+            )
+            .await;
+            // What the endpoint accepted is worth keeping even if saving it fails.
+            let _ = inner.core.save_llm_learned(&learned).await;
+            to_js(&report)
         })
     }
 

@@ -1,0 +1,69 @@
+//! Running a compile with the wiki's configured endpoint (or offline when none is configured).
+//!
+//! *Invariant:* this is the one place that turns settings into a [`CompileModel`]; the JS API and
+//! the tests call it with a real `fetch` transport or an in-process scripted one.
+
+use super::pipeline::{CompileOptions, CompileReport, LlmCompiler, Progress};
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::llm::client::HttpLlm;
+use crate::llm::config::Provider;
+use crate::llm::structured::Budgeted;
+use crate::llm::transport::Transport;
+use crate::llm::{Cancel, Purpose};
+use crate::offline::OfflineCompiler;
+use crate::storage::Storage;
+use crate::wiki::Wiki;
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The offline compiler over every source of this wiki (its corpus terms need them all).
+    pub async fn offline_compiler(&self) -> Result<OfflineCompiler> {
+        let mut texts = Vec::new();
+        for s in self.sources().await? {
+            texts.push(self.source_text(&s.version).await?);
+        }
+        Ok(OfflineCompiler::new(&texts))
+    }
+
+    /// Compiles with the configured endpoint over `transport`, or offline when the provider is
+    /// `offline`. The context window, output cap and token budget come from the settings (the
+    /// compile model's), overriding `options`. What the client learns about the endpoint
+    /// (structured-output mode) is saved afterwards.
+    pub async fn compile_configured<T: Transport>(
+        &self,
+        transport: T,
+        options: &CompileOptions,
+        on_progress: &dyn Fn(&Progress),
+        cancel: &Cancel,
+    ) -> Result<CompileReport> {
+        let config = self.llm_config().await?;
+        if config.provider == Provider::Offline {
+            let model = self.offline_compiler().await?;
+            let options = CompileOptions {
+                // Extractive: one chunk per source, whatever its size.
+                context_window: 10_000_000,
+                ..options.clone()
+            };
+            return self.compile(&model, &options, on_progress, cancel).await;
+        }
+        let resolved = config.resolve(Purpose::Compile);
+        let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
+        let budgeted = Budgeted::new(&llm, &config, Purpose::Compile);
+        let model = LlmCompiler {
+            llm: &budgeted,
+            max_output_tokens: Some(resolved.max_output_tokens),
+            model_name: resolved.model.clone(),
+        };
+        let options = CompileOptions {
+            context_window: u64::from(config.context_window),
+            max_output_tokens: u64::from(resolved.max_output_tokens),
+            token_budget: options.token_budget.or(Some(resolved.token_budget)),
+            estimator: config.estimator,
+            ..options.clone()
+        };
+        let report = self.compile(&model, &options, on_progress, cancel).await;
+        // A cache of endpoint behaviour; failing to store it must not fail the compile.
+        let _ = self.save_llm_learned(llm.learned()).await;
+        report
+    }
+}

@@ -1,0 +1,556 @@
+//! The endpoint client: [`HttpLlm`] and [`HttpEmbedder`], generic over a [`Transport`].
+//!
+//! Everything here is pure logic over the transport — retries with `Retry-After`, the
+//! structured-output fallback and its memory, stream decoding, the think filter, secret
+//! scrubbing — so it runs natively against the in-process scripted endpoint
+//! ([`crate::llm::scripted::server::InProcess`]) and in the browser over `fetch`.
+//!
+//! *Invariant:* every error a call returns went through [`scrub_error`]; the API key never
+//! appears in one.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::llm::config::{Config, EmbeddingProvider, Provider};
+use crate::llm::embed::{build_embed_request, chunk_text, normalize, parse_embed_response, pool};
+use crate::llm::errors::{
+    classify_http_error, is_format_rejection, json_body, origin_not_allowed, scrub_error,
+};
+use crate::llm::offline::OfflineEmbedder;
+use crate::llm::provider::{
+    build_chat_request, estimate_input, parse_chat_response, StructuredMode,
+};
+use crate::llm::stream::{ChatStream, ThinkFilter};
+use crate::llm::transport::{header, HttpRequest, HttpResponse, Method, ResponseBody, Transport};
+use crate::llm::url::chat_endpoints;
+use crate::llm::{Cancel, ChatRequest, ChatResponse, Embedder, Embeddings, Llm, OnToken};
+use crate::model::TokenUsage;
+
+/// What the client learned about endpoints: the structured-output mode that worked, per
+/// `provider chat-URL model`. Shared by clones; persisted by the wiki (`meta/llm-learned`).
+#[derive(Debug, Clone, Default)]
+pub struct Learned(Rc<RefCell<LearnedModes>>);
+
+/// The serialisable content of [`Learned`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LearnedModes {
+    /// Structured-output mode by endpoint key.
+    pub modes: BTreeMap<String, StructuredMode>,
+}
+
+impl Learned {
+    /// Starts from `modes` (e.g. read from storage).
+    pub fn from_modes(modes: LearnedModes) -> Self {
+        Learned(Rc::new(RefCell::new(modes)))
+    }
+    /// A copy of what was learned.
+    pub fn modes(&self) -> LearnedModes {
+        self.0.borrow().clone()
+    }
+    /// The mode that worked for `key`.
+    pub fn get(&self, key: &str) -> Option<StructuredMode> {
+        self.0.borrow().modes.get(key).copied()
+    }
+    /// Records the mode that worked for `key`; true when that changed anything.
+    pub fn set(&self, key: &str, mode: StructuredMode) -> bool {
+        self.0.borrow_mut().modes.insert(key.to_string(), mode) != Some(mode)
+    }
+}
+
+/// The key under which a structured mode is remembered.
+pub fn endpoint_key(provider: Provider, chat_url: &str, model: &str) -> String {
+    format!("{} {chat_url} {model}", provider.as_str())
+}
+
+/// Sends `request`, retrying rate limits and overload per the config's [`RetryPolicy`](crate::llm::retry::RetryPolicy).
+/// Returns only 2xx responses: any other status is read and returned as its typed error.
+pub async fn send_with_retry<T: Transport>(
+    transport: &T,
+    config: &Config,
+    request: &HttpRequest,
+    cancel: &Cancel,
+) -> Result<HttpResponse<T::Body>> {
+    let mut attempts = 0u32;
+    let mut waited = 0u64;
+    loop {
+        cancel.check()?;
+        attempts += 1;
+        let mut resp = match transport.send(request, cancel, config.timeout_ms).await {
+            Ok(r) => r,
+            Err(Error::LlmOriginNotAllowed { origin, url, .. }) => {
+                return Err(origin_not_allowed(config.provider, &url, &origin))
+            }
+            Err(e) => return Err(e),
+        };
+        if (200..300).contains(&resp.status) {
+            return Ok(resp);
+        }
+        let body = resp.body.read_all().await?;
+        let err = classify_http_error(
+            config.provider,
+            resp.status,
+            &resp.headers,
+            &body,
+            &request.url,
+            transport.now_ms(),
+        );
+        match err {
+            Error::LlmRateLimited {
+                status,
+                retry_after_ms,
+                message,
+                ..
+            } => match config.retry.next_wait(attempts, waited, retry_after_ms) {
+                Some(wait) => {
+                    transport.sleep(wait, cancel).await?;
+                    waited += wait;
+                }
+                None => {
+                    return Err(Error::LlmRateLimited {
+                        status,
+                        retry_after_ms,
+                        attempts,
+                        message,
+                    })
+                }
+            },
+            other => return Err(other),
+        }
+    }
+}
+
+/// A chat endpoint configured by a [`Config`], over transport `T`.
+#[derive(Debug)]
+pub struct HttpLlm<T: Transport> {
+    config: Config,
+    transport: T,
+    learned: Learned,
+}
+
+impl<T: Transport> HttpLlm<T> {
+    /// A client for `config`. Errors: [`Error::LlmConfig`] when the config is invalid or offline.
+    pub fn new(config: Config, transport: T) -> Result<Self> {
+        config.validate()?;
+        if config.provider == Provider::Offline {
+            return Err(Error::LlmConfig(
+                "the offline provider has no chat model: choose an endpoint in the settings".into(),
+            ));
+        }
+        Ok(HttpLlm {
+            config,
+            transport,
+            learned: Learned::default(),
+        })
+    }
+
+    /// Shares `learned` (e.g. loaded from storage) instead of starting empty.
+    pub fn with_learned(mut self, learned: Learned) -> Self {
+        self.learned = learned;
+        self
+    }
+
+    /// What was learned about the endpoint.
+    pub fn learned(&self) -> &Learned {
+        &self.learned
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// The model ids the server lists (`GET …/models` or `/api/tags`), sorted.
+    ///
+    /// Errors: as [`Llm::chat`] (auth, unreachable, origin not allowed, …).
+    pub async fn list_models(&self, cancel: &Cancel) -> Result<Vec<String>> {
+        let run = async {
+            let endpoints = chat_endpoints(self.config.provider, &self.config.base_url)?;
+            let headers = crate::llm::provider::endpoint_headers(&self.config);
+            let request = HttpRequest {
+                method: Method::Get,
+                url: endpoints.models,
+                headers,
+                body: None,
+                stream: false,
+            };
+            let mut resp = send_with_retry(&self.transport, &self.config, &request, cancel).await?;
+            let body = resp.body.read_all().await?;
+            let v = json_body(
+                resp.status,
+                &resp.headers,
+                &body,
+                &request.url,
+                "the model list",
+            )?;
+            let mut ids: Vec<String> = v
+                .get("data")
+                .or_else(|| v.get("models"))
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    Error::LlmBadResponse("the model list has no `data` or `models`".into())
+                })?
+                .iter()
+                .filter_map(|m| {
+                    m.get("id")
+                        .or_else(|| m.get("name"))
+                        .or_else(|| m.get("model"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .collect();
+            ids.sort();
+            ids.dedup();
+            Ok(ids)
+        };
+        run.await
+            .map_err(|e| scrub_error(e, &self.config.secrets()))
+    }
+
+    async fn chat_inner(
+        &self,
+        request: &ChatRequest,
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<ChatResponse> {
+        cancel.check()?;
+        let resolved = self.config.resolve(request.purpose);
+        let max_tokens = request
+            .max_tokens
+            .unwrap_or(resolved.max_output_tokens)
+            .max(1);
+        let input = estimate_input(request, &self.config.estimator);
+        if input >= u64::from(self.config.context_window) {
+            return Err(Error::LlmContextOverflow {
+                message: format!(
+                    "the prompt is about {input} tokens (estimated) and the context window is {} tokens",
+                    self.config.context_window
+                ),
+            });
+        }
+        if request.json.is_none() {
+            return self
+                .chat_once(
+                    request,
+                    StructuredMode::Prompt,
+                    max_tokens,
+                    on_token,
+                    cancel,
+                )
+                .await;
+        }
+        let endpoints = chat_endpoints(self.config.provider, &self.config.base_url)?;
+        let key = endpoint_key(self.config.provider, &endpoints.chat, &resolved.model);
+        let all = StructuredMode::candidates(self.config.provider);
+        let start = self
+            .learned
+            .get(&key)
+            .and_then(|m| all.iter().position(|x| *x == m))
+            .unwrap_or(0);
+        let modes = &all[start..];
+        let mut last = None;
+        for (i, mode) in modes.iter().enumerate() {
+            match self
+                .chat_once(request, *mode, max_tokens, on_token, cancel)
+                .await
+            {
+                Ok(r) => {
+                    self.learned.set(&key, *mode);
+                    return Ok(r);
+                }
+                Err(e) if is_format_rejection(&e) && i + 1 < modes.len() => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::LlmBadResponse("no structured-output mode".into())))
+    }
+
+    async fn chat_once(
+        &self,
+        request: &ChatRequest,
+        mode: StructuredMode,
+        max_tokens: u32,
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<ChatResponse> {
+        let http = build_chat_request(&self.config, request, mode, on_token.is_some())?;
+        let resolved = self.config.resolve(request.purpose);
+        let mut resp = send_with_retry(&self.transport, &self.config, &http, cancel).await?;
+        let provider = self.config.provider;
+        let content_type = header(&resp.headers, "content-type")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let streamed_shape = content_type.contains("event-stream")
+            || content_type.contains("ndjson")
+            || (provider == Provider::Ollama && !content_type.contains("html"));
+        let completion = match on_token {
+            Some(on_token) if streamed_shape => {
+                let mut stream = ChatStream::new(provider);
+                let mut filter = ThinkFilter::new();
+                while let Some(chunk) = resp.body.chunk().await? {
+                    cancel.check()?;
+                    let d = stream.feed(&chunk)?;
+                    let shown = filter.feed(&d.content);
+                    if !shown.is_empty() {
+                        on_token(&shown);
+                    }
+                    if stream.is_done() {
+                        break;
+                    }
+                }
+                let (completion, tail) = stream.finish()?;
+                let mut shown = filter.feed(&tail.content);
+                shown.push_str(&filter.finish());
+                if !shown.is_empty() {
+                    on_token(&shown);
+                }
+                completion
+            }
+            _ => {
+                // Not streaming, or a server that ignored `stream: true` and sent one JSON body.
+                let body = resp.body.read_all().await?;
+                let c = parse_chat_response(
+                    provider,
+                    resp.status,
+                    &resp.headers,
+                    &body,
+                    &http.url,
+                    self.transport.now_ms(),
+                )?;
+                if let Some(on_token) = on_token {
+                    let shown = crate::llm::parse::strip_reasoning(&c.content);
+                    if c.raw_finish.as_ref().map(|f| f.finish)
+                        != Some(crate::llm::FinishReason::Length)
+                        && !shown.trim().is_empty()
+                    {
+                        on_token(shown.trim());
+                    }
+                }
+                c
+            }
+        };
+        completion.into_response(request, max_tokens, &self.config.estimator, &resolved.model)
+    }
+}
+
+impl<T: Transport> Llm for HttpLlm<T> {
+    /// One chat completion; streams through `on_token` when given.
+    ///
+    /// Structured calls (`request.json`) try the modes of
+    /// [`StructuredMode::candidates`], starting from the one remembered for this endpoint, and
+    /// move on only when the server rejects the format (at most two extra requests; F13).
+    ///
+    /// Errors: [`Error::LlmContextOverflow`] before sending when the estimated prompt exceeds
+    /// the context window; the transport's errors; the typed HTTP errors (auth, rejected, server,
+    /// rate limited after retries, not an endpoint); [`Error::LlmTruncated`];
+    /// [`Error::LlmEmptyCompletion`]; [`Error::Cancelled`]. The API key never appears in them.
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<ChatResponse> {
+        self.chat_inner(request, on_token, cancel)
+            .await
+            .map_err(|e| scrub_error(e, &self.config.secrets()))
+    }
+}
+
+/// An embedding endpoint configured by a [`Config`]'s `embeddings`, over transport `T`.
+///
+/// Texts are sent `batchSize` at a time. A text above 80 % of `maxInputTokens` (estimated) is
+/// split with [`chunk_text`], its chunks embedded, and mean-pooled (weighted by length). When the
+/// server still reports a context overflow, the chunk limit is halved and the batch retried, at
+/// most three times (F14d). Every vector is L2-normalised.
+#[derive(Debug)]
+pub struct HttpEmbedder<T: Transport> {
+    config: Config,
+    transport: T,
+}
+
+impl<T: Transport> HttpEmbedder<T> {
+    /// A client for `config.embeddings`. Errors: [`Error::LlmConfig`] (invalid, or offline).
+    pub fn new(config: Config, transport: T) -> Result<Self> {
+        config.validate()?;
+        if config.embeddings.provider == EmbeddingProvider::Offline {
+            return Err(Error::LlmConfig(
+                "the embeddings are offline: use OfflineEmbedder".into(),
+            ));
+        }
+        Ok(HttpEmbedder { config, transport })
+    }
+
+    async fn embed_pieces(
+        &self,
+        pieces: &[String],
+        cancel: &Cancel,
+    ) -> Result<(Vec<Vec<f32>>, u64, bool)> {
+        let e = &self.config.embeddings;
+        let mut vectors = Vec::with_capacity(pieces.len());
+        let mut tokens = 0u64;
+        let mut estimated = false;
+        let batch = if e.provider == EmbeddingProvider::OllamaLegacy {
+            1
+        } else {
+            e.batch_size.max(1) as usize
+        };
+        for group in pieces.chunks(batch) {
+            cancel.check()?;
+            let request = build_embed_request(&self.config, group)?;
+            let mut resp = send_with_retry(&self.transport, &self.config, &request, cancel).await?;
+            let body = resp.body.read_all().await?;
+            let (vs, t) = parse_embed_response(
+                e.provider,
+                resp.status,
+                &resp.headers,
+                &body,
+                &request.url,
+                group.len(),
+                self.transport.now_ms(),
+            )?;
+            match t {
+                Some(t) => tokens += t,
+                None => {
+                    estimated = true;
+                    tokens += group
+                        .iter()
+                        .map(|g| self.config.estimator.estimate(g))
+                        .sum::<u64>();
+                }
+            }
+            vectors.extend(vs);
+        }
+        Ok((vectors, tokens, estimated))
+    }
+
+    async fn embed_inner(&self, texts: &[String], cancel: &Cancel) -> Result<Embeddings> {
+        let est = &self.config.estimator;
+        let mut limit = (u64::from(self.config.embeddings.max_input_tokens) * 4 / 5).max(16);
+        for _round in 0..4 {
+            // Split every text into chunks under the limit, remembering which text each is from.
+            let mut pieces = Vec::new();
+            let mut owner = Vec::new();
+            for (i, t) in texts.iter().enumerate() {
+                let chunks = if t.trim().is_empty() {
+                    vec![t.clone()]
+                } else {
+                    chunk_text(t, limit, est)
+                };
+                for c in chunks {
+                    pieces.push(c);
+                    owner.push(i);
+                }
+            }
+            match self.embed_pieces(&pieces, cancel).await {
+                Ok((vectors, tokens, estimated)) => {
+                    let mut out = Vec::with_capacity(texts.len());
+                    for i in 0..texts.len() {
+                        let (vs, ws): (Vec<Vec<f32>>, Vec<f32>) = owner
+                            .iter()
+                            .zip(pieces.iter().zip(&vectors))
+                            .filter(|(o, _)| **o == i)
+                            .map(|(_, (p, v))| (v.clone(), est.estimate(p).max(1) as f32))
+                            .unzip();
+                        let mut v = if vs.len() == 1 {
+                            vs.into_iter().next().unwrap_or_default()
+                        } else {
+                            pool(&vs, &ws)
+                        };
+                        normalize(&mut v);
+                        out.push(v);
+                    }
+                    let dimension = out.first().map_or(0, Vec::len);
+                    return Ok(Embeddings {
+                        model: self.config.embeddings.model.clone(),
+                        dimension,
+                        vectors: out,
+                        usage: TokenUsage {
+                            input: tokens,
+                            output: 0,
+                            calls: 1,
+                            estimated,
+                        },
+                    });
+                }
+                Err(Error::LlmContextOverflow { message }) => {
+                    let longest = pieces.iter().map(|p| est.estimate(p)).max().unwrap_or(1);
+                    if longest <= 16 {
+                        return Err(Error::LlmContextOverflow { message });
+                    }
+                    limit = (limit.min(longest) / 2).max(16);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::LlmContextOverflow {
+            message:
+                "the embedding endpoint refused even small chunks; lower embeddings.maxInputTokens"
+                    .into(),
+        })
+    }
+}
+
+impl<T: Transport> Embedder for HttpEmbedder<T> {
+    fn model(&self) -> String {
+        self.config.embeddings.model.clone()
+    }
+
+    /// Errors: as [`Llm::chat`], plus [`Error::LlmBadResponse`] for empty or mismatched vectors.
+    async fn embed(&self, texts: &[String], cancel: &Cancel) -> Result<Embeddings> {
+        if texts.is_empty() {
+            return Ok(Embeddings {
+                model: self.model(),
+                dimension: 0,
+                vectors: vec![],
+                usage: TokenUsage::default(),
+            });
+        }
+        self.embed_inner(texts, cancel)
+            .await
+            .map_err(|e| scrub_error(e, &self.config.secrets()))
+    }
+}
+
+/// The configured embedder: the built-in offline one, or an endpoint (Decision 11: an enum, not
+/// `dyn`).
+#[derive(Debug)]
+pub enum AnyEmbedder<T: Transport> {
+    /// `offline-hash-v1`.
+    Offline(OfflineEmbedder),
+    /// An embedding endpoint.
+    Http(Box<HttpEmbedder<T>>),
+}
+
+impl<T: Transport> AnyEmbedder<T> {
+    /// The embedder `config.embeddings` selects. Errors: [`Error::LlmConfig`].
+    pub fn from_config(config: &Config, transport: T) -> Result<Self> {
+        Ok(match config.embeddings.provider {
+            EmbeddingProvider::Offline => AnyEmbedder::Offline(OfflineEmbedder::new()),
+            _ => AnyEmbedder::Http(Box::new(HttpEmbedder::new(config.clone(), transport)?)),
+        })
+    }
+}
+
+impl<T: Transport> Embedder for AnyEmbedder<T> {
+    fn model(&self) -> String {
+        match self {
+            AnyEmbedder::Offline(e) => e.model(),
+            AnyEmbedder::Http(e) => e.model(),
+        }
+    }
+    async fn embed(&self, texts: &[String], cancel: &Cancel) -> Result<Embeddings> {
+        match self {
+            AnyEmbedder::Offline(e) => e.embed(texts, cancel).await,
+            AnyEmbedder::Http(e) => e.embed(texts, cancel).await,
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The wiki's stored LLM configuration (`meta/config`), its secrets (`meta/secrets`) and what the
+//! client learned about the endpoint (`meta/llm-learned`).
+//!
+//! *Invariant:* `meta/config` never holds a secret — [`Config`] does not serialise its API keys or
+//! secret headers — so it can be exported as it is (Decision 10). The secrets live only in
+//! `meta/secrets`, which exporters must skip ([`META_SECRETS`]); they are read back only to build
+//! request headers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::llm::client::{Learned, LearnedModes};
+use crate::llm::config::{Config, Provider, Secret};
+use crate::model::{Operation, OperationKind};
+use crate::storage::{Batch, Expect, Storage, Store};
+use crate::wiki::{to_json, Wiki};
+
+/// Meta record of the configuration (no secrets; exportable).
+pub const META_CONFIG: &str = "config";
+/// Meta record of the secrets (API keys, secret headers). Never exported.
+pub const META_SECRETS: &str = "secrets";
+/// Meta record of what the client learned (structured-output mode per endpoint).
+pub const META_LEARNED: &str = "llm-learned";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Secrets {
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    embeddings_api_key: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+/// The configuration as shown to the user: no secret, only whether one is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigView {
+    /// The configuration (secrets are never serialised).
+    #[serde(flatten)]
+    pub config: Config,
+    /// True when an API key is stored.
+    pub has_api_key: bool,
+    /// True when a separate embeddings API key is stored.
+    pub embeddings_has_api_key: bool,
+    /// Names of the extra headers stored as secrets (values hidden).
+    pub secret_header_names: Vec<String>,
+}
+
+impl ConfigView {
+    /// The view of `config`.
+    pub fn of(config: &Config) -> ConfigView {
+        ConfigView {
+            config: config.without_secrets(),
+            has_api_key: config.api_key.is_some(),
+            embeddings_has_api_key: config.embeddings.api_key.is_some(),
+            secret_header_names: config.secret_headers.keys().cloned().collect(),
+        }
+    }
+}
+
+fn describe(config: &Config) -> String {
+    match config.provider {
+        Provider::Offline => "LLM settings: offline".into(),
+        p => format!(
+            "LLM settings: {} {} at {}",
+            p.as_str(),
+            config.model,
+            crate::llm::url::origin_of(&config.base_url)
+        ),
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The LLM configuration with its secrets (to build a client). A wiki without one is offline
+    /// ([`Config::default`]).
+    pub async fn llm_config(&self) -> Result<Config> {
+        let mut config = match self.read::<Config>(Store::Meta, META_CONFIG).await? {
+            Some((c, _)) => c,
+            None => Config::default(),
+        };
+        if let Some((s, _)) = self.read::<Secrets>(Store::Meta, META_SECRETS).await? {
+            config.api_key = s.api_key.map(Secret::new);
+            config.embeddings.api_key = s.embeddings_api_key.map(Secret::new);
+            config.secret_headers = s
+                .headers
+                .into_iter()
+                .map(|(k, v)| (k, Secret::new(v)))
+                .collect();
+        }
+        Ok(config)
+    }
+
+    /// Saves the LLM configuration as one [`OperationKind::Settings`] operation.
+    ///
+    /// Secrets merge with the stored ones: an absent `apiKey` (or embeddings `apiKey`) keeps the
+    /// stored key, an empty string removes it; secret headers merge by name, an empty value
+    /// removes one. Extra headers whose name looks secret become secret headers.
+    ///
+    /// Errors: [`crate::Error::LlmConfig`] (validation; nothing written), storage errors.
+    pub async fn set_llm_config(&self, mut input: Config) -> Result<Operation> {
+        let stored = self.llm_config().await?;
+        let clear_key = input.api_key.as_ref().is_some_and(Secret::is_empty);
+        let clear_embed_key = input
+            .embeddings
+            .api_key
+            .as_ref()
+            .is_some_and(Secret::is_empty);
+        if input.api_key.is_none() {
+            input.api_key = stored.api_key.clone();
+        }
+        if input.embeddings.api_key.is_none() {
+            input.embeddings.api_key = stored.embeddings.api_key.clone();
+        }
+        if clear_key {
+            input.api_key = None;
+        }
+        if clear_embed_key {
+            input.embeddings.api_key = None;
+        }
+        let mut headers = stored.secret_headers.clone();
+        for (k, v) in std::mem::take(&mut input.secret_headers) {
+            headers.insert(k, v);
+        }
+        input.secret_headers = headers;
+        input.normalize();
+        input.validate()?;
+
+        let secrets = Secrets {
+            api_key: input.api_key.as_ref().map(|s| s.expose().to_string()),
+            embeddings_api_key: input
+                .embeddings
+                .api_key
+                .as_ref()
+                .map(|s| s.expose().to_string()),
+            headers: input
+                .secret_headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                .collect(),
+        };
+        let config_rev = self
+            .storage
+            .get(Store::Meta, META_CONFIG)
+            .await?
+            .map(|r| r.rev);
+        let secrets_rev = self
+            .storage
+            .get(Store::Meta, META_SECRETS)
+            .await?
+            .map(|r| r.rev);
+        let mut ob = self
+            .begin(OperationKind::Settings, describe(&input))
+            .await?;
+        ob.batch.put(
+            Store::Meta,
+            META_CONFIG,
+            to_json(&input),
+            Expect::from_read(config_rev),
+        );
+        ob.batch.put(
+            Store::Meta,
+            META_SECRETS,
+            to_json(&secrets),
+            Expect::from_read(secrets_rev),
+        );
+        self.finish(ob, None).await
+    }
+
+    /// The stored configuration for display ([`ConfigView`]: no secret values).
+    pub async fn llm_config_view(&self) -> Result<ConfigView> {
+        Ok(ConfigView::of(&self.llm_config().await?))
+    }
+
+    /// What the client learned about endpoints (shared with clients built from it).
+    pub async fn llm_learned(&self) -> Result<Learned> {
+        Ok(Learned::from_modes(
+            self.read::<LearnedModes>(Store::Meta, META_LEARNED)
+                .await?
+                .map(|(m, _)| m)
+                .unwrap_or_default(),
+        ))
+    }
+
+    /// Stores what the client learned, when it differs from what is stored. This is a cache of
+    /// endpoint behaviour, not wiki content: it is written without an operation.
+    pub async fn save_llm_learned(&self, learned: &Learned) -> Result<()> {
+        let modes = learned.modes();
+        let current = self.read::<LearnedModes>(Store::Meta, META_LEARNED).await?;
+        if current.as_ref().map(|(m, _)| m) == Some(&modes) {
+            return Ok(());
+        }
+        let mut b = Batch::new();
+        b.put(
+            Store::Meta,
+            META_LEARNED,
+            to_json(&modes),
+            Expect::from_read(current.map(|(_, r)| r)),
+        );
+        self.storage.commit(b).await.map(|_| ())
+    }
+}

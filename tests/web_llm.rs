@@ -1,0 +1,536 @@
+//! Browser tests of the LLM endpoint client: real `fetch` in headless Chromium and Firefox
+//! against the scripted LLM server (`tests/support/scripted_llm_server.rs`), which
+//! `scripts/test.sh` starts before `wasm-pack test` and passes as `LLM_WIKI_TEST_ENDPOINT`
+//! (compile time; default `http://127.0.0.1:11435`).
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+
+use js_sys::Reflect;
+use llm_wiki::llm::client::{HttpEmbedder, HttpLlm};
+use llm_wiki::llm::config::{Config, EmbeddingConfig, EmbeddingProvider, Provider, Secret};
+use llm_wiki::llm::http::{cancel_from_signal, page_origin, FetchTransport};
+use llm_wiki::llm::prompt::source_block;
+use llm_wiki::llm::structured::chat_json;
+use llm_wiki::llm::transport::{HttpRequest, Method, ResponseBody, Transport};
+use llm_wiki::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Llm, Message, Purpose, Role};
+use serde_json::{json, Value};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn endpoint() -> String {
+    option_env!("LLM_WIKI_TEST_ENDPOINT")
+        .unwrap_or("http://127.0.0.1:11435")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// A fault path with a fresh counter.
+fn fault(spec: &str) -> String {
+    let id = (js_sys::Math::random() * 1e12) as u64;
+    format!("{}/fault/{spec},id={id}", endpoint())
+}
+
+fn config(provider: Provider, base: &str) -> Config {
+    Config {
+        provider,
+        base_url: base.into(),
+        model: "scripted-chat".into(),
+        api_key: Some(Secret::new("sk-test-browser-key-0001")),
+        timeout_ms: 20_000,
+        ..Config::default()
+    }
+}
+
+fn ask(user: &str) -> ChatRequest {
+    ChatRequest {
+        purpose: Purpose::Query,
+        system: "You maintain a wiki.".into(),
+        messages: vec![Message {
+            role: Role::User,
+            content: user.into(),
+        }],
+        json: None,
+        max_tokens: None,
+        temperature: None,
+    }
+}
+
+fn doc() -> String {
+    source_block(
+        "东京.md",
+        "# 东京\n东京是日本的首都，也是世界上人口最多的城市之一。Tokyo has many trains.",
+    )
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+/// The requests the server recorded whose path contains `needle` (preflights excluded).
+async fn recorded(needle: &str) -> Vec<Value> {
+    let t = FetchTransport::new();
+    let mut r = t
+        .send(
+            &HttpRequest {
+                method: Method::Get,
+                url: format!("{}/__requests", endpoint()),
+                headers: vec![],
+                body: None,
+                stream: false,
+            },
+            &Cancel::new(),
+            10_000,
+        )
+        .await
+        .expect("the scripted server runs (scripts/test.sh starts it)");
+    let all: Vec<Value> = serde_json::from_slice(&r.body.read_all().await.unwrap()).unwrap();
+    all.into_iter()
+        .filter(|r| {
+            r["path"].as_str().is_some_and(|p| p.contains(needle)) && r["method"] != "OPTIONS"
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn chat_plain_and_streamed_with_split_frames_and_utf8() {
+    for provider in [
+        Provider::OpenAiCompatible,
+        Provider::Ollama,
+        Provider::Anthropic,
+    ] {
+        let llm = HttpLlm::new(config(provider, &fault("chunk=3")), FetchTransport::new()).unwrap();
+        let question = format!("东京是哪个国家的首都？\n{}", doc());
+        let plain = llm
+            .chat(&ask(&question), None, &Cancel::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            plain.text, "东京是日本的首都，也是世界上人口最多的城市之一。",
+            "{provider:?}"
+        );
+        let pieces = RefCell::new(Vec::<String>::new());
+        let on_token = |s: &str| pieces.borrow_mut().push(s.to_string());
+        let streamed = llm
+            .chat(&ask(&question), Some(&on_token), &Cancel::new())
+            .await
+            .unwrap();
+        assert_eq!(streamed.text, plain.text, "{provider:?}");
+        let pieces = pieces.into_inner();
+        assert!(pieces.len() > 1, "{provider:?}: {pieces:?}");
+        assert_eq!(pieces.concat(), plain.text);
+        assert!(!streamed.usage.estimated);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn f07_anthropic_headers_reach_the_server_from_the_browser() {
+    let base = fault("anthropic");
+    let llm = HttpLlm::new(config(Provider::Anthropic, &base), FetchTransport::new()).unwrap();
+    llm.chat(&ask("Hello"), None, &Cancel::new()).await.unwrap();
+    let path = base.trim_start_matches(&endpoint()).to_string();
+    let sent = recorded(&path).await;
+    assert_eq!(sent.len(), 1);
+    let r = &sent[0];
+    assert!(r["path"].as_str().unwrap().ends_with("/v1/messages"));
+    let h = &r["headers"];
+    assert_eq!(h["x-api-key"], "sk-test-browser-key-0001");
+    assert_eq!(h["anthropic-version"], "2023-06-01");
+    assert_eq!(h["anthropic-dangerous-direct-browser-access"], "true");
+    assert!(h["content-type"]
+        .as_str()
+        .unwrap()
+        .starts_with("application/json"));
+    assert_eq!(r["body"]["system"], "You maintain a wiki.");
+    assert!(r["body"]["max_tokens"].as_u64().unwrap() > 0);
+}
+
+#[wasm_bindgen_test]
+async fn f13_structured_output_falls_back_over_fetch() {
+    let base = fault("no-json-schema");
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &base),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let request = ChatRequest {
+        json: Some(JsonSchema {
+            name: "page".into(),
+            schema: json!({"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}),
+        }),
+        ..ask(&doc())
+    };
+    let r = chat_json(&llm, &request, &Cancel::new()).await.unwrap();
+    assert_eq!(r.value["title"], "东京");
+    let path = base.trim_start_matches(&endpoint()).to_string();
+    let sent = recorded(&path).await;
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1]["body"]["response_format"]["type"], "json_object");
+    // LM Studio's refusal of json_object costs nothing: json_schema is tried first.
+    let base = fault("no-json-object");
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &base),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    chat_json(&llm, &request, &Cancel::new()).await.unwrap();
+    assert_eq!(
+        recorded(base.trim_start_matches(&endpoint())).await.len(),
+        1
+    );
+}
+
+#[wasm_bindgen_test]
+async fn rate_limit_retry_after_is_read_through_cors() {
+    let llm = HttpLlm::new(
+        config(
+            Provider::OpenAiCompatible,
+            &fault("ratelimit=1,retry-after=1"),
+        ),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let t0 = now();
+    llm.chat(&ask("x"), None, &Cancel::new()).await.unwrap();
+    let waited = now() - t0;
+    assert!(waited >= 950.0, "slept for Retry-After: {waited} ms");
+    assert!(waited < 5000.0, "{waited} ms");
+}
+
+#[wasm_bindgen_test]
+async fn typed_errors_over_fetch() {
+    let cases = [
+        ("html", "LLM_NOT_AN_ENDPOINT"),
+        ("truncate", "LLM_TRUNCATED"),
+        ("status=500,message=boom", "LLM_SERVER"),
+        ("status=400,message=model%20x%20not%20found", "LLM_REJECTED"),
+        ("auth=other-key", "LLM_AUTH"),
+        ("empty", "LLM_EMPTY_COMPLETION"),
+    ];
+    for (spec, code) in cases {
+        let llm = HttpLlm::new(
+            config(Provider::OpenAiCompatible, &fault(spec)),
+            FetchTransport::new(),
+        )
+        .unwrap();
+        let e = llm.chat(&ask("x"), None, &Cancel::new()).await.unwrap_err();
+        assert_eq!(e.code(), code, "{spec}: {e}");
+        assert!(!e.to_string().contains("sk-test-browser-key-0001"), "{e}");
+    }
+    // F03 streamed: truncation is detected from the stream's finish reason.
+    for provider in [
+        Provider::OpenAiCompatible,
+        Provider::Ollama,
+        Provider::Anthropic,
+    ] {
+        let llm =
+            HttpLlm::new(config(provider, &fault("truncate")), FetchTransport::new()).unwrap();
+        let on_token = |_: &str| {};
+        let e = llm
+            .chat(&ask(&doc()), Some(&on_token), &Cancel::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "LLM_TRUNCATED", "{provider:?}");
+    }
+    // A closed port: unreachable (the no-cors probe fails too).
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, "http://127.0.0.1:9"),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let e = llm.chat(&ask("x"), None, &Cancel::new()).await.unwrap_err();
+    assert_eq!(e.code(), "LLM_UNREACHABLE", "{e}");
+    // Timeout.
+    let mut cfg = config(Provider::OpenAiCompatible, &fault("delay=4000"));
+    cfg.timeout_ms = 1000;
+    let llm = HttpLlm::new(cfg, FetchTransport::new()).unwrap();
+    let t0 = now();
+    assert_eq!(
+        llm.chat(&ask("x"), None, &Cancel::new())
+            .await
+            .unwrap_err()
+            .code(),
+        "LLM_TIMEOUT"
+    );
+    assert!(now() - t0 < 3500.0);
+}
+
+#[wasm_bindgen_test]
+async fn f06_cors_refusal_is_origin_not_allowed_with_the_page_origin() {
+    let origin = page_origin().expect("a page origin");
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &fault("cors")),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let e = llm.chat(&ask("x"), None, &Cancel::new()).await.unwrap_err();
+    assert_eq!(e.code(), "LLM_ORIGIN_NOT_ALLOWED", "{e}");
+    assert!(
+        e.to_string().contains(&format!("OLLAMA_ORIGINS={origin}")),
+        "{e}"
+    );
+    // Same through the JS API's connection test, on the Ollama preset's shape.
+    use llm_wiki::wasm::Wiki;
+    let name = "web-llm-f06";
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+    let wiki = open(name).await;
+    let options = js_sys::Object::new();
+    let cfg = serde_json::to_value(config(Provider::OpenAiCompatible, &fault("cors"))).unwrap();
+    Reflect::set(&options, &"config".into(), &js(&cfg)).unwrap();
+    let ops_before =
+        js_sys::Array::from(&JsFuture::from(wiki.operations()).await.unwrap()).length();
+    let report = JsFuture::from(wiki.test_connection(options.into()))
+        .await
+        .unwrap();
+    let report: Value = serde_wasm_bindgen::from_value(report).unwrap();
+    assert_eq!(report["checks"][0]["name"], "models");
+    assert_eq!(report["checks"][0]["code"], "LLM_ORIGIN_NOT_ALLOWED");
+    assert!(report["checks"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("OLLAMA_ORIGINS={origin}")));
+    assert_eq!(report["checks"][1]["status"], "skipped");
+    assert_eq!(report["origin"], json!(origin));
+    let ops_after = js_sys::Array::from(&JsFuture::from(wiki.operations()).await.unwrap()).length();
+    assert_eq!(ops_before, ops_after, "the wiki is not modified");
+    wiki.close();
+}
+
+#[wasm_bindgen_test]
+async fn f14_embedding_shapes_over_fetch() {
+    let cases = [
+        (
+            EmbeddingProvider::OpenAi,
+            format!("{}/v1", endpoint()),
+            "scripted-embed-768",
+            768,
+        ),
+        (
+            EmbeddingProvider::Ollama,
+            endpoint(),
+            "scripted-embed-1024",
+            1024,
+        ),
+        (
+            EmbeddingProvider::OllamaLegacy,
+            endpoint(),
+            "scripted-embed-32",
+            32,
+        ),
+    ];
+    let texts = vec![
+        "alpha".to_string(),
+        "机器学习".to_string(),
+        "beta".to_string(),
+    ];
+    for (provider, base, model, dim) in cases {
+        let cfg = Config {
+            base_url: base,
+            embeddings: EmbeddingConfig {
+                provider,
+                model: model.into(),
+                ..EmbeddingConfig::default()
+            },
+            ..Config::default()
+        };
+        let e = HttpEmbedder::new(cfg, FetchTransport::new()).unwrap();
+        let out = e.embed(&texts, &Cancel::new()).await.unwrap();
+        assert_eq!((out.vectors.len(), out.dimension), (3, dim), "{provider:?}");
+        // Matched by index even though the OpenAI shape comes back reversed.
+        let reference = llm_wiki::llm::offline::OfflineEmbedder::with_model(model, dim);
+        for (t, v) in texts.iter().zip(&out.vectors) {
+            let want = reference.embed_one(t);
+            let dot: f32 = want.iter().zip(v).map(|(a, b)| a * b).sum();
+            assert!(dot > 0.999, "{provider:?} {t}: {dot}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn cancellation_from_an_abort_signal() {
+    // Mid-stream: a slow stream (50 ms between 16-byte chunks), aborted after the first token.
+    let controller = web_sys::AbortController::new().unwrap();
+    let (cancel, _guard) = cancel_from_signal(&controller.signal());
+    let llm = HttpLlm::new(
+        config(
+            Provider::OpenAiCompatible,
+            &fault("chunk=16,chunk-delay=50"),
+        ),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let tokens = std::cell::Cell::new(0);
+    let on_token = |_: &str| {
+        tokens.set(tokens.get() + 1);
+        controller.abort();
+    };
+    let t0 = now();
+    let e = llm
+        .chat(&ask(&doc()), Some(&on_token), &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "CANCELLED");
+    assert_eq!(tokens.get(), 1);
+    assert!(now() - t0 < 5000.0, "{} ms", now() - t0);
+    // Before the response: a 5 s delay, aborted after 200 ms.
+    let controller = web_sys::AbortController::new().unwrap();
+    let (cancel, _guard) = cancel_from_signal(&controller.signal());
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &fault("delay=5000")),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let abort = controller.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        gloo_timers::future::TimeoutFuture::new(200).await;
+        abort.abort();
+    });
+    let t0 = now();
+    let e = llm.chat(&ask("x"), None, &cancel).await.unwrap_err();
+    assert_eq!(e.code(), "CANCELLED");
+    assert!(now() - t0 < 2000.0, "{} ms", now() - t0);
+    // During a Retry-After sleep.
+    let controller = web_sys::AbortController::new().unwrap();
+    let (cancel, _guard) = cancel_from_signal(&controller.signal());
+    let llm = HttpLlm::new(
+        config(
+            Provider::OpenAiCompatible,
+            &fault("ratelimit=5,retry-after=5"),
+        ),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let abort = controller.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        gloo_timers::future::TimeoutFuture::new(300).await;
+        abort.abort();
+    });
+    let t0 = now();
+    assert_eq!(
+        llm.chat(&ask("x"), None, &cancel).await.unwrap_err().code(),
+        "CANCELLED"
+    );
+    assert!(now() - t0 < 2000.0);
+}
+
+async fn open(name: &str) -> llm_wiki::wasm::Wiki {
+    use wasm_bindgen::convert::TryFromJsValue;
+    let w = JsFuture::from(llm_wiki::wasm::Wiki::open(name.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    llm_wiki::wasm::Wiki::try_from_js_value(w).expect("a Wiki")
+}
+
+/// A JSON value as a plain JS object (not a `Map`).
+fn js(v: &Value) -> JsValue {
+    use serde::Serialize;
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap()
+}
+
+fn get(v: &JsValue, field: &str) -> JsValue {
+    Reflect::get(v, &field.into()).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn js_api_config_presets_and_test_connection() {
+    use llm_wiki::wasm::Wiki;
+    let name = "web-llm-config";
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+    let wiki = open(name).await;
+    let presets = js_sys::Array::from(&Wiki::presets().unwrap());
+    let ids: Vec<String> = presets
+        .iter()
+        .map(|p| get(&p, "id").as_string().unwrap())
+        .collect();
+    for id in [
+        "openai",
+        "ollama",
+        "lm-studio",
+        "llama-cpp",
+        "vllm",
+        "anthropic",
+        "offline",
+    ] {
+        assert!(ids.iter().any(|i| i == id), "{id}");
+    }
+    // Never configured: offline.
+    let view = JsFuture::from(wiki.config()).await.unwrap();
+    assert_eq!(
+        get(&view, "provider").as_string().as_deref(),
+        Some("offline")
+    );
+
+    let mut cfg = serde_json::to_value(config(Provider::OpenAiCompatible, &endpoint())).unwrap();
+    cfg["apiKey"] = json!("sk-test-browser-key-0001");
+    cfg["embeddings"] = json!({"provider": "ollama", "model": "scripted-embed-768"});
+    let input = js(&cfg);
+    let op = JsFuture::from(wiki.set_config(input)).await.unwrap();
+    assert_eq!(get(&op, "kind").as_string().as_deref(), Some("settings"));
+    let view = JsFuture::from(wiki.config()).await.unwrap();
+    assert_eq!(get(&view, "hasApiKey").as_bool(), Some(true));
+    assert!(get(&view, "apiKey").is_undefined());
+    let json_text: String = js_sys::JSON::stringify(&view).unwrap().into();
+    assert!(
+        !json_text.contains("sk-test-browser-key-0001"),
+        "{json_text}"
+    );
+    let log: String = JsFuture::from(wiki.log())
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap();
+    assert!(!log.contains("sk-test"));
+
+    let report = JsFuture::from(wiki.test_connection(JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let report: Value = serde_wasm_bindgen::from_value(report).unwrap();
+    assert_eq!(report["chatOk"], true, "{report:#}");
+    assert_eq!(report["embeddingsOk"], true, "{report:#}");
+    assert_eq!(report["structuredMode"], "json-schema");
+    assert_eq!(report["embeddingDimension"], 768);
+    for c in report["checks"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c:#}");
+    }
+
+    // Invalid settings throw LLM_CONFIG as a real Error.
+    let bad = js(&json!({"provider": "openai-compatible", "baseUrl": "ftp://x", "model": "m"}));
+    let err = JsFuture::from(wiki.set_config(bad)).await.unwrap_err();
+    assert!(err.is_instance_of::<js_sys::Error>());
+    assert_eq!(get(&err, "code").as_string().as_deref(), Some("LLM_CONFIG"));
+    assert_eq!(
+        get(&err, "name").as_string().as_deref(),
+        Some("LlmWikiError")
+    );
+    wiki.close();
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+}
+
+#[wasm_bindgen_test]
+fn offline_embedding_is_the_same_in_the_browser() {
+    // The same pinned values as the native unit test in src/llm/offline.rs.
+    let e = llm_wiki::llm::offline::OfflineEmbedder::new();
+    let v = e.embed_one("机器学习");
+    let nonzero: Vec<(usize, f32)> = v
+        .into_iter()
+        .enumerate()
+        .filter(|(_, x)| *x != 0.0)
+        .collect();
+    let k = 1.0 / 7f32.sqrt();
+    assert_eq!(
+        nonzero,
+        [
+            (0, -k),
+            (5, -k),
+            (38, -k),
+            (79, -k),
+            (114, k),
+            (145, k),
+            (146, k)
+        ]
+    );
+}
