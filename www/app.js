@@ -85,6 +85,7 @@ async function refresh() {
     case "index": $("#index-md").textContent = await state.wiki.index(); break;
     case "log": $("#log-md").textContent = await state.wiki.log(); break;
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
+    case "settings": await renderSettings(); break;
   }
   await renderStorage();
 }
@@ -192,8 +193,7 @@ async function renderPages() {
   $("#pages-list").replaceChildren(...pages.map((p) => {
     const li = document.createElement("li");
     const a = document.createElement("a");
-    a.href = "#"; a.textContent = p.title;
-    a.addEventListener("click", (e) => { e.preventDefault(); viewPage(p.key).catch(showError); });
+    a.href = `#/page/${encodeURIComponent(p.key)}`; a.textContent = p.title;
     const kind = document.createElement("span"); kind.className = "kind"; kind.textContent = p.kind;
     const summary = document.createElement("span"); summary.className = "summary"; summary.textContent = p.summary;
     li.append(a, " ", kind, " ", summary);
@@ -203,25 +203,62 @@ async function renderPages() {
 }
 
 async function viewPage(key) {
-  const p = await state.wiki.page(key);
-  const view = $("#page-view");
-  if (!p) { view.hidden = true; return; }
-  const h = document.createElement("h3"); h.textContent = p.title;
-  const meta = document.createElement("p"); meta.className = "meta";
-  meta.textContent = `${p.kind} · ${t("revision")} ${p.revision} · ${formatTime(p.updated)}`;
-  const body = document.createElement("pre"); body.textContent = p.body;
-  const edit = document.createElement("button"); edit.textContent = t("edit");
-  edit.addEventListener("click", () => openEditor(p));
-  const history = await state.wiki.history(p.key);
-  const hist = document.createElement("ol"); hist.className = "history";
-  for (const r of history) {
-    const li = document.createElement("li");
-    li.textContent = `${t("revision")} ${r.number} · ${t("by")} ${r.author} · op ${r.op} · ${formatTime(r.time)}`;
-    hist.append(li);
+  const view = await state.wiki.pageView(key);
+  const article = $("#page-view");
+  if (!view) { article.hidden = true; return; }
+  const p = view.page;
+  state.viewing = p;
+  $("#pv-title").textContent = p.title;
+  $("#pv-meta").textContent = `${p.kind} · ${t("revision")} ${p.revision} · ${formatTime(p.updated)}${p.tags.length ? " · #" + p.tags.join(" #") : ""}`;
+  // The core's renderer returns sanitised HTML (no raw HTML, handlers or script URLs; nothing fetched).
+  const body = $("#pv-body");
+  body.innerHTML = view.html;
+  for (const a of body.querySelectorAll("a.wikilink")) {
+    if (a.classList.contains("missing")) a.title = t("missingLink");
   }
-  const hh = document.createElement("h4"); hh.textContent = t("history");
-  view.replaceChildren(h, meta, edit, body, hh, hist);
-  view.hidden = false;
+  for (const img of body.querySelectorAll("img[data-asset]")) loadAsset(img);
+  const backlinks = $("#pv-backlinks");
+  backlinks.replaceChildren(...view.backlinks.map((b) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `#/page/${encodeURIComponent(b.key)}`; a.textContent = b.title;
+    li.append(a);
+    return li;
+  }));
+  if (!view.backlinks.length) {
+    const li = document.createElement("li"); li.className = "empty"; li.textContent = t("noBacklinks");
+    backlinks.append(li);
+  }
+  const history = await state.wiki.history(p.key);
+  $("#pv-history").replaceChildren(...history.map((r) => {
+    const li = document.createElement("li");
+    const show = document.createElement("a");
+    show.href = "#"; show.textContent = t("showRevision");
+    show.addEventListener("click", (e) => {
+      e.preventDefault();
+      const pre = $("#pv-revision");
+      pre.textContent = r.pageState ? r.pageState.body : "";
+      pre.hidden = false;
+    });
+    li.append(`${t("revision")} ${r.number} · ${t("by")} ${r.author} · op ${r.op} · ${formatTime(r.time)} `, show);
+    return li;
+  }));
+  $("#pv-revision").hidden = true;
+  $("#page-editor").hidden = true;
+  article.hidden = false;
+}
+
+async function loadAsset(img) {
+  const bytes = await state.wiki.asset(img.dataset.asset);
+  if (!bytes) return;
+  img.src = URL.createObjectURL(new Blob([bytes], { type: img.dataset.mime || "application/octet-stream" }));
+}
+
+function route() {
+  const m = location.hash.match(/^#\/page\/(.+)$/);
+  if (!m || !state.wiki) return;
+  if (state.tab !== "pages") showTab("pages");
+  viewPage(decodeURIComponent(m[1])).catch(showError);
 }
 
 function openEditor(page) {
@@ -234,10 +271,93 @@ function openEditor(page) {
   $("#page-view").hidden = true;
 }
 
+// ---------------------------------------------------------------- settings
+
+async function renderSettings() {
+  const presets = Wiki.presets();
+  state.presets = presets;
+  const view = await state.wiki.config();
+  const c = view; // ConfigView: the Config fields flattened, plus hasApiKey
+  const select = $("#cfg-preset");
+  select.replaceChildren(...presets.map((p) => {
+    const o = document.createElement("option");
+    o.value = p.id; o.textContent = p.label; o.selected = p.id === (c.preset || c.provider);
+    return o;
+  }));
+  fillConfig(c, view.hasApiKey);
+}
+
+function fillConfig(c, hasKey) {
+  $("#cfg-base-url").value = c.baseUrl || "";
+  $("#cfg-model").value = c.model || "";
+  $("#cfg-api-key").value = "";
+  $("#cfg-api-key").placeholder = hasKey ? t("keyStored") : "";
+  $("#cfg-context").value = c.contextWindow || "";
+  $("#cfg-max-output").value = c.maxOutputTokens || "";
+  const preset = (state.presets || []).find((p) => p.id === $("#cfg-preset").value);
+  $("#cfg-preset-notes").textContent = preset ? preset.notes : "";
+}
+
+function configFromForm() {
+  const preset = state.presets.find((p) => p.id === $("#cfg-preset").value);
+  const c = { ...(preset ? preset.config : {}), preset: preset ? preset.id : undefined };
+  c.baseUrl = $("#cfg-base-url").value.trim() || c.baseUrl;
+  c.model = $("#cfg-model").value.trim() || c.model;
+  const key = $("#cfg-api-key").value;
+  if (key) c.apiKey = key;
+  const ctx = Number($("#cfg-context").value); if (ctx) c.contextWindow = ctx;
+  const out = Number($("#cfg-max-output").value); if (out) c.maxOutputTokens = out;
+  return c;
+}
+
+async function testConnection() {
+  const list = $("#cfg-report");
+  list.replaceChildren();
+  const report = await state.wiki.testConnection({ config: configFromForm() });
+  for (const check of report.checks) {
+    const li = document.createElement("li");
+    li.className = check.status;
+    li.textContent = `${check.name}: ${check.status}${check.code ? " [" + check.code + "]" : ""} — ${check.detail}`;
+    list.append(li);
+  }
+  if (report.origin && report.checks.some((c) => c.code === "LLM_ORIGIN_NOT_ALLOWED")) {
+    const li = document.createElement("li"); li.className = "failed"; li.textContent = t("originHint", report.origin);
+    list.append(li);
+  }
+  if (report.models && report.models.length) {
+    $("#cfg-models").replaceChildren(...report.models.map((m) => { const o = document.createElement("option"); o.value = m; return o; }));
+  }
+}
+
+// ---------------------------------------------------------------- vault
+
+async function exportVault() {
+  const bytes = await state.wiki.exportVault();
+  const name = `${state.wiki.name}-${new Date().toISOString().slice(0, 10)}.zip`;
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([bytes], { type: "application/zip" }));
+  a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  localStorage.setItem(`llm-wiki.exported.${state.wiki.name}`, String(Date.now()));
+  setStatus(t("exported", name));
+  await renderStorage();
+}
+
+async function importVault(file) {
+  const report = await state.wiki.importVault(new Uint8Array(await file.arrayBuffer()));
+  setStatus(t("imported", report));
+  await refresh();
+}
+
 // ---------------------------------------------------------------- storage
 
 async function renderStorage() {
   const info = await state.wiki.storageInfo();
+  const last = Number(localStorage.getItem(`llm-wiki.exported.${state.wiki.name}`) || 0);
+  const pages = (await state.wiki.pages()).length;
+  const reminder = $("#backup-reminder");
+  reminder.hidden = !(pages > 0 && Date.now() - last > 7 * 24 * 3600 * 1000);
+  reminder.textContent = t("backupReminder");
   $("#storage-info").textContent = `${t("storage", formatBytes(info.usage), formatBytes(info.quota))} · ${info.persisted ? t("persisted") : t("notPersisted")}`;
 }
 
@@ -301,6 +421,29 @@ function wire() {
       await viewPage(saved.key);
     } catch (err) { showError(err); }
   });
+  $("#cfg-preset").addEventListener("change", () => {
+    const preset = state.presets.find((p) => p.id === $("#cfg-preset").value);
+    if (preset) fillConfig(preset.config, false);
+  });
+  $("#settings-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try { await state.wiki.setConfig(configFromForm()); setStatus(t("settingsSaved")); await renderSettings(); } catch (err) { showError(err); }
+  });
+  $("#cfg-test").addEventListener("click", () => testConnection().catch(showError));
+  $("#pv-edit").addEventListener("click", () => openEditor(state.viewing));
+  $("#pv-rename").addEventListener("click", async () => {
+    const p = state.viewing; const title = prompt(t("askNewTitle"), p.title);
+    if (!title || title === p.title) return;
+    try { const r = await state.wiki.renamePage(p.key, title); setStatus(t("pageRenamed", title)); await renderPages(); location.hash = `#/page/${encodeURIComponent(r.page.key)}`; route(); } catch (e) { showError(e); }
+  });
+  $("#pv-delete").addEventListener("click", async () => {
+    const p = state.viewing;
+    if (!confirm(t("confirmDeletePage", p.title))) return;
+    try { await state.wiki.deletePage(p.key); setStatus(t("pageDeleted", p.title)); $("#page-view").hidden = true; await renderPages(); } catch (e) { showError(e); }
+  });
+  $("#vault-export").addEventListener("click", () => exportVault().catch(showError));
+  $("#vault-import").addEventListener("change", (e) => { if (e.target.files[0]) importVault(e.target.files[0]).catch(showError); });
+  window.addEventListener("hashchange", route);
   $("#schema-save").addEventListener("click", async () => {
     try { await state.wiki.setSchema($("#schema-md").value); setStatus(t("schemaSaved")); } catch (e) { showError(e); }
   });
@@ -319,6 +462,7 @@ async function main() {
   await init();
   await openWiki(localStorage.getItem("llm-wiki.current") || "default");
   document.body.dataset.ready = "true";
+  route();
 }
 
 main().catch(showError);

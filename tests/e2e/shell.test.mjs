@@ -95,6 +95,19 @@ test("with no endpoint, Rust Book chapters dropped as HTML compile offline into 
   const titles = await page.$$eval("#pages-list li > a", (as) => as.map((a) => a.textContent));
   for (const concept of ["Ownership", "Borrowing", "References"]) assert.ok(titles.includes(concept), `${concept} in ${titles}`);
   await page.screenshot({ path: `${artifacts}/offline-pages.png`, fullPage: true });
+  // A page renders: cited facts, working wikilinks, backlinks, history.
+  await page.click("#pages-list li > a:text-is('Ownership')");
+  await page.waitForSelector("#page-view:not([hidden]) #pv-body p, #page-view:not([hidden]) #pv-body li");
+  const html = await page.innerHTML("#pv-body");
+  assert.match(html, /class="[^"]*wikilink/);
+  assert.match(html, /footnote/);
+  assert.ok(await page.locator("#pv-backlinks li a").count() > 0, "Ownership has backlinks");
+  assert.ok(await page.locator("#pv-history li").count() >= 1);
+  await page.screenshot({ path: `${artifacts}/offline-page-ownership.png`, fullPage: true });
+  const firstLink = page.locator("#pv-body a.wikilink:not(.missing)").first();
+  const target = await firstLink.getAttribute("data-page");
+  await firstLink.click();
+  await page.waitForFunction((t) => document.querySelector("#pv-title").textContent.length > 0 && location.hash.includes(encodeURIComponent(t)), target);
   await page.reload();
   await page.waitForSelector("body[data-ready=true]");
   await page.click("#tabs button[data-tab=index]");
