@@ -18,6 +18,7 @@ pub mod error;
 pub mod llm;
 pub mod markdown;
 pub mod model;
+pub mod search;
 pub mod storage;
 pub mod text;
 pub mod wiki;
