@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::codec::{hash64, DecodeError, DecodeResult, Reader, Writer};
+use super::codec::{fold_words, hash64, DecodeError, DecodeResult, Reader, Writer};
 use super::tokenizer::for_each_token;
 
 /// The fields of a document, in the order of [`FieldTf`] arrays.
@@ -323,7 +323,7 @@ pub struct Bm25Index {
     pub(crate) dirty_base: bool,
     /// The delta (or dead set) changed since the last `mark_persisted`.
     pub(crate) dirty_delta: bool,
-    /// Incremented on every merge; ties the delta record to its base.
+    /// A fingerprint of the base, renewed on every merge; ties the delta record to its base.
     pub(crate) base_generation: u64,
 }
 
@@ -356,6 +356,19 @@ impl Scorer {
     }
 }
 
+/// A query tokenized and looked up in one index ([`Bm25Index::prepare`]). Valid for that index
+/// until it changes.
+#[derive(Debug, Clone)]
+pub struct Bm25Query(Vec<QueryTerm>);
+
+impl Bm25Query {
+    /// True when no query term occurs in the index.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
 struct QueryTerm {
     id: u32,
     count: u32,
@@ -624,9 +637,9 @@ impl Bm25Index {
     pub fn merge(&mut self) {
         let n_terms = self.dict.len();
         let mut counts = vec![0u32; n_terms];
-        for t in 0..self.base_terms() {
+        for (t, c) in counts.iter_mut().enumerate().take(self.base_terms()) {
             let (docs, _) = self.postings(t as u32);
-            counts[t] = docs.iter().filter(|&&d| !self.is_dead(d)).count() as u32;
+            *c = docs.iter().filter(|&&d| !self.is_dead(d)).count() as u32;
         }
         for terms in self.delta_fwd.values() {
             for &(t, _) in terms {
@@ -653,8 +666,7 @@ impl Bm25Index {
         let mut fill: Vec<u32> = starts[..kept].to_vec();
         let mut docs = vec![0u32; total as usize];
         let mut tfs = vec![0u32; total as usize];
-        for old in 0..self.base_terms() {
-            let new = remap[old];
+        for (old, &new) in remap.iter().enumerate().take(self.base_terms()) {
             if new == EMPTY {
                 continue;
             }
@@ -712,20 +724,30 @@ impl Bm25Index {
         self.delta_fwd.clear();
         self.delta_inv.clear();
         self.delta_df.clear();
-        self.base_generation += 1;
+        // The generation is a fingerprint of the new base, so that records of two different
+        // histories never pass for one another.
+        self.base_generation = fold_words(
+            self.base_generation ^ 0xb25,
+            self.base_docs
+                .iter()
+                .chain(&self.base_tfs)
+                .chain(&self.base_starts)
+                .copied()
+                .chain(self.dict.bytes.iter().map(|&b| u32::from(b))),
+        );
         self.compute_bounds();
         self.dirty_base = true;
         self.dirty_delta = true;
     }
 
     fn count_lens(&mut self, l: FieldTf, add: bool) {
-        for f in 0..3 {
+        for (f, &len) in l.iter().enumerate() {
             if add {
-                self.len_sum[f] += u64::from(l[f]);
-                self.field_docs[f] += u32::from(l[f] > 0);
+                self.len_sum[f] += u64::from(len);
+                self.field_docs[f] += u32::from(len > 0);
             } else {
-                self.len_sum[f] -= u64::from(l[f]);
-                self.field_docs[f] -= u32::from(l[f] > 0);
+                self.len_sum[f] -= u64::from(len);
+                self.field_docs[f] -= u32::from(len > 0);
             }
         }
     }
@@ -773,9 +795,9 @@ impl Bm25Index {
     fn bound_scale(&self) -> f32 {
         let now = self.avg_len();
         let mut s = 1.0f32;
-        for f in 0..3 {
-            if self.bound_avg[f] > 0.0 {
-                s = s.max(now[f] / self.bound_avg[f]);
+        for (n, then) in now.iter().zip(self.bound_avg) {
+            if then > 0.0 {
+                s = s.max(n / then);
             }
         }
         s
@@ -816,12 +838,22 @@ impl Bm25Index {
             .collect()
     }
 
+    /// Tokenizes and looks up `query` once, for [`Bm25Index::search_query`] and
+    /// [`Bm25Index::explain_query`].
+    pub fn prepare(&self, query: &str) -> Bm25Query {
+        Bm25Query(self.query_terms(query))
+    }
+
     /// The `k` best documents for `query` as `(doc, score)`, best first (ties: lower doc id first).
     /// Only documents with a score above zero are returned, so fewer than `k` when fewer match;
     /// an empty query or index gives an empty list. Tokenizes the query once.
     pub fn search(&self, query: &str, k: usize) -> Vec<(u32, f32)> {
-        let terms = self.query_terms(query);
-        self.search_terms(&terms, k, true)
+        self.search_query(&self.prepare(query), k)
+    }
+
+    /// [`Bm25Index::search`] for a prepared query (MaxScore pruning).
+    pub fn search_query(&self, query: &Bm25Query, k: usize) -> Vec<(u32, f32)> {
+        self.search_terms(&query.0, k, true)
     }
 
     /// The same ranking as [`Bm25Index::search`] without pruning: every posting is scored.
@@ -1004,6 +1036,11 @@ impl Bm25Index {
     /// Explains the score of `doc` for `query`: N, average lengths, and per query term its idf,
     /// field frequencies, `tf~` and contribution. `None` when `doc` is not indexed.
     pub fn explain(&self, query: &str, doc: u32) -> Option<Bm25Explain> {
+        self.explain_query(&self.prepare(query), doc)
+    }
+
+    /// [`Bm25Index::explain`] for a prepared query.
+    pub fn explain_query(&self, query: &Bm25Query, doc: u32) -> Option<Bm25Explain> {
         if !self.contains(doc) {
             return None;
         }
@@ -1011,7 +1048,7 @@ impl Bm25Index {
         let len = self.lens[doc as usize];
         let mut out = Vec::new();
         let mut score = 0.0;
-        for q in self.query_terms(query) {
+        for q in &query.0 {
             if let Some(tf) = self.doc_terms_tf(doc, q.id) {
                 let tf = unpack(tf);
                 let x = scorer.pseudo_tf(tf, len);
@@ -1286,7 +1323,7 @@ impl Bm25Index {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn body(text: &str) -> DocFields<'_> {

@@ -184,6 +184,15 @@ pub(crate) fn hash64(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// Folds `words` into the running hash `h` (a content fingerprint for record generations).
+pub(crate) fn fold_words(mut h: u64, words: impl IntoIterator<Item = u32>) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    for w in words {
+        h = (h.rotate_left(23) ^ u64::from(w)).wrapping_mul(K);
+    }
+    hash64(&h.to_le_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
