@@ -275,14 +275,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self.clock
     }
 
-    pub(crate) async fn read<T: DeserializeOwned>(&self, store: Store, key: &str) -> Result<Option<(T, u64)>> {
+    pub(crate) async fn read<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        key: &str,
+    ) -> Result<Option<(T, u64)>> {
         match self.storage.get(store, key).await? {
             Some(r) => Ok(Some((from_json(store, key, &r.data)?, r.rev))),
             None => Ok(None),
         }
     }
 
-    pub(crate) async fn read_all<T: DeserializeOwned>(&self, store: Store, prefix: &str) -> Result<Vec<T>> {
+    pub(crate) async fn read_all<T: DeserializeOwned>(
+        &self,
+        store: Store,
+        prefix: &str,
+    ) -> Result<Vec<T>> {
         self.storage
             .scan(store, prefix)
             .await?
@@ -327,7 +335,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
     /// index.md built from `all_pages` (the page set after this operation), then commits.
-    pub(crate) async fn finish(&self, mut ob: OpBuilder, all_pages: Option<&[Page]>) -> Result<Operation> {
+    pub(crate) async fn finish(
+        &self,
+        mut ob: OpBuilder,
+        all_pages: Option<&[Page]>,
+    ) -> Result<Operation> {
         ob.batch.put(
             Store::Operations,
             operation_key(ob.op.id),
