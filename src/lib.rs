@@ -22,6 +22,7 @@ pub mod search;
 pub mod storage;
 pub mod text;
 pub mod wiki;
+pub mod wiki_search;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

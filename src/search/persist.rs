@@ -130,6 +130,7 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
     w.u32(c.hnsw.ef_construction);
     w.u32(c.hnsw.ef_search);
     w.u64(c.hnsw.seed);
+    w.u8(u8::from(c.hnsw.heuristic));
     w.len(idx.docs.keys.len());
     for k in &idx.docs.keys {
         match k {
@@ -356,6 +357,7 @@ impl SearchIndex {
                 ef_construction: r.u32()?,
                 ef_search: r.u32()?,
                 seed: r.u64()?,
+                heuristic: r.u8()? == 1,
             };
             let n = r.len(1)?;
             let mut docs = DocTable::default();

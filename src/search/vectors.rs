@@ -52,6 +52,12 @@ pub struct HnswParams {
     pub ef_search: u32,
     /// Seed of the level generator, so builds are reproducible.
     pub seed: u64,
+    /// Select neighbours with the paper's heuristic (algorithm 4, keeping pruned links) instead
+    /// of simply the nearest. Default true. Without it builds are ~4× faster (the heuristic
+    /// re-selects each neighbour's links on every insert, O(M²) distances), recall is the same on
+    /// clustered data but drops below 0.95 on uniformly random 384-d vectors (0.89 vs 0.955 at 5k
+    /// rows in our benchmark) and queries there get slower.
+    pub heuristic: bool,
 }
 
 impl Default for HnswParams {
@@ -60,6 +66,7 @@ impl Default for HnswParams {
             ef_construction: 100,
             ef_search: 100,
             seed: 0x6c6c_6d2d_7769_6b69,
+            heuristic: true,
         }
     }
 }
@@ -70,6 +77,7 @@ impl HnswParams {
             ef_construction: self.ef_construction.clamp(16, 800),
             ef_search: self.ef_search.clamp(16, 800),
             seed: self.seed,
+            heuristic: self.heuristic,
         }
     }
 }
@@ -389,6 +397,7 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> Vec<u8> {
         .ef_construction(p.ef_construction as usize)
         .ef_search(p.ef_search as usize)
         .seed(p.seed)
+        .select_heuristic(p.heuristic.then(instant_distance::Heuristic::default))
         .build_hnsw(points);
     postcard::to_allocvec(&hnsw).unwrap_or_default()
 }

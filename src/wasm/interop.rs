@@ -35,6 +35,18 @@ pub fn ts_to_rust<T: Tsify + DeserializeOwned>(what: &str, v: Ts<T>) -> Result<T
     serde_wasm_bindgen::from_value(v.js_value()).map_err(|e| bad_input(what, e))
 }
 
+/// Deserialises an optional options bag: `undefined` or `null` give `T::default()`, anything
+/// else must have `T`'s shape or throws `INVALID_INPUT` naming the argument.
+pub fn js_to_rust_or_default<T: DeserializeOwned + Default>(
+    what: &str,
+    v: JsValue,
+) -> Result<T, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(v).map_err(|e| bad_input(what, e))
+}
+
 /// Serialises a value for JavaScript: plain objects (not `Map`s), `undefined` for `None`.
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
