@@ -190,11 +190,14 @@ fn bench_vectors(n: usize, dim: usize, clustered: bool, params: HnswParams) {
         percentile(&mut hnsw_ms, 0.95),
     );
     println!(
-        "vectors {n:>6} × {dim} {:<9} ef {:>3}/{:>3}{}: exact p50 {e50:.3} ms p95 {e95:.3} | hnsw p50 {h50:.3} ms p95 {h95:.3} ({:.2}× exact) recall@10 {recall:.3} | build {:.1} s | heap {:.0} MB",
+        "vectors {n:>6} × {dim} {:<9} ef {:>3}/{:>3}{} → {}: exact p50 {e50:.3} ms p95 {e95:.3} | hnsw p50 {h50:.3} ms p95 {h95:.3} ({:.2}× exact) recall@10 {recall:.3} | build {:.1} s | heap {:.0} MB",
         if clustered { "clustered" } else { "random" },
         params.ef_construction,
         params.ef_search,
         if params.heuristic { "" } else { " no-heuristic" },
+        store
+            .graph_ef_search()
+            .map_or("no graph (calibration failed)".to_string(), |ef| format!("graph ef {ef}")),
         h50 / e50,
         build_ms / 1000.0,
         store.heap_bytes() as f64 / 1e6,

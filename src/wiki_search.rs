@@ -3,9 +3,10 @@
 //!
 //! The records of the index carry a stamp, `search/op`: the last operation id the index reflects.
 //! Opening compares it with the wiki's op counter; when they agree the index is read back as it
-//! was written (no tokenizing, no embedding). When they differ (an operation that did not update
-//! the index yet), or the records are missing or corrupt, the index is rebuilt from the pages and
-//! saved in one batch.
+//! was written (no tokenizing, no embedding). When the stamp is behind (an operation that did not
+//! update the index yet), the index is synchronised with the pages by their field hashes (only
+//! changed pages are tokenized; vectors of unchanged pages are kept); when the records are
+//! missing or corrupt it is rebuilt from the pages. Either way it is saved in one batch.
 //!
 //! *Invariant:* a batch that changes pages and wants the index to stay current must carry the
 //! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
@@ -63,7 +64,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The search index: read from storage when its stamp matches the op counter (nothing is
-    /// tokenized), else rebuilt from the pages and saved ([`Wiki::rebuild_search_index`]).
+    /// tokenized). When the stamp is behind, the stored index is brought in line with the pages
+    /// ([`SearchIndex::sync`]: only changed pages are tokenized, unchanged pages keep their
+    /// vectors) and saved; when it is missing or corrupt, it is rebuilt from the pages.
     ///
     /// Errors: storage errors. A corrupt index is not an error: it is rebuilt.
     pub async fn search_index(&self) -> Result<SearchIndex> {
@@ -73,35 +76,63 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .find(|(k, _)| k == SEARCH_OP_KEY)
             .and_then(|(_, r)| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
-        if stamp == Some(last) {
-            let loaded = SearchIndex::from_records(
-                records
-                    .iter()
-                    .filter(|(k, _)| k != SEARCH_OP_KEY)
-                    .map(|(k, r)| (k.as_str(), r.data.as_slice())),
-            );
-            match loaded {
-                Ok(index) => return Ok(index),
-                Err(Error::Corrupt { .. }) => {}
-                Err(e) => return Err(e),
+        let loaded = SearchIndex::from_records(
+            records
+                .iter()
+                .filter(|(k, _)| k != SEARCH_OP_KEY)
+                .map(|(k, r)| (k.as_str(), r.data.as_slice())),
+        );
+        let mut index = match loaded {
+            Ok(index) if stamp == Some(last) => {
+                let mut index = index;
+                index.synced_op = Some(last);
+                return Ok(index);
             }
-        }
-        self.rebuild_search_index().await
+            Ok(index) => index,
+            Err(Error::Corrupt { .. }) => SearchIndex::default(),
+            Err(e) => return Err(e),
+        };
+        let pages = self.all_pages().await?;
+        index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        index.synced_op = Some(last);
+        self.save_search_index(&mut index).await?;
+        Ok(index)
     }
 
-    /// Rebuilds the search index from every page (BM25 only: vectors come from the embedding
-    /// endpoint later, through [`SearchIndex::put_embeddings`]) and saves it with the current
-    /// stamp in one batch, replacing whatever records were there.
+    /// Rebuilds the search index from every page, dropping the stored one (vectors included:
+    /// they come back through [`SearchIndex::put_embeddings`]), and saves it.
     pub async fn rebuild_search_index(&self) -> Result<SearchIndex> {
         let last = self.last_op().await?;
         let pages = self.all_pages().await?;
         let mut index = SearchIndex::default();
         index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        index.synced_op = Some(last);
+        self.save_search_index(&mut index).await?;
+        Ok(index)
+    }
+
+    /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.
+    ///
+    /// Errors: [`Error::Conflict`] when an operation committed since the index was loaded (reload
+    /// it with [`Wiki::search_index`] and redo the change); storage errors.
+    pub async fn save_search_index(&self, index: &mut SearchIndex) -> Result<()> {
+        let last = self.last_op().await?;
+        if index.synced_op != Some(last) {
+            return Err(Error::Conflict {
+                store: Store::Search,
+                key: SEARCH_OP_KEY.into(),
+                expected: format!(
+                    "op {}",
+                    index.synced_op.map_or("none".into(), |o| o.to_string())
+                ),
+                found: format!("op {last}"),
+            });
+        }
         let mut batch = Batch::new();
-        search_writes(&mut batch, &index, last);
+        search_writes(&mut batch, index, last);
         self.storage.commit(batch).await?;
         index.mark_persisted();
-        Ok(index)
+        Ok(())
     }
 
     /// Searches the pages (see [`SearchIndex::search`]).

@@ -60,11 +60,34 @@ fn index_is_saved_and_reopened_without_tokenizing() {
     assert_eq!(index.search("승인", &bm25()).hits[0].key, "초과근무");
     assert_eq!(index.search("owner", &bm25()).hits[0].key, "Ownership");
 
-    // An operation that did not update the index makes it stale: it is rebuilt from the pages.
+    // Vectors given later are saved with the index.
+    let mut index = index;
+    let v = [1.0f32, 0.0, 0.0, 0.5];
+    index
+        .put_embeddings(
+            "m",
+            &[("静夜思", &v[..]), ("Ownership", &[0.0, 1.0, 0.0, 0.0][..])],
+        )
+        .unwrap();
+    block_on(w.save_search_index(&mut index)).unwrap();
+
+    // An operation that did not update the index makes it stale: it is synchronised with the
+    // pages, tokenizing only the new page (title and body: two calls) and keeping the vectors.
     put(&w, "故乡", "Hometown.");
-    let r = block_on(w.search("故乡", &bm25())).unwrap();
+    let before = tokenizer_calls();
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(tokenizer_calls() - before, 2);
+    let r = index.search("故乡", &bm25());
     assert_eq!(r.hits[0].key, "故乡"); // the title weighs more than one body occurrence
     assert_eq!(r.hits.len(), 2);
+    assert_eq!(index.vectors().unwrap().live(), 2);
+    // Saving an index loaded before another operation is refused.
+    let mut stale = index;
+    put(&w, "Other", "x");
+    assert!(matches!(
+        block_on(w.save_search_index(&mut stale)),
+        Err(llm_wiki::Error::Conflict { .. })
+    ));
 }
 
 #[test]

@@ -287,6 +287,8 @@ impl From<SearchError> for crate::Error {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DocTable {
     pub(crate) keys: Vec<Option<String>>,
+    /// Per doc id, a hash of the indexed fields ([`fields_hash`]), to resync without re-reading.
+    pub(crate) hashes: Vec<u64>,
     pub(crate) by_key: HashMap<String, u32>,
     pub(crate) free: Vec<u32>,
 }
@@ -303,6 +305,7 @@ impl DocTable {
             Some(id) => id,
             None => {
                 self.keys.push(None);
+                self.hashes.push(0);
                 (self.keys.len() - 1) as u32
             }
         };
@@ -313,6 +316,7 @@ impl DocTable {
     fn remove(&mut self, key: &str) -> Option<u32> {
         let id = self.by_key.remove(key)?;
         self.keys[id as usize] = None;
+        self.hashes[id as usize] = 0;
         self.free.push(id);
         Some(id)
     }
@@ -327,6 +331,33 @@ impl DocTable {
     }
 }
 
+/// A 64-bit hash of a page's indexed fields: equal hashes mean re-indexing would change nothing.
+pub fn fields_hash(fields: &DocFields<'_>) -> u64 {
+    let mut h = codec::hash64(fields.title.as_bytes());
+    let mut mix = |part: &[u8]| {
+        let mut b = h.to_le_bytes().to_vec();
+        b.extend_from_slice(&codec::hash64(part).to_le_bytes());
+        h = codec::hash64(&b);
+    };
+    for a in fields.aliases {
+        mix(a.as_bytes());
+    }
+    mix(b"\0body");
+    mix(fields.body.as_bytes());
+    h
+}
+
+/// What [`SearchIndex::sync`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncReport {
+    /// Pages indexed for the first time.
+    pub added: usize,
+    /// Pages whose fields changed (re-tokenized; their vectors dropped as stale).
+    pub updated: usize,
+    /// Pages no longer present (removed).
+    pub removed: usize,
+}
+
 /// The search index of one wiki: BM25F over every page, and the vectors of its embedding model.
 #[derive(Debug)]
 pub struct SearchIndex {
@@ -338,6 +369,8 @@ pub struct SearchIndex {
     /// What storage holds, to know which records to delete (see `persist.rs`).
     pub(crate) persisted: persist::Persisted,
     pub(crate) dirty_meta: bool,
+    /// The wiki operation the index was last synchronised with (set by `wiki_search`).
+    pub(crate) synced_op: Option<u64>,
 }
 
 impl Default for SearchIndex {
@@ -357,6 +390,7 @@ impl SearchIndex {
             staging: None,
             persisted: persist::Persisted::default(),
             dirty_meta: true,
+            synced_op: None,
         }
     }
 
@@ -407,6 +441,7 @@ impl SearchIndex {
         embedding: Option<Embedding<'_>>,
     ) -> VectorOutcome {
         let doc = self.docs.insert(key);
+        self.docs.hashes[doc as usize] = fields_hash(fields);
         self.dirty_meta = true;
         self.bm25.upsert(doc, fields);
         for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
@@ -426,6 +461,7 @@ impl SearchIndex {
         let mut batch = Vec::new();
         for (key, fields) in pages {
             let doc = self.docs.insert(key);
+            self.docs.hashes[doc as usize] = fields_hash(&fields);
             for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
                 s.remove(doc);
             }
@@ -433,6 +469,47 @@ impl SearchIndex {
         }
         self.bm25.upsert_many(batch);
         self.dirty_meta = true;
+    }
+
+    /// Brings the index in line with `pages` (every page of the wiki): pages whose fields hash
+    /// differs are re-indexed, new ones added, missing ones removed; unchanged pages keep their
+    /// postings and vectors and are not tokenized.
+    pub fn sync<'a>(
+        &mut self,
+        pages: impl IntoIterator<Item = (&'a str, DocFields<'a>)>,
+    ) -> SyncReport {
+        let mut report = SyncReport::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut changed = Vec::new();
+        for (key, fields) in pages {
+            seen.insert(key);
+            match self.docs.id(key) {
+                Some(id) if self.docs.hashes[id as usize] == fields_hash(&fields) => {}
+                Some(_) => {
+                    report.updated += 1;
+                    changed.push((key, fields));
+                }
+                None => {
+                    report.added += 1;
+                    changed.push((key, fields));
+                }
+            }
+        }
+        let gone: Vec<String> = self
+            .docs
+            .by_key
+            .keys()
+            .filter(|k| !seen.contains(k.as_str()))
+            .cloned()
+            .collect();
+        for key in &gone {
+            self.remove(key);
+        }
+        report.removed = gone.len();
+        if !changed.is_empty() {
+            self.upsert_many(changed);
+        }
+        report
     }
 
     fn store_vector(&mut self, doc: u32, e: Embedding<'_>) -> VectorOutcome {

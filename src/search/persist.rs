@@ -132,11 +132,12 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
     w.u64(c.hnsw.seed);
     w.u8(u8::from(c.hnsw.heuristic));
     w.len(idx.docs.keys.len());
-    for k in &idx.docs.keys {
+    for (k, h) in idx.docs.keys.iter().zip(&idx.docs.hashes) {
         match k {
             Some(k) => {
                 w.u8(1);
                 w.str(k);
+                w.u64(*h);
             }
             None => w.u8(0),
         }
@@ -363,8 +364,10 @@ impl SearchIndex {
             let mut docs = DocTable::default();
             for id in 0..n as u32 {
                 docs.keys.push(None);
+                docs.hashes.push(0);
                 if r.u8()? == 1 {
                     let key = r.str()?.to_string();
+                    docs.hashes[id as usize] = r.u64()?;
                     if docs.by_key.insert(key.clone(), id).is_some() {
                         return Err(DecodeError::new(format!("key {key:?} twice")));
                     }
@@ -475,6 +478,7 @@ impl SearchIndex {
             active,
             staging,
             dirty_meta: false,
+            synced_op: None,
         })
     }
 }

@@ -379,10 +379,47 @@ fn check_shape(bytes: &[u8], rows: u32) -> DecodeResult<()> {
     Ok(())
 }
 
-/// Builds an HNSW graph over `vectors` (rows of `dim` normalised `f32`s) and returns it serialised
-/// (postcard, rows referenced by number). A pure function: the Web Worker entry point. The graph
-/// is decoded against the same rows by [`VectorStore::install`].
-pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> Vec<u8> {
+/// The recall@10 a graph must reach on a sample of its own data (see [`build_graph`]).
+pub const RECALL_TARGET: f32 = 0.95;
+
+/// Rewrites the leading `ef_search` (a postcard varint, the first field of the serialised
+/// `Hnsw`) of graph bytes. `None` when the bytes do not start with a varint.
+fn with_ef_search(bytes: &[u8], ef: usize) -> Option<Vec<u8>> {
+    let len = bytes.iter().position(|b| b & 0x80 == 0)? + 1;
+    let mut out = Vec::with_capacity(bytes.len() + 2);
+    let mut v = ef;
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            break;
+        }
+        out.push(b | 0x80);
+    }
+    out.extend_from_slice(&bytes[len..]);
+    Some(out)
+}
+
+/// What [`build_graph`] produced.
+#[derive(Debug, Clone)]
+pub struct GraphBuild {
+    /// The serialised graph (postcard; points are row numbers), or `None` when no `ef_search` up
+    /// to 800 reached [`RECALL_TARGET`] on the sample: the exact scan stays (recall 1).
+    pub bytes: Option<Vec<u8>>,
+    /// The `ef_search` chosen (the smallest reaching the target).
+    pub ef_search: u32,
+    /// The recall@10 measured on the sample at that `ef_search`.
+    pub recall: f32,
+}
+
+/// Builds an HNSW graph over `vectors` (rows of `dim` normalised `f32`s) and calibrates it: on up
+/// to 100 sample queries made from the data (normalised midpoints of two random rows) it measures
+/// recall@10 against the exact scan, starting at `params.ef_search` and doubling up to 800 until
+/// [`RECALL_TARGET`] is met — or gives the graph up. A pure function (bytes in, bytes out): the
+/// Web Worker entry point. The graph is decoded against the same rows by
+/// [`VectorStore::install`].
+pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuild {
     let p = params.clamped();
     let rows = vectors.len().checked_div(dim).unwrap_or(0);
     let slab: Arc<[f32]> = Arc::from(&vectors[..rows * dim]);
@@ -399,7 +436,85 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> Vec<u8> {
         .seed(p.seed)
         .select_heuristic(p.heuristic.then(instant_distance::Heuristic::default))
         .build_hnsw(points);
-    postcard::to_allocvec(&hnsw).unwrap_or_default()
+    let bytes = postcard::to_allocvec(&hnsw).unwrap_or_default();
+    drop(hnsw);
+    if rows < 2 {
+        return GraphBuild {
+            bytes: Some(bytes),
+            ef_search: p.ef_search,
+            recall: 1.0,
+        };
+    }
+    // Sample queries and their exact top 10.
+    let mut seed = p.seed | 1;
+    let mut pick = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % rows as u64) as usize
+    };
+    let row = |r: usize| &slab[r * dim..(r + 1) * dim];
+    let queries: Vec<Vec<f32>> = (0..100.min(rows))
+        .filter_map(|_| {
+            let (a, b) = (pick(), pick());
+            let mid: Vec<f32> = row(a).iter().zip(row(b)).map(|(x, y)| x + y).collect();
+            normalized(&mid)
+        })
+        .collect();
+    let truth: Vec<Vec<u32>> = queries
+        .iter()
+        .map(|q| {
+            exact_top_k(&slab, dim, q, 10)
+                .into_iter()
+                .map(|h| h.0)
+                .collect()
+        })
+        .collect();
+    let mut ef = p.ef_search as usize;
+    let mut last = 0.0;
+    loop {
+        let Some(candidate) = with_ef_search(&bytes, ef) else {
+            break;
+        };
+        let Ok(graph) = decode_graph(&candidate, &slab, dim) else {
+            break;
+        };
+        let mut found = 0usize;
+        let mut wanted = 0usize;
+        let mut search = Search::default();
+        for (q, t) in queries.iter().zip(&truth) {
+            let point = SlabPoint {
+                slab: Arc::from(q.as_slice()),
+                dim: dim as u32,
+                row: 0,
+            };
+            let got: Vec<u32> = graph
+                .hnsw
+                .search(&point, &mut search)
+                .take(10)
+                .map(|i| i.point.row)
+                .collect();
+            found += got.iter().filter(|r| t.contains(r)).count();
+            wanted += t.len();
+        }
+        last = found as f32 / wanted.max(1) as f32;
+        if last >= RECALL_TARGET {
+            return GraphBuild {
+                bytes: Some(candidate),
+                ef_search: ef as u32,
+                recall: last,
+            };
+        }
+        if ef >= 800 {
+            break;
+        }
+        ef = (ef * 2).min(800);
+    }
+    GraphBuild {
+        bytes: None,
+        ef_search: ef as u32,
+        recall: last,
+    }
 }
 
 struct Graph {
@@ -578,6 +693,11 @@ impl VectorStore {
     /// True when an HNSW graph serves the base.
     pub fn has_graph(&self) -> bool {
         self.graph.is_some()
+    }
+
+    /// The graph's `ef_search` (as calibrated by [`build_graph`]), when there is a graph.
+    pub fn graph_ef_search(&self) -> Option<usize> {
+        self.graph.as_ref().map(|g| g.ef_search)
     }
 
     /// Rows in the delta and dead rows in the base.
@@ -774,16 +894,18 @@ impl VectorStore {
     /// live (else no graph), install. Seconds at 100k rows: in the browser, use a worker.
     pub fn rebuild_now(&mut self) {
         let job = self.rebuild_job();
-        let graph =
-            (job.len() >= HNSW_MIN_ROWS).then(|| build_graph(job.vectors(), job.dim, self.params));
+        let graph = (job.len() >= HNSW_MIN_ROWS)
+            .then(|| build_graph(job.vectors(), job.dim, self.params).bytes)
+            .flatten();
         self.install_with_bytes(job, graph);
     }
 
-    /// Like [`VectorStore::rebuild_now`] but always builds a graph (tests, benchmarks).
+    /// Like [`VectorStore::rebuild_now`] whatever the size (tests, benchmarks); the graph is kept
+    /// only if it passed calibration ([`build_graph`]).
     pub fn rebuild_with_graph(&mut self) {
         let job = self.rebuild_job();
-        let graph = build_graph(job.vectors(), job.dim, self.params);
-        self.install_with_bytes(job, Some(graph));
+        let graph = build_graph(job.vectors(), job.dim, self.params).bytes;
+        self.install_with_bytes(job, graph);
     }
 
     fn install_with_bytes(&mut self, job: RebuildJob, graph: Option<Vec<u8>>) {
@@ -1172,6 +1294,41 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn calibration_keeps_a_graph_only_when_it_reaches_the_recall_target() {
+        // Uniformly random vectors: the worst case for graph search.
+        let mut rng = Rng(77);
+        let dim = 48;
+        let data: Vec<Vec<f32>> = (0..3000).map(|_| rng.vec(dim)).collect();
+        let mut s = VectorStore::new("m", dim, HnswParams::default());
+        for (i, v) in data.iter().enumerate() {
+            s.put(i as u32, v).unwrap();
+        }
+        let job = s.rebuild_job();
+        let built = build_graph(job.vectors(), dim, HnswParams::default());
+        assert!(
+            built.recall >= RECALL_TARGET || built.bytes.is_none(),
+            "{built:?}"
+        );
+        assert!(built.ef_search >= 100 && built.ef_search <= 800);
+        assert_eq!(
+            s.install(job, built.bytes.as_deref()),
+            Ok(InstallOutcome::Installed)
+        );
+        // Fresh queries (not the calibration sample): the target holds, graph or no graph.
+        let queries: Vec<Vec<f32>> = (0..60)
+            .map(|i| {
+                data[i * 11]
+                    .iter()
+                    .zip(&data[i * 13 + 1])
+                    .map(|(a, b)| a + b + 0.1 * rng.f())
+                    .collect()
+            })
+            .collect();
+        let r = recall(&s, &queries, 10);
+        assert!(r >= 0.93, "recall@10 = {r}, ef {:?}", s.graph_ef_search());
+    }
+
+    #[test]
     fn worker_style_rebuild_keeps_changes_made_meanwhile() {
         let mut rng = Rng(5);
         let dim = 8;
@@ -1180,7 +1337,9 @@ pub(crate) mod tests {
             s.put(i, &rng.vec(dim)).unwrap();
         }
         let job = s.rebuild_job();
-        let graph = build_graph(job.vectors(), job.dim(), HnswParams::default());
+        let graph = build_graph(job.vectors(), job.dim(), HnswParams::default())
+            .bytes
+            .unwrap();
         // Meanwhile: one page changes, one is removed, one is added.
         let changed = rng.vec(dim);
         s.put(10, &changed).unwrap();
@@ -1214,7 +1373,7 @@ pub(crate) mod tests {
         let rows: Vec<f32> = (0..100)
             .flat_map(|_| normalized(&rng.vec(4)).unwrap())
             .collect();
-        let bytes = build_graph(&rows, 4, HnswParams::default());
+        let bytes = build_graph(&rows, 4, HnswParams::default()).bytes.unwrap();
         let slab: Arc<[f32]> = Arc::from(rows.clone());
         assert!(decode_graph(&bytes, &slab, 4).is_ok());
         // Fewer rows than the graph has nodes.
