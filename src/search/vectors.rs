@@ -472,10 +472,7 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
         .collect();
     let mut ef = p.ef_search as usize;
     let mut last = 0.0;
-    loop {
-        let Some(candidate) = with_ef_search(&bytes, ef) else {
-            break;
-        };
+    while let Some(candidate) = with_ef_search(&bytes, ef) {
         let Ok(graph) = decode_graph(&candidate, &slab, dim) else {
             break;
         };
