@@ -9,7 +9,7 @@
 //! idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))          (never negative)
 //! ```
 //!
-//! **Layout.** Documents are `u32` ids given by the caller. Terms are interned in a [`TermDict`]
+//! **Layout.** Documents are `u32` ids given by the caller. Terms are interned in a `TermDict`
 //! (one byte arena, `u32` offsets, an open-addressing table of `u32` ids). Postings live in a
 //! *base* segment stored as contiguous arrays (CSR: `starts[term]`, `docs[]`, packed `tfs[]`, sorted
 //! by doc id), plus a small *delta* for documents added or changed since the last merge. Removing

@@ -18,7 +18,7 @@
 //! *Invariant:* decoding never tokenizes, never embeds and never panics: opening a wiki reads the
 //! arrays back as they were written (the dictionary hash table and the doc-id map are rebuilt by
 //! hashing), and any truncated, altered or mismatched record is a typed
-//! [`Error::Corrupt`](crate::Error::Corrupt) naming the record, after which the caller rebuilds
+//! [`Error::Corrupt`] naming the record, after which the caller rebuilds
 //! the index from the pages.
 
 use std::collections::HashMap;
