@@ -20,11 +20,13 @@ pub mod llm;
 pub mod markdown;
 pub mod model;
 pub mod offline;
+pub mod search;
 pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
 pub mod wiki;
+pub mod wiki_search;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

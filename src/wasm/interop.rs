@@ -46,6 +46,18 @@ pub fn json_to_rust<T: DeserializeOwned>(what: &str, v: &JsValue) -> Result<T, J
     serde_json::from_slice(text.as_bytes()).map_err(|e| bad_input(what, e))
 }
 
+/// Deserialises an optional options bag: `undefined` or `null` give `T::default()`, anything
+/// else must have `T`'s shape or throws `INVALID_INPUT` naming the argument.
+pub fn js_to_rust_or_default<T: DeserializeOwned + Default>(
+    what: &str,
+    v: JsValue,
+) -> Result<T, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(v).map_err(|e| bad_input(what, e))
+}
+
 /// Serialises a value for JavaScript: plain objects (not `Map`s), `undefined` for `None`.
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);

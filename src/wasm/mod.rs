@@ -19,11 +19,12 @@ use crate::error::Error;
 use crate::llm::config::{presets, Config};
 use crate::llm::http::{cancel_from_signal, AbortGuard, FetchTransport};
 use crate::llm::Cancel;
+use crate::search::SearchOptions;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
 use interop::bytes_to_js;
-use interop::{error_to_js, result_to_js, to_js, ts_to_rust};
+use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js, ts_to_rust};
 
 type Core = CoreWiki<IdbStorage, SystemClock>;
 
@@ -462,6 +463,29 @@ impl Wiki {
     pub fn import_vault(&self, bytes: Vec<u8>) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.import_vault(&bytes).await) })
+    }
+
+    /// Searches the pages. `options`: `k` (default 10), `mode` `"bm25"` | `"vector"` |
+    /// `"hybrid"` (default), `queryVector` `{ model, vector }` for the vector modes, `depth`,
+    /// `explain`. Each hit has `key`, `score` and `explain` (ranks, BM25 per-term breakdown,
+    /// similarity); `status` says why vectors did not serve (e.g. `{ state: "reembedRequired",
+    /// storedModel, storedDim, configuredModel, configuredDim }`), and `mode` what was used.
+    ///
+    /// @example
+    /// ```ts
+    /// const r = await wiki.search("明月", { k: 5, mode: "bm25" });
+    /// r.hits.map((h) => h.key);
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "Promise<SearchResults>")]
+    pub fn search(
+        &self,
+        text: String,
+        #[wasm_bindgen(unchecked_param_type = "Partial<SearchOptions> | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let options = js_to_rust_or_default::<SearchOptions>("search options", options);
+        promise(async move { result_to_js(inner.core.search(&text, &options?).await) })
     }
 
     /// Storage usage and quota of this origin, and whether it is persistent.

@@ -1,0 +1,1557 @@
+//! An incremental BM25F inverted index over pages (fields: title, aliases, body).
+//!
+//! **Scoring** is BM25F as given by Robertson & Zaragoza, "The Probabilistic Relevance Framework:
+//! BM25 and Beyond" (2009), §3.5 with one `b` for all fields:
+//!
+//! ```text
+//! tf~(t, d) = Σ_f  w_f · tf(t, f, d) / (1 − b + b · len(f, d) / avglen(f))
+//! score(q, d) = Σ_{t ∈ q}  qtf(t) · idf(t) · tf~ · (k1 + 1) / (tf~ + k1)
+//! idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))          (never negative)
+//! ```
+//!
+//! **Layout.** Documents are `u32` ids given by the caller. Terms are interned in a `TermDict`
+//! (one byte arena, `u32` offsets, an open-addressing table of `u32` ids). Postings live in a
+//! *base* segment stored as contiguous arrays (CSR: `starts[term]`, `docs[]`, packed `tfs[]`, sorted
+//! by doc id), plus a small *delta* for documents added or changed since the last merge. Removing
+//! or replacing a base document sets a bit in `base_dead`; its base postings are skipped until the
+//! next merge rewrites the base (as Lucene does with deletions). A posting is 8 bytes: the doc id
+//! and the three field frequencies packed in one `u32` (body 16 bits, title 8, aliases 8,
+//! saturating).
+//!
+//! **Statistics.** `N` and `df` count base documents removed or replaced since the last merge (as
+//! Lucene counts deleted documents until its segments merge); the merge policy keeps those at most
+//! 1/8 of the base, and [`Bm25Index::merge`] makes them exact. `avglen(f)` is always exact: the
+//! mean over live documents whose field `f` is not empty (most pages have no aliases; averaging
+//! over all pages would punish the few that have some).
+//!
+//! **Top-k with pruning: MaxScore** (Turtle & Flood, "Query evaluation: strategies and
+//! optimizations", 1995), document-at-a-time over the base postings. Each term has an upper bound
+//! on its contribution (from the largest `tf~` in its postings, stored per term at merge time and
+//! scaled up if average lengths have since shrunk). Terms are sorted by bound; once the k-th best
+//! score θ exceeds the sum of the smallest bounds, those terms become *non-essential*: only
+//! documents in the essential terms' postings are candidates, and a candidate stops being scored as
+//! soon as its score plus the remaining bounds cannot reach θ. Chosen over WAND because it needs no
+//! per-step pivot sorting (cheap on short queries of CJK unigrams + bigrams, where a few common
+//! unigrams have long lists and small bounds — exactly the terms MaxScore skips), and over a bare
+//! bounded heap because that still scores every posting of every query term. Results equal
+//! exhaustive evaluation (ties broken by lower doc id); see the `maxscore_equals_exhaustive` test.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::codec::{fold_words, hash64, DecodeError, DecodeResult, Reader, Writer};
+use super::tokenizer::for_each_token;
+
+/// The fields of a document, in the order of [`FieldTf`] arrays.
+pub const FIELD_NAMES: [&str; 3] = ["title", "aliases", "body"];
+
+/// BM25F parameters. Style: pagefind's `RankingWeights` — every knob has a range and both extremes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct Bm25Params {
+    /// Term-frequency saturation `k1`. Range `0.0..=3.0`; default 1.2. At 0 a term counts once
+    /// however often it occurs (binary relevance); towards 3 each extra occurrence keeps adding
+    /// almost linearly, favouring long, repetitive pages.
+    pub k1: f32,
+    /// Length normalisation `b`. Range `0.0..=1.0`; default 0.75. At 0 page length is ignored (long
+    /// pages win by sheer size); at 1 term frequency is divided by the page's length relative to
+    /// the average, fully (short pages that mention a term once rank high).
+    pub b: f32,
+    /// Weight of a title occurrence relative to the body. Range `0.0..=10.0`; default 3.0. At 0
+    /// titles are not searched; at 10 a title match outranks nearly any body text.
+    pub title_weight: f32,
+    /// Weight of an alias occurrence. Range `0.0..=10.0`; default 2.0 (an alias is another title,
+    /// but less certain). At 0 aliases are not searched.
+    pub alias_weight: f32,
+    /// Weight of a body occurrence. Range `0.0..=10.0`; default 1.0. At 0 only titles and aliases
+    /// are searched.
+    pub body_weight: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params {
+            k1: 1.2,
+            b: 0.75,
+            title_weight: 3.0,
+            alias_weight: 2.0,
+            body_weight: 1.0,
+        }
+    }
+}
+
+impl Bm25Params {
+    /// The parameters clamped into their documented ranges; NaN becomes the default.
+    pub fn clamped(self) -> Self {
+        let d = Bm25Params::default();
+        let c = |v: f32, lo: f32, hi: f32, def: f32| if v.is_nan() { def } else { v.clamp(lo, hi) };
+        Bm25Params {
+            k1: c(self.k1, 0.0, 3.0, d.k1),
+            b: c(self.b, 0.0, 1.0, d.b),
+            title_weight: c(self.title_weight, 0.0, 10.0, d.title_weight),
+            alias_weight: c(self.alias_weight, 0.0, 10.0, d.alias_weight),
+            body_weight: c(self.body_weight, 0.0, 10.0, d.body_weight),
+        }
+    }
+
+    fn weights(&self) -> [f32; 3] {
+        [self.title_weight, self.alias_weight, self.body_weight]
+    }
+}
+
+/// The text of one document, by field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DocFields<'a> {
+    /// The page title.
+    pub title: &'a str,
+    /// Other names of the page.
+    pub aliases: &'a [String],
+    /// The markdown body.
+    pub body: &'a str,
+}
+
+/// Per-field term frequencies `[title, aliases, body]`.
+pub type FieldTf = [u32; 3];
+
+fn pack(tf: FieldTf) -> u32 {
+    let t = tf[0].min(0xff);
+    let a = tf[1].min(0xff);
+    let b = tf[2].min(0xffff);
+    b | (t << 16) | (a << 24)
+}
+
+fn unpack(p: u32) -> FieldTf {
+    [(p >> 16) & 0xff, p >> 24, p & 0xffff]
+}
+
+// ------------------------------------------------------------------------------------ dictionary
+
+const EMPTY: u32 = u32::MAX;
+
+/// Interned terms: one UTF-8 byte arena, `u32` end offsets, and an open-addressing (linear probing)
+/// table of term ids. About `len + 12` bytes per term.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TermDict {
+    bytes: Vec<u8>,
+    /// `ends[i]` is the end of term `i` in `bytes`; its start is `ends[i - 1]` (0 for term 0).
+    ends: Vec<u32>,
+    table: Vec<u32>,
+}
+
+impl TermDict {
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub(crate) fn term(&self, id: u32) -> &str {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        // The arena is validated UTF-8 and every boundary is a term boundary.
+        std::str::from_utf8(&self.bytes[start..self.ends[i] as usize]).unwrap_or("")
+    }
+
+    fn slot(&self, term: &str) -> (usize, Option<u32>) {
+        let mask = self.table.len() - 1;
+        let mut i = hash64(term.as_bytes()) as usize & mask;
+        loop {
+            let id = self.table[i];
+            if id == EMPTY {
+                return (i, None);
+            }
+            if self.term(id) == term {
+                return (i, Some(id));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    pub(crate) fn get(&self, term: &str) -> Option<u32> {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.slot(term).1
+    }
+
+    pub(crate) fn intern(&mut self, term: &str) -> u32 {
+        if self.table.len() < 2 * (self.ends.len() + 1) {
+            self.grow();
+        }
+        let (slot, found) = self.slot(term);
+        if let Some(id) = found {
+            return id;
+        }
+        let id = self.ends.len() as u32;
+        self.bytes.extend_from_slice(term.as_bytes());
+        self.ends.push(self.bytes.len() as u32);
+        self.table[slot] = id;
+        id
+    }
+
+    fn grow(&mut self) {
+        let cap = (2 * (self.ends.len() + 1)).next_power_of_two().max(16) * 2;
+        self.rehash(cap);
+    }
+
+    fn rehash(&mut self, cap: usize) {
+        self.table = vec![EMPTY; cap];
+        let mask = cap - 1;
+        for id in 0..self.ends.len() as u32 {
+            let mut i = hash64(self.term(id).as_bytes()) as usize & mask;
+            while self.table[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.table[i] = id;
+        }
+    }
+
+    fn from_parts(bytes: Vec<u8>, ends: Vec<u32>) -> DecodeResult<Self> {
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| DecodeError::new(format!("dictionary is not UTF-8: {e}")))?;
+        let mut prev = 0u32;
+        for &e in &ends {
+            if e < prev || e as usize > bytes.len() || !text.is_char_boundary(e as usize) {
+                return Err(DecodeError::new("dictionary offsets out of order"));
+            }
+            prev = e;
+        }
+        if prev as usize != bytes.len() {
+            return Err(DecodeError::new("dictionary arena has trailing bytes"));
+        }
+        let mut d = TermDict {
+            bytes,
+            ends,
+            table: Vec::new(),
+        };
+        let cap = (2 * (d.ends.len() + 1)).next_power_of_two().max(16) * 2;
+        d.rehash(cap);
+        // A duplicate term would make lookups ambiguous.
+        for id in 0..d.ends.len() as u32 {
+            if d.get(d.term(id)) != Some(id) {
+                return Err(DecodeError::new("duplicate term in dictionary"));
+            }
+        }
+        Ok(d)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + 4 * self.ends.capacity() + 4 * self.table.capacity()
+    }
+}
+
+// ------------------------------------------------------------------------------------ index
+
+const ABSENT: u8 = 0;
+const IN_BASE: u8 = 1;
+const IN_DELTA: u8 = 2;
+
+/// Merge when the delta and the dead base documents exceed this many…
+const MERGE_MIN_DOCS: usize = 256;
+/// …and this fraction (1/n) of the base.
+const MERGE_BASE_FRACTION: usize = 8;
+
+/// One term's explanation in a hit (see [`Bm25Index::explain`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct TermExplain {
+    /// The query token (after NFKC + case fold).
+    pub term: String,
+    /// How often it was in the query.
+    pub query_count: u32,
+    /// Documents containing it (`df`).
+    pub doc_freq: u32,
+    /// `ln(1 + (N − df + 0.5) / (df + 0.5))`.
+    pub idf: f32,
+    /// Occurrences in this page by field: `[title, aliases, body]`.
+    pub field_tf: [u32; 3],
+    /// The field lengths of this page in tokens: `[title, aliases, body]`.
+    pub field_len: [u32; 3],
+    /// The weighted, length-normalised frequency `tf~`.
+    pub pseudo_tf: f32,
+    /// This term's share of the score.
+    pub contribution: f32,
+}
+
+/// Why a page got its BM25 score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Bm25Explain {
+    /// The sum of the contributions.
+    pub score: f32,
+    /// `N`, the document count used by idf.
+    pub doc_count: u32,
+    /// Average field lengths over live documents: `[title, aliases, body]`.
+    pub avg_len: [f32; 3],
+    /// The parameters.
+    pub params: Bm25Params,
+    /// One entry per distinct query term found in the page.
+    pub terms: Vec<TermExplain>,
+}
+
+/// An incremental BM25F index (see the module docs for the algorithm and layout).
+#[derive(Debug, Clone, Default)]
+pub struct Bm25Index {
+    params: Bm25Params,
+    dict: TermDict,
+    // Base segment (CSR over term ids < base_terms).
+    base_starts: Vec<u32>,
+    base_docs: Vec<u32>,
+    base_tfs: Vec<u32>,
+    base_doc_count: u32,
+    /// Largest `tf~` per base term, computed with `bound_avg`.
+    base_tfmax: Vec<f32>,
+    bound_avg: [f32; 3],
+    /// Bit per doc id: ignore this id's base postings.
+    base_dead: Vec<u64>,
+    dead_count: u32,
+    // Delta segment.
+    delta_fwd: BTreeMap<u32, Vec<(u32, u32)>>,
+    delta_inv: HashMap<u32, Vec<(u32, u32)>>,
+    delta_df: HashMap<u32, u32>,
+    // Per doc id.
+    lens: Vec<FieldTf>,
+    state: Vec<u8>,
+    live: u32,
+    len_sum: [u64; 3],
+    /// Live documents with a non-empty field, per field (the denominators of the averages).
+    field_docs: [u32; 3],
+    /// The base arrays changed since the last `mark_persisted`.
+    pub(crate) dirty_base: bool,
+    /// The delta (or dead set) changed since the last `mark_persisted`.
+    pub(crate) dirty_delta: bool,
+    /// A fingerprint of the base, renewed on every merge; ties the delta record to its base.
+    pub(crate) base_generation: u64,
+}
+
+struct Scorer {
+    k1: f32,
+    b: f32,
+    w: [f32; 3],
+    inv_avg: [f32; 3],
+}
+
+impl Scorer {
+    #[inline]
+    fn pseudo_tf(&self, tf: FieldTf, len: FieldTf) -> f32 {
+        let mut x = 0.0;
+        for f in 0..3 {
+            if tf[f] > 0 {
+                let norm = 1.0 - self.b + self.b * len[f] as f32 * self.inv_avg[f];
+                x += self.w[f] * tf[f] as f32 / norm.max(1e-6);
+            }
+        }
+        x
+    }
+    #[inline]
+    fn saturate(&self, x: f32) -> f32 {
+        if x <= 0.0 {
+            0.0
+        } else {
+            x * (self.k1 + 1.0) / (x + self.k1)
+        }
+    }
+}
+
+/// A query tokenized and looked up in one index ([`Bm25Index::prepare`]). Valid for that index
+/// until it changes.
+#[derive(Debug, Clone)]
+pub struct Bm25Query(Vec<QueryTerm>);
+
+impl Bm25Query {
+    /// True when no query term occurs in the index.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct QueryTerm {
+    id: u32,
+    count: u32,
+    weight: f32,
+    df: u32,
+    idf: f32,
+}
+
+/// A (score, doc) pair ordered so that the *worst* hit is the heap's top.
+#[derive(Clone, Copy, PartialEq)]
+struct Entry(f32, u32);
+impl Eq for Entry {}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // Better = higher score, then lower doc id. BinaryHeap is a max-heap: make "worse" greater.
+        o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
+    }
+}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Keeps the k best (score, doc) pairs.
+struct TopK {
+    k: usize,
+    heap: std::collections::BinaryHeap<Entry>,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK {
+            k,
+            heap: std::collections::BinaryHeap::with_capacity(k.min(4096) + 1),
+        }
+    }
+    /// The score a new hit must beat (ties are decided by doc id), or 0 while not full.
+    fn threshold(&self) -> f32 {
+        if self.heap.len() < self.k {
+            0.0
+        } else {
+            self.heap.peek().map_or(0.0, |e| e.0)
+        }
+    }
+    fn offer(&mut self, score: f32, doc: u32) -> bool {
+        if self.k == 0 {
+            return false;
+        }
+        let e = Entry(score, doc);
+        if self.heap.len() < self.k {
+            self.heap.push(e);
+            return true;
+        }
+        match self.heap.peek() {
+            Some(worst) if e < *worst => {
+                self.heap.pop();
+                self.heap.push(e);
+                true
+            }
+            _ => false,
+        }
+    }
+    fn into_sorted(self) -> Vec<(u32, f32)> {
+        let mut v: Vec<Entry> = self.heap.into_vec();
+        v.sort();
+        v.into_iter().map(|e| (e.1, e.0)).collect()
+    }
+}
+
+impl Bm25Index {
+    /// An empty index with `params` (clamped into range).
+    pub fn new(params: Bm25Params) -> Self {
+        Bm25Index {
+            params: params.clamped(),
+            ..Default::default()
+        }
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> Bm25Params {
+        self.params
+    }
+
+    /// Changes the parameters (clamped). Recomputes the per-term bounds: O(postings).
+    pub fn set_params(&mut self, params: Bm25Params) {
+        self.params = params.clamped();
+        self.compute_bounds();
+        self.dirty_base = true;
+    }
+
+    /// Number of live documents.
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    /// True when no document is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// True when `doc` is indexed.
+    pub fn contains(&self, doc: u32) -> bool {
+        self.state.get(doc as usize).is_some_and(|&s| s != ABSENT)
+    }
+
+    /// Distinct terms in the dictionary (including terms only removed documents used, until the
+    /// next merge).
+    pub fn term_count(&self) -> usize {
+        self.dict.len()
+    }
+
+    /// Documents in the delta, and base documents removed or replaced since the last merge.
+    pub fn pending_merge(&self) -> (usize, usize) {
+        (self.delta_fwd.len(), self.dead_count as usize)
+    }
+
+    fn is_dead(&self, doc: u32) -> bool {
+        self.base_dead
+            .get(doc as usize / 64)
+            .is_some_and(|w| w & (1 << (doc % 64)) != 0)
+    }
+
+    fn set_dead(&mut self, doc: u32) {
+        let w = doc as usize / 64;
+        if self.base_dead.len() <= w {
+            self.base_dead.resize(w + 1, 0);
+        }
+        self.base_dead[w] |= 1 << (doc % 64);
+        self.dead_count += 1;
+    }
+
+    fn ensure_doc(&mut self, doc: u32) {
+        let n = doc as usize + 1;
+        if self.state.len() < n {
+            self.state.resize(n, ABSENT);
+            self.lens.resize(n, [0; 3]);
+        }
+    }
+
+    /// Tokenizes a document into sorted `(term id, packed tf)` pairs and field lengths.
+    fn analyse(&mut self, fields: &DocFields<'_>) -> (Vec<(u32, u32)>, FieldTf) {
+        let mut counts: HashMap<u32, FieldTf> = HashMap::new();
+        let mut lens = [0u32; 3];
+        let dict = &mut self.dict;
+        let mut add = |f: usize, text: &str| {
+            for_each_token(text, |t| {
+                let id = dict.intern(t);
+                counts.entry(id).or_insert([0; 3])[f] += 1;
+                lens[f] += 1;
+            });
+        };
+        add(0, fields.title);
+        for a in fields.aliases {
+            add(1, a);
+        }
+        add(2, fields.body);
+        let mut terms: Vec<(u32, u32)> = counts.into_iter().map(|(t, tf)| (t, pack(tf))).collect();
+        terms.sort_unstable_by_key(|p| p.0);
+        (terms, lens)
+    }
+
+    fn detach(&mut self, doc: u32) {
+        match self.state.get(doc as usize).copied().unwrap_or(ABSENT) {
+            ABSENT => return,
+            IN_BASE => {
+                self.set_dead(doc);
+            }
+            _ => {
+                if let Some(terms) = self.delta_fwd.remove(&doc) {
+                    for (t, _) in terms {
+                        if let Some(list) = self.delta_inv.get_mut(&t) {
+                            if let Some(i) = list.iter().position(|p| p.0 == doc) {
+                                list.swap_remove(i);
+                            }
+                            if list.is_empty() {
+                                self.delta_inv.remove(&t);
+                            }
+                        }
+                        if let Some(df) = self.delta_df.get_mut(&t) {
+                            *df -= 1;
+                            if *df == 0 {
+                                self.delta_df.remove(&t);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let l = self.lens[doc as usize];
+        self.count_lens(l, false);
+        self.lens[doc as usize] = [0; 3];
+        self.state[doc as usize] = ABSENT;
+        self.live -= 1;
+        self.dirty_delta = true;
+    }
+
+    fn attach(&mut self, doc: u32, terms: Vec<(u32, u32)>, lens: FieldTf, inverted: bool) {
+        self.ensure_doc(doc);
+        for &(t, tf) in &terms {
+            if inverted {
+                self.delta_inv.entry(t).or_default().push((doc, tf));
+            }
+            *self.delta_df.entry(t).or_insert(0) += 1;
+        }
+        self.delta_fwd.insert(doc, terms);
+        self.lens[doc as usize] = lens;
+        self.count_lens(lens, true);
+        self.state[doc as usize] = IN_DELTA;
+        self.live += 1;
+        self.dirty_delta = true;
+    }
+
+    /// Indexes (or re-indexes) document `doc`. Tokenizes each field once; merges the delta into
+    /// the base when the merge policy says so (amortised O(postings)).
+    pub fn upsert(&mut self, doc: u32, fields: &DocFields<'_>) {
+        self.detach(doc);
+        let (terms, lens) = self.analyse(fields);
+        self.attach(doc, terms, lens, true);
+        self.maybe_merge();
+    }
+
+    /// Removes `doc`; returns whether it was indexed.
+    pub fn remove(&mut self, doc: u32) -> bool {
+        let was = self.contains(doc);
+        self.detach(doc);
+        self.maybe_merge();
+        was
+    }
+
+    /// Indexes many documents and merges once at the end: the fast path for a full (re)build.
+    pub fn upsert_many<'a>(&mut self, docs: impl IntoIterator<Item = (u32, DocFields<'a>)>) {
+        for (doc, fields) in docs {
+            self.detach(doc);
+            let (terms, lens) = self.analyse(&fields);
+            self.attach(doc, terms, lens, false);
+        }
+        self.merge();
+    }
+
+    fn maybe_merge(&mut self) {
+        let pending = self.delta_fwd.len() + self.dead_count as usize;
+        if pending > MERGE_MIN_DOCS.max(self.base_doc_count as usize / MERGE_BASE_FRACTION) {
+            self.merge();
+        }
+    }
+
+    fn base_terms(&self) -> usize {
+        self.base_starts.len().saturating_sub(1)
+    }
+
+    fn postings(&self, term: u32) -> (&[u32], &[u32]) {
+        let t = term as usize;
+        if t + 1 >= self.base_starts.len() {
+            return (&[], &[]);
+        }
+        let (s, e) = (
+            self.base_starts[t] as usize,
+            self.base_starts[t + 1] as usize,
+        );
+        (&self.base_docs[s..e], &self.base_tfs[s..e])
+    }
+
+    /// Rewrites the base from its live postings and the delta, drops terms no live document uses,
+    /// and recomputes the per-term bounds. Afterwards `N` and `df` are exact. O(postings).
+    pub fn merge(&mut self) {
+        let n_terms = self.dict.len();
+        let mut counts = vec![0u32; n_terms];
+        for (t, c) in counts.iter_mut().enumerate().take(self.base_terms()) {
+            let (docs, _) = self.postings(t as u32);
+            *c = docs.iter().filter(|&&d| !self.is_dead(d)).count() as u32;
+        }
+        for terms in self.delta_fwd.values() {
+            for &(t, _) in terms {
+                counts[t as usize] += 1;
+            }
+        }
+        // Keep used terms, in their old order.
+        let mut remap = vec![EMPTY; n_terms];
+        let mut bytes = Vec::with_capacity(self.dict.bytes.len());
+        let mut ends = Vec::new();
+        let mut starts = Vec::with_capacity(n_terms + 1);
+        starts.push(0u32);
+        let mut total = 0u32;
+        for (old, &c) in counts.iter().enumerate() {
+            if c > 0 {
+                remap[old] = ends.len() as u32;
+                bytes.extend_from_slice(self.dict.term(old as u32).as_bytes());
+                ends.push(bytes.len() as u32);
+                total += c;
+                starts.push(total);
+            }
+        }
+        let kept = ends.len();
+        let mut fill: Vec<u32> = starts[..kept].to_vec();
+        let mut docs = vec![0u32; total as usize];
+        let mut tfs = vec![0u32; total as usize];
+        for (old, &new) in remap.iter().enumerate().take(self.base_terms()) {
+            if new == EMPTY {
+                continue;
+            }
+            let (d, f) = self.postings(old as u32);
+            for (&doc, &tf) in d.iter().zip(f) {
+                if !self.is_dead(doc) {
+                    let at = &mut fill[new as usize];
+                    docs[*at as usize] = doc;
+                    tfs[*at as usize] = tf;
+                    *at += 1;
+                }
+            }
+        }
+        let base_filled: Vec<u32> = fill.clone();
+        for (&doc, terms) in &self.delta_fwd {
+            for &(t, tf) in terms {
+                let at = &mut fill[remap[t as usize] as usize];
+                docs[*at as usize] = doc;
+                tfs[*at as usize] = tf;
+                *at += 1;
+            }
+        }
+        // Base postings and delta postings are each sorted by doc; interleave where both exist.
+        for t in 0..kept {
+            let (s, m, e) = (
+                starts[t] as usize,
+                base_filled[t] as usize,
+                starts[t + 1] as usize,
+            );
+            if m > s && m < e && docs[m - 1] > docs[m] {
+                let mut pairs: Vec<(u32, u32)> = docs[s..e]
+                    .iter()
+                    .copied()
+                    .zip(tfs[s..e].iter().copied())
+                    .collect();
+                pairs.sort_unstable_by_key(|p| p.0);
+                for (i, (d, f)) in pairs.into_iter().enumerate() {
+                    docs[s + i] = d;
+                    tfs[s + i] = f;
+                }
+            }
+        }
+        self.dict = TermDict::from_parts(bytes, ends).unwrap_or_default();
+        self.base_starts = starts;
+        self.base_docs = docs;
+        self.base_tfs = tfs;
+        for s in self.state.iter_mut() {
+            if *s == IN_DELTA {
+                *s = IN_BASE;
+            }
+        }
+        self.base_doc_count = self.live;
+        self.base_dead.clear();
+        self.dead_count = 0;
+        self.delta_fwd.clear();
+        self.delta_inv.clear();
+        self.delta_df.clear();
+        // The generation is a fingerprint of the new base, so that records of two different
+        // histories never pass for one another.
+        self.base_generation = fold_words(
+            self.base_generation ^ 0xb25,
+            self.base_docs
+                .iter()
+                .chain(&self.base_tfs)
+                .chain(&self.base_starts)
+                .copied()
+                .chain(self.dict.bytes.iter().map(|&b| u32::from(b))),
+        );
+        self.compute_bounds();
+        self.dirty_base = true;
+        self.dirty_delta = true;
+    }
+
+    fn count_lens(&mut self, l: FieldTf, add: bool) {
+        for (f, &len) in l.iter().enumerate() {
+            if add {
+                self.len_sum[f] += u64::from(len);
+                self.field_docs[f] += u32::from(len > 0);
+            } else {
+                self.len_sum[f] -= u64::from(len);
+                self.field_docs[f] -= u32::from(len > 0);
+            }
+        }
+    }
+
+    /// Average length of each field over the live documents where it is not empty (most pages
+    /// have no aliases; averaging over all pages would punish the few that have some).
+    fn avg_len(&self) -> [f32; 3] {
+        [0, 1, 2].map(|f| {
+            if self.field_docs[f] == 0 {
+                0.0
+            } else {
+                (self.len_sum[f] as f64 / f64::from(self.field_docs[f])) as f32
+            }
+        })
+    }
+
+    fn scorer(&self) -> Scorer {
+        let avg = self.avg_len();
+        Scorer {
+            k1: self.params.k1,
+            b: self.params.b,
+            w: self.params.weights(),
+            inv_avg: avg.map(|a| if a > 0.0 { 1.0 / a } else { 0.0 }),
+        }
+    }
+
+    fn compute_bounds(&mut self) {
+        let scorer = self.scorer();
+        let mut tfmax = vec![0f32; self.base_terms()];
+        for (t, m) in tfmax.iter_mut().enumerate() {
+            let (docs, tfs) = self.postings(t as u32);
+            for (&d, &tf) in docs.iter().zip(tfs) {
+                if !self.is_dead(d) {
+                    *m = m.max(scorer.pseudo_tf(unpack(tf), self.lens[d as usize]));
+                }
+            }
+        }
+        self.base_tfmax = tfmax;
+        self.bound_avg = self.avg_len();
+    }
+
+    /// How much larger `tf~` can be now than when the bounds were computed (≥ 1): average lengths
+    /// that grew shrink every length ratio by at most `avg_now / avg_then` (derivation in the
+    /// module docs of `bm25.rs`).
+    fn bound_scale(&self) -> f32 {
+        let now = self.avg_len();
+        let mut s = 1.0f32;
+        for (n, then) in now.iter().zip(self.bound_avg) {
+            if then > 0.0 {
+                s = s.max(n / then);
+            }
+        }
+        s
+    }
+
+    fn doc_count_stat(&self) -> u32 {
+        self.base_doc_count + self.delta_fwd.len() as u32
+    }
+
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        for_each_token(query, |t| {
+            if let Some(id) = self.dict.get(t) {
+                match counts.iter_mut().find(|c| c.0 == id) {
+                    Some(c) => c.1 += 1,
+                    None => counts.push((id, 1)),
+                }
+            }
+        });
+        let n = self.doc_count_stat() as f32;
+        counts
+            .into_iter()
+            .filter_map(|(id, count)| {
+                let df =
+                    self.postings(id).0.len() as u32 + self.delta_df.get(&id).copied().unwrap_or(0);
+                if df == 0 {
+                    return None;
+                }
+                let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+                Some(QueryTerm {
+                    id,
+                    count,
+                    weight: idf * count as f32,
+                    df,
+                    idf,
+                })
+            })
+            .collect()
+    }
+
+    /// Tokenizes and looks up `query` once, for [`Bm25Index::search_query`] and
+    /// [`Bm25Index::explain_query`].
+    pub fn prepare(&self, query: &str) -> Bm25Query {
+        Bm25Query(self.query_terms(query))
+    }
+
+    /// The `k` best documents for `query` as `(doc, score)`, best first (ties: lower doc id first).
+    /// Only documents with a score above zero are returned, so fewer than `k` when fewer match;
+    /// an empty query or index gives an empty list. Tokenizes the query once.
+    pub fn search(&self, query: &str, k: usize) -> Vec<(u32, f32)> {
+        self.search_query(&self.prepare(query), k)
+    }
+
+    /// [`Bm25Index::search`] for a prepared query (MaxScore pruning).
+    pub fn search_query(&self, query: &Bm25Query, k: usize) -> Vec<(u32, f32)> {
+        self.search_terms(&query.0, k, true)
+    }
+
+    /// The same ranking as [`Bm25Index::search`] without pruning: every posting is scored.
+    /// For tests and benchmarks.
+    pub fn search_exhaustive(&self, query: &str, k: usize) -> Vec<(u32, f32)> {
+        let terms = self.query_terms(query);
+        self.search_terms(&terms, k, false)
+    }
+
+    fn search_terms(&self, terms: &[QueryTerm], k: usize, prune: bool) -> Vec<(u32, f32)> {
+        if k == 0 || terms.is_empty() || self.live == 0 {
+            return Vec::new();
+        }
+        let scorer = self.scorer();
+        let mut top = TopK::new(k);
+        // Delta documents: exhaustive (the delta is small by the merge policy).
+        if !self.delta_fwd.is_empty() {
+            let mut acc: HashMap<u32, f32> = HashMap::new();
+            for q in terms {
+                if let Some(list) = self.delta_inv.get(&q.id) {
+                    for &(doc, tf) in list {
+                        let x = scorer.pseudo_tf(unpack(tf), self.lens[doc as usize]);
+                        *acc.entry(doc).or_insert(0.0) += q.weight * scorer.saturate(x);
+                    }
+                }
+            }
+            for (doc, s) in acc {
+                if s > 0.0 {
+                    top.offer(s, doc);
+                }
+            }
+        }
+        if prune {
+            self.maxscore(terms, &scorer, &mut top);
+        } else {
+            let mut acc: HashMap<u32, f32> = HashMap::new();
+            for q in terms {
+                let (docs, tfs) = self.postings(q.id);
+                for (&doc, &tf) in docs.iter().zip(tfs) {
+                    if !self.is_dead(doc) {
+                        let x = scorer.pseudo_tf(unpack(tf), self.lens[doc as usize]);
+                        *acc.entry(doc).or_insert(0.0) += q.weight * scorer.saturate(x);
+                    }
+                }
+            }
+            for (doc, s) in acc {
+                if s > 0.0 {
+                    top.offer(s, doc);
+                }
+            }
+        }
+        top.into_sorted()
+    }
+
+    fn maxscore(&self, terms: &[QueryTerm], scorer: &Scorer, top: &mut TopK) {
+        struct Cursor<'a> {
+            docs: &'a [u32],
+            tfs: &'a [u32],
+            pos: usize,
+            weight: f32,
+            ub: f32,
+        }
+        impl Cursor<'_> {
+            fn doc(&self) -> u32 {
+                self.docs.get(self.pos).copied().unwrap_or(u32::MAX)
+            }
+            /// Advances to the first posting with doc ≥ `target` (galloping search).
+            fn seek(&mut self, target: u32) {
+                if self.doc() >= target {
+                    return;
+                }
+                let mut step = 1;
+                let mut lo = self.pos;
+                let mut hi = self.pos + 1;
+                while hi < self.docs.len() && self.docs[hi] < target {
+                    lo = hi;
+                    hi += step;
+                    step *= 2;
+                }
+                let hi = hi.min(self.docs.len());
+                self.pos = lo + self.docs[lo..hi].partition_point(|&d| d < target);
+            }
+        }
+        let scale = self.bound_scale();
+        let mut cursors: Vec<Cursor<'_>> = terms
+            .iter()
+            .filter(|q| (q.id as usize) < self.base_terms())
+            .map(|q| {
+                let (docs, tfs) = self.postings(q.id);
+                let tfmax = self.base_tfmax[q.id as usize] * scale;
+                Cursor {
+                    docs,
+                    tfs,
+                    pos: 0,
+                    weight: q.weight,
+                    // A little headroom absorbs float rounding between bound and score.
+                    ub: q.weight * scorer.saturate(tfmax) * (1.0 + 1e-4) + 1e-6,
+                }
+            })
+            .filter(|c| !c.docs.is_empty())
+            .collect();
+        if cursors.is_empty() {
+            return;
+        }
+        cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub));
+        let n = cursors.len();
+        let mut prefix = vec![0f32; n];
+        let mut sum = 0.0;
+        for (i, c) in cursors.iter().enumerate() {
+            sum += c.ub;
+            prefix[i] = sum;
+        }
+        let mut first_essential = 0;
+        let mut theta = top.threshold();
+        while first_essential < n && prefix[first_essential] < theta {
+            first_essential += 1;
+        }
+        let mut cur = cursors[first_essential..]
+            .iter()
+            .map(Cursor::doc)
+            .min()
+            .unwrap_or(u32::MAX);
+        while first_essential < n && cur != u32::MAX {
+            let mut next = u32::MAX;
+            let dead = self.is_dead(cur);
+            let len = self.lens[cur as usize];
+            let mut score = 0.0f32;
+            for c in &mut cursors[first_essential..] {
+                if c.doc() == cur {
+                    if !dead {
+                        let x = scorer.pseudo_tf(unpack(c.tfs[c.pos]), len);
+                        score += c.weight * scorer.saturate(x);
+                    }
+                    c.pos += 1;
+                }
+                next = next.min(c.doc());
+            }
+            if !dead {
+                let mut i = first_essential;
+                while i > 0 {
+                    i -= 1;
+                    if score + prefix[i] < theta {
+                        break;
+                    }
+                    let c = &mut cursors[i];
+                    c.seek(cur);
+                    if c.doc() == cur {
+                        let x = scorer.pseudo_tf(unpack(c.tfs[c.pos]), len);
+                        score += c.weight * scorer.saturate(x);
+                    }
+                }
+                if score > 0.0 && top.offer(score, cur) {
+                    theta = top.threshold();
+                    while first_essential < n && prefix[first_essential] < theta {
+                        first_essential += 1;
+                    }
+                }
+            }
+            cur = next;
+        }
+    }
+
+    fn doc_terms_tf(&self, doc: u32, term: u32) -> Option<u32> {
+        match self.state.get(doc as usize).copied()? {
+            IN_BASE => {
+                let (docs, tfs) = self.postings(term);
+                docs.binary_search(&doc).ok().map(|i| tfs[i])
+            }
+            IN_DELTA => {
+                let terms = self.delta_fwd.get(&doc)?;
+                terms
+                    .binary_search_by_key(&term, |p| p.0)
+                    .ok()
+                    .map(|i| terms[i].1)
+            }
+            _ => None,
+        }
+    }
+
+    /// Explains the score of `doc` for `query`: N, average lengths, and per query term its idf,
+    /// field frequencies, `tf~` and contribution. `None` when `doc` is not indexed.
+    pub fn explain(&self, query: &str, doc: u32) -> Option<Bm25Explain> {
+        self.explain_query(&self.prepare(query), doc)
+    }
+
+    /// [`Bm25Index::explain`] for a prepared query.
+    pub fn explain_query(&self, query: &Bm25Query, doc: u32) -> Option<Bm25Explain> {
+        if !self.contains(doc) {
+            return None;
+        }
+        let scorer = self.scorer();
+        let len = self.lens[doc as usize];
+        let mut out = Vec::new();
+        let mut score = 0.0;
+        for q in &query.0 {
+            if let Some(tf) = self.doc_terms_tf(doc, q.id) {
+                let tf = unpack(tf);
+                let x = scorer.pseudo_tf(tf, len);
+                let c = q.weight * scorer.saturate(x);
+                score += c;
+                out.push(TermExplain {
+                    term: self.dict.term(q.id).to_string(),
+                    query_count: q.count,
+                    doc_freq: q.df,
+                    idf: q.idf,
+                    field_tf: tf,
+                    field_len: len,
+                    pseudo_tf: x,
+                    contribution: c,
+                });
+            }
+        }
+        Some(Bm25Explain {
+            score,
+            doc_count: self.doc_count_stat(),
+            avg_len: self.avg_len(),
+            params: self.params,
+            terms: out,
+        })
+    }
+
+    /// Bytes of heap memory held (capacities), for benchmarks.
+    pub fn heap_bytes(&self) -> usize {
+        let delta: usize = self
+            .delta_fwd
+            .values()
+            .map(|v| 8 * v.capacity() + 48)
+            .sum::<usize>()
+            + self
+                .delta_inv
+                .values()
+                .map(|v| 8 * v.capacity() + 40)
+                .sum::<usize>()
+            + 16 * self.delta_df.capacity();
+        self.dict.heap_bytes()
+            + 4 * (self.base_starts.capacity()
+                + self.base_docs.capacity()
+                + self.base_tfs.capacity()
+                + self.base_tfmax.capacity())
+            + 8 * self.base_dead.capacity()
+            + 12 * self.lens.capacity()
+            + self.state.capacity()
+            + delta
+    }
+
+    // -------------------------------------------------------------------------------- persistence
+
+    /// Writes the base segment: parameters, dictionary, CSR postings, bounds, doc lengths.
+    pub(crate) fn write_base(&self, w: &mut Writer) {
+        w.u64(self.base_generation);
+        let p = self.params;
+        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
+            w.f32(v);
+        }
+        w.bytes(&self.dict.bytes);
+        w.u32s(&self.dict.ends);
+        w.u32s(&self.base_starts);
+        w.u32s(&self.base_docs);
+        w.u32s(&self.base_tfs);
+        w.u32(self.base_doc_count);
+        w.f32s(&self.base_tfmax);
+        for a in self.bound_avg {
+            w.f32(a);
+        }
+        // Field lengths of the base documents, by doc id (delta documents are in the delta record).
+        let base_docs: Vec<u32> = (0..self.state.len() as u32)
+            .filter(|&d| self.state[d as usize] == IN_BASE || self.is_dead(d))
+            .collect();
+        w.len(base_docs.len());
+        for d in base_docs {
+            w.u32(d);
+            let l = if self.state[d as usize] == IN_BASE {
+                self.lens[d as usize]
+            } else {
+                [0; 3]
+            };
+            for x in l {
+                w.u32(x);
+            }
+        }
+    }
+
+    /// Writes the delta: dead base doc ids, then each delta document with its lengths and its
+    /// terms as strings (so the record does not depend on ids of terms the base lacks).
+    pub(crate) fn write_delta(&self, w: &mut Writer) {
+        w.u64(self.base_generation);
+        let dead: Vec<u32> = (0..(self.base_dead.len() * 64) as u32)
+            .filter(|&d| self.is_dead(d))
+            .collect();
+        w.u32s(&dead);
+        w.len(self.delta_fwd.len());
+        for (&doc, terms) in &self.delta_fwd {
+            w.u32(doc);
+            for x in self.lens[doc as usize] {
+                w.u32(x);
+            }
+            w.len(terms.len());
+            for &(t, tf) in terms {
+                w.str(self.dict.term(t));
+                w.u32(tf);
+            }
+        }
+    }
+
+    /// Reads a base segment written by [`Bm25Index::write_base`], validating every offset and id.
+    pub(crate) fn read_base(r: &mut Reader<'_>, max_doc: u32) -> DecodeResult<Self> {
+        let base_generation = r.u64()?;
+        let params = Bm25Params {
+            k1: r.f32()?,
+            b: r.f32()?,
+            title_weight: r.f32()?,
+            alias_weight: r.f32()?,
+            body_weight: r.f32()?,
+        };
+        let bytes = r.bytes()?.to_vec();
+        let ends = r.u32s()?;
+        let dict = TermDict::from_parts(bytes, ends)?;
+        let starts = r.u32s()?;
+        let docs = r.u32s()?;
+        let tfs = r.u32s()?;
+        let base_doc_count = r.u32()?;
+        let tfmax = r.f32s()?;
+        let bound_avg = [r.f32()?, r.f32()?, r.f32()?];
+        if docs.len() != tfs.len() {
+            return Err(DecodeError::new(
+                "postings: doc and tf arrays differ in length",
+            ));
+        }
+        if !starts.is_empty() {
+            if starts.len() - 1 > dict.len() || starts[0] != 0 {
+                return Err(DecodeError::new("postings: bad term offsets"));
+            }
+            if *starts.last().unwrap_or(&0) as usize != docs.len() {
+                return Err(DecodeError::new(
+                    "postings: offsets do not cover the postings",
+                ));
+            }
+            if starts.windows(2).any(|w| w[0] > w[1]) {
+                return Err(DecodeError::new("postings: offsets out of order"));
+            }
+            for t in 0..starts.len() - 1 {
+                let list = &docs[starts[t] as usize..starts[t + 1] as usize];
+                if list.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(DecodeError::new(
+                        "postings: doc ids not strictly increasing",
+                    ));
+                }
+            }
+        } else if !docs.is_empty() {
+            return Err(DecodeError::new("postings without offsets"));
+        }
+        if tfmax.len() != starts.len().saturating_sub(1) {
+            return Err(DecodeError::new("bounds: wrong length"));
+        }
+        if tfmax
+            .iter()
+            .chain(&bound_avg)
+            .any(|x| !x.is_finite() || *x < 0.0)
+        {
+            return Err(DecodeError::new("bounds: not finite"));
+        }
+        let mut idx = Bm25Index {
+            params: params.clamped(),
+            dict,
+            base_starts: starts,
+            base_docs: docs,
+            base_tfs: tfs,
+            base_doc_count,
+            base_tfmax: tfmax,
+            bound_avg,
+            base_generation,
+            ..Default::default()
+        };
+        let n = r.len(16)?;
+        let mut seen = 0u32;
+        for _ in 0..n {
+            let d = r.u32()?;
+            if d >= max_doc {
+                return Err(DecodeError::new(format!("doc id {d} out of range")));
+            }
+            let l = [r.u32()?, r.u32()?, r.u32()?];
+            idx.ensure_doc(d);
+            if idx.state[d as usize] != ABSENT {
+                return Err(DecodeError::new(format!("doc id {d} twice")));
+            }
+            idx.state[d as usize] = IN_BASE;
+            idx.lens[d as usize] = l;
+            idx.count_lens(l, true);
+            idx.live += 1;
+            seen += 1;
+        }
+        if seen != base_doc_count {
+            return Err(DecodeError::new("base document count mismatch"));
+        }
+        if idx
+            .base_docs
+            .iter()
+            .any(|&d| idx.state.get(d as usize) != Some(&IN_BASE))
+        {
+            return Err(DecodeError::new("postings name a document the base lacks"));
+        }
+        if params != idx.params {
+            // Stored parameters out of range: bounds were computed for other ones.
+            idx.compute_bounds();
+        }
+        Ok(idx)
+    }
+
+    /// Applies a delta written by [`Bm25Index::write_delta`] to a freshly read base. Terms new to
+    /// the dictionary are interned (hashing only: nothing is tokenized).
+    pub(crate) fn read_delta(&mut self, r: &mut Reader<'_>, max_doc: u32) -> DecodeResult<()> {
+        let generation = r.u64()?;
+        if generation != self.base_generation {
+            return Err(DecodeError::new(format!(
+                "delta belongs to base generation {generation}, base is {}",
+                self.base_generation
+            )));
+        }
+        for d in r.u32s()? {
+            if self.state.get(d as usize) != Some(&IN_BASE) || self.is_dead(d) {
+                return Err(DecodeError::new(format!(
+                    "dead doc {d} is not a base document"
+                )));
+            }
+            // A dead base document's lengths no longer count.
+            let l = self.lens[d as usize];
+            self.count_lens(l, false);
+            self.lens[d as usize] = [0; 3];
+            self.state[d as usize] = ABSENT;
+            self.live -= 1;
+            self.set_dead(d);
+        }
+        let n = r.len(20)?;
+        for _ in 0..n {
+            let doc = r.u32()?;
+            if doc >= max_doc {
+                return Err(DecodeError::new(format!("doc id {doc} out of range")));
+            }
+            let lens = [r.u32()?, r.u32()?, r.u32()?];
+            let m = r.len(8)?;
+            let mut terms = Vec::with_capacity(m);
+            for _ in 0..m {
+                let t = r.str()?;
+                let tf = r.u32()?;
+                terms.push((self.dict.intern(t), tf));
+            }
+            terms.sort_unstable_by_key(|p| p.0);
+            if terms.windows(2).any(|w| w[0].0 == w[1].0) {
+                return Err(DecodeError::new("delta document repeats a term"));
+            }
+            if self.contains(doc) {
+                return Err(DecodeError::new(format!(
+                    "delta doc {doc} is also live elsewhere"
+                )));
+            }
+            self.attach(doc, terms, lens, true);
+        }
+        self.dirty_base = false;
+        self.dirty_delta = false;
+        Ok(())
+    }
+
+    /// Doc ids of live documents.
+    pub fn docs(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.state.len() as u32).filter(|&d| self.state[d as usize] != ABSENT)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn body(text: &str) -> DocFields<'_> {
+        DocFields {
+            title: "",
+            aliases: &[],
+            body: text,
+        }
+    }
+
+    fn ids(hits: &[(u32, f32)]) -> Vec<u32> {
+        hits.iter().map(|h| h.0).collect()
+    }
+
+    #[test]
+    fn pack_saturates_each_field() {
+        assert_eq!(unpack(pack([3, 4, 5])), [3, 4, 5]);
+        assert_eq!(unpack(pack([300, 1000, 70000])), [255, 255, 65535]);
+    }
+
+    #[test]
+    fn dictionary_interns_and_survives_growth() {
+        let mut d = TermDict::default();
+        let ids: Vec<u32> = (0..1000).map(|i| d.intern(&format!("t{i}"))).collect();
+        assert_eq!(ids, (0..1000).collect::<Vec<_>>());
+        assert_eq!(d.intern("t5"), 5);
+        assert_eq!(d.get("t999"), Some(999));
+        assert_eq!(d.get("nope"), None);
+        assert_eq!(d.term(42), "t42");
+    }
+
+    #[test]
+    fn bm25_matches_the_formula() {
+        // Three documents; check one score by hand.
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.upsert(0, &body("apple banana apple"));
+        idx.upsert(1, &body("banana cherry"));
+        idx.upsert(2, &body("cherry date elderberry fig"));
+        let hits = idx.search("apple", 10);
+        assert_eq!(ids(&hits), [0]);
+        let (n, df) = (3.0f32, 1.0f32);
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let avg = (3.0 + 2.0 + 4.0) / 3.0; // every document has a body
+        let tf = 2.0 / (1.0 - 0.75 + 0.75 * 3.0 / avg);
+        let expected = idf * tf * 2.2 / (tf + 1.2);
+        assert!(
+            (hits[0].1 - expected).abs() < 1e-5,
+            "{} vs {expected}",
+            hits[0].1
+        );
+        let ex = idx.explain("apple", 0).unwrap();
+        assert_eq!(ex.terms.len(), 1);
+        assert_eq!(ex.terms[0].field_tf, [0, 0, 2]);
+        assert!((ex.score - hits[0].1).abs() < 1e-6);
+        assert!((ex.terms[0].idf - idf).abs() < 1e-6);
+    }
+
+    #[test]
+    fn title_and_aliases_are_boosted() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        let aliases = vec!["Rust language".to_string()];
+        idx.upsert(
+            0,
+            &DocFields {
+                title: "Cargo",
+                aliases: &[],
+                body: "Rust build tool",
+            },
+        );
+        idx.upsert(
+            1,
+            &DocFields {
+                title: "Rust",
+                aliases: &[],
+                body: "A systems language.",
+            },
+        );
+        idx.upsert(
+            2,
+            &DocFields {
+                title: "Ferris",
+                aliases: &aliases,
+                body: "The crab.",
+            },
+        );
+        assert_eq!(ids(&idx.search("rust", 10)), [1, 2, 0]);
+        // With title and alias weights at 0, only the body counts.
+        idx.set_params(Bm25Params {
+            title_weight: 0.0,
+            alias_weight: 0.0,
+            ..Bm25Params::default()
+        });
+        assert_eq!(ids(&idx.search("rust", 10)), [0]);
+    }
+
+    #[test]
+    fn update_and_remove_without_rebuild() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.upsert_many((0..20u32).map(|i| {
+            (
+                i,
+                body(if i % 2 == 0 {
+                    "even number"
+                } else {
+                    "odd number"
+                }),
+            )
+        }));
+        assert_eq!(idx.pending_merge(), (0, 0));
+        assert_eq!(idx.search("even", 100).len(), 10);
+        idx.upsert(4, &body("now odd"));
+        idx.remove(6);
+        assert_eq!(idx.pending_merge(), (1, 2));
+        let even = ids(&idx.search("even", 100));
+        assert_eq!(even, [0, 2, 8, 10, 12, 14, 16, 18]);
+        assert!(ids(&idx.search("odd", 100)).contains(&4));
+        assert!(idx.search("now", 10).iter().all(|h| h.0 == 4));
+        assert_eq!(idx.len(), 19);
+        idx.merge();
+        assert_eq!(idx.pending_merge(), (0, 0));
+        assert_eq!(ids(&idx.search("even", 100)), even);
+        assert!(!idx.remove(6));
+        assert!(idx.remove(4));
+        assert!(idx.search("now", 10).is_empty());
+        // The word only doc 4 used is gone from the dictionary after a merge.
+        idx.merge();
+        assert_eq!(idx.dict.get("now"), None);
+    }
+
+    #[test]
+    fn degenerate_queries_and_k() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        assert!(idx.search("anything", 10).is_empty());
+        idx.upsert(0, &body("alpha beta"));
+        assert!(idx.search("", 10).is_empty());
+        assert!(idx.search("。。", 10).is_empty());
+        assert!(idx.search("alpha", 0).is_empty());
+        assert_eq!(idx.search("alpha", 1000).len(), 1);
+        assert!(idx.search("gamma", 10).is_empty());
+        assert!(idx.explain("alpha", 7).is_none());
+    }
+
+    /// Deterministic pseudo-random numbers (xorshift64*), so the test corpus is reproducible.
+    pub(crate) struct Rng(pub(crate) u64);
+    impl Rng {
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        /// A Zipf-like rank in `0..n` (log-uniform).
+        pub(crate) fn zipf(&mut self, n: usize) -> usize {
+            let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+            (((n as f64).powf(u)) as usize).saturating_sub(1).min(n - 1)
+        }
+    }
+
+    fn corpus_doc(rng: &mut Rng, words: usize) -> String {
+        (0..words)
+            .map(|_| format!("w{}", rng.zipf(5000)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn maxscore_equals_exhaustive() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        let texts: Vec<String> = (0..600).map(|_| corpus_doc(&mut rng, 60)).collect();
+        idx.upsert_many(texts.iter().enumerate().map(|(i, t)| (i as u32, body(t))));
+        // Some churn so that dead base docs and a delta exist, and averages moved.
+        for i in 0..40u32 {
+            let t = corpus_doc(&mut rng, 120);
+            idx.upsert(i * 7 % 600, &body(&t));
+        }
+        for i in 0..30u32 {
+            idx.remove(i * 13 % 600 + 1);
+        }
+        assert!(idx.pending_merge().0 > 0 && idx.pending_merge().1 > 0);
+        for q in 0..200 {
+            let query = corpus_doc(&mut rng, 1 + q % 6);
+            for k in [1, 5, 10, 50] {
+                let a = idx.search(&query, k);
+                let b = idx.search_exhaustive(&query, k);
+                assert_eq!(a.len(), b.len(), "query {query:?} k {k}");
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x.1 - y.1).abs() <= 1e-4 * y.1.max(1.0),
+                        "{query:?} {a:?} {b:?}"
+                    );
+                    if x.0 != y.0 {
+                        // Only a near-tie may order differently.
+                        assert!((x.1 - y.1).abs() <= 1e-4, "{query:?} {a:?} {b:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn persistence_round_trip_without_tokenizing() {
+        let mut idx = Bm25Index::new(Bm25Params::default());
+        idx.upsert_many((0..50u32).map(|i| {
+            (
+                i,
+                body(if i % 3 == 0 {
+                    "三 明月 alpha"
+                } else {
+                    "beta gamma"
+                }),
+            )
+        }));
+        idx.upsert(3, &body("changed 故乡"));
+        idx.remove(5);
+        idx.upsert(77, &body("new page 明月"));
+        let mut wb = Writer::default();
+        idx.write_base(&mut wb);
+        let mut wd = Writer::default();
+        idx.write_delta(&mut wd);
+        let before = crate::search::tokenizer::tokenizer_calls();
+        let mut back = Bm25Index::read_base(&mut Reader::new(&wb.buf), 1000).unwrap();
+        back.read_delta(&mut Reader::new(&wd.buf), 1000).unwrap();
+        let after = crate::search::tokenizer::tokenizer_calls();
+        assert_eq!(after, before, "decoding must not tokenize");
+        assert_eq!(back.len(), idx.len());
+        for q in ["明月", "alpha", "故乡", "beta", "page"] {
+            assert_eq!(back.search(q, 100), idx.search(q, 100), "{q}");
+        }
+    }
+}

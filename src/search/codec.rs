@@ -1,0 +1,238 @@
+//! Little-endian byte writer and a bounds-checked reader for the search records.
+//!
+//! *Invariant:* the reader never panics and never allocates more than the input could hold: every
+//! length is checked against the bytes that remain before anything is allocated, so a corrupt
+//! record yields a [`DecodeError`], not a panic or an out-of-memory abort.
+
+/// Why a search record could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub String);
+
+impl DecodeError {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
+        DecodeError(msg.into())
+    }
+}
+
+/// Shorthand for codec results.
+pub type DecodeResult<T> = Result<T, DecodeError>;
+
+/// Appends little-endian values to a byte buffer.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
+}
+
+impl Writer {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
+    }
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn f32(&mut self, v: f32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A `u32` length, then the bytes.
+    pub(crate) fn bytes(&mut self, v: &[u8]) {
+        self.len(v.len());
+        self.buf.extend_from_slice(v);
+    }
+    pub(crate) fn str(&mut self, v: &str) {
+        self.bytes(v.as_bytes());
+    }
+    /// A `u32` count, then the values.
+    pub(crate) fn u32s(&mut self, v: &[u32]) {
+        self.len(v.len());
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    /// A `u32` count, then the values.
+    pub(crate) fn f32s(&mut self, v: &[f32]) {
+        self.len(v.len());
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    pub(crate) fn len(&mut self, n: usize) {
+        // Every count we write is bounded by u32 doc/term/row ids; saturate instead of panicking.
+        self.u32(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+}
+
+/// Reads little-endian values, checking every bound.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    pub(crate) fn take(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(DecodeError::new(format!(
+                "truncated: need {n} bytes at offset {}, {} left",
+                self.pos,
+                self.remaining()
+            )));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> DecodeResult<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    pub(crate) fn u8(&mut self) -> DecodeResult<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub(crate) fn u32(&mut self) -> DecodeResult<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    pub(crate) fn u64(&mut self) -> DecodeResult<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    pub(crate) fn f32(&mut self) -> DecodeResult<f32> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+    /// A count written by [`Writer::len`], checked so that `count * elem_size` bytes remain.
+    pub(crate) fn len(&mut self, elem_size: usize) -> DecodeResult<usize> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(elem_size.max(1)) > self.remaining() {
+            return Err(DecodeError::new(format!(
+                "count {n} × {elem_size} bytes exceeds the {} bytes left",
+                self.remaining()
+            )));
+        }
+        Ok(n)
+    }
+    pub(crate) fn bytes(&mut self) -> DecodeResult<&'a [u8]> {
+        let n = self.len(1)?;
+        self.take(n)
+    }
+    pub(crate) fn str(&mut self) -> DecodeResult<&'a str> {
+        std::str::from_utf8(self.bytes()?).map_err(|e| DecodeError::new(format!("bad UTF-8: {e}")))
+    }
+    pub(crate) fn u32s(&mut self) -> DecodeResult<Vec<u32>> {
+        let n = self.len(4)?;
+        let raw = self.take(n * 4)?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+    pub(crate) fn f32s(&mut self) -> DecodeResult<Vec<f32>> {
+        let n = self.len(4)?;
+        let raw = self.take(n * 4)?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+    pub(crate) fn finish(&self) -> DecodeResult<()> {
+        if self.remaining() != 0 {
+            return Err(DecodeError::new(format!(
+                "{} trailing bytes",
+                self.remaining()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A fast 64-bit hash (FxHash-style multiply–rotate over 8-byte words). Not cryptographic: it
+/// detects corruption of stored records and spreads dictionary keys.
+pub(crate) fn hash64(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    }
+    // Final avalanche (splitmix64) so that the low bits used by hash tables are well mixed.
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// Folds `words` into the running hash `h` (a content fingerprint for record generations).
+pub(crate) fn fold_words(mut h: u64, words: impl IntoIterator<Item = u32>) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    for w in words {
+        h = (h.rotate_left(23) ^ u64::from(w)).wrapping_mul(K);
+    }
+    hash64(&h.to_le_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_bounds() {
+        let mut w = Writer::default();
+        w.u8(7);
+        w.u32(0xdead_beef);
+        w.u64(u64::MAX - 1);
+        w.f32(-1.5);
+        w.str("明月");
+        w.u32s(&[1, 2, 3]);
+        w.f32s(&[0.25, f32::NAN]);
+        let mut r = Reader::new(&w.buf);
+        assert_eq!(r.u8().unwrap(), 7);
+        assert_eq!(r.u32().unwrap(), 0xdead_beef);
+        assert_eq!(r.u64().unwrap(), u64::MAX - 1);
+        assert_eq!(r.f32().unwrap(), -1.5);
+        assert_eq!(r.str().unwrap(), "明月");
+        assert_eq!(r.u32s().unwrap(), [1, 2, 3]);
+        let f = r.f32s().unwrap();
+        assert_eq!(f[0], 0.25);
+        assert!(f[1].is_nan());
+        r.finish().unwrap();
+        assert!(r.u8().is_err());
+    }
+
+    #[test]
+    fn huge_counts_are_refused_before_allocating() {
+        let mut w = Writer::default();
+        w.u32(u32::MAX);
+        assert!(Reader::new(&w.buf).u32s().is_err());
+        assert!(Reader::new(&w.buf).bytes().is_err());
+    }
+
+    #[test]
+    fn hash_differs_by_content_and_length() {
+        assert_ne!(hash64(b""), hash64(b"\0"));
+        assert_ne!(hash64(b"abc"), hash64(b"abd"));
+        assert_ne!(hash64(b"12345678a"), hash64(b"12345678b"));
+    }
+}

@@ -1,0 +1,843 @@
+//! Search over pages: BM25F, vectors, and their fusion, as one [`SearchIndex`].
+//!
+//! * [`tokenizer`] — Decision 13, shared by indexing and querying.
+//! * [`bm25`] — incremental BM25F (title, aliases, body) with MaxScore top-k and `explain`.
+//! * [`vectors`] — one embedding model's vectors: SIMD exact scan, HNSW above
+//!   [`vectors::HNSW_MIN_ROWS`], a delta for rows added after the graph was built.
+//! * [`fusion`] — reciprocal rank fusion.
+//! * [`persist`] — the binary records the index lives in (`Store::Search`).
+//!
+//! The facade maps page keys to `u32` doc ids shared by both indexes, and keeps the vectors of
+//! one embedding model *active* and, after the user confirmed a model change, a second one
+//! *staging* until every page has a vector in it (field case F28).
+//!
+//! *Invariant:* vectors of different models (or dimensions) never meet: each store holds one
+//! `(model, dim)`, a vector is only ever compared with vectors of its own store, and a vector for
+//! no store is refused (reported, not stored). A query whose model is not the active one falls
+//! back to BM25 with a status saying why — never a panic, never a silent empty list.
+//!
+//! *Invariant:* this module does no I/O and holds the only in-memory copy of the index; its
+//! changes reach storage through [`SearchIndex::dirty_records`], which the commit code adds to
+//! the same batch as the page change. If that commit fails, reload with
+//! [`SearchIndex::from_records`] (in-memory state must not run ahead of storage, Decision 8).
+
+pub mod bm25;
+pub mod codec;
+pub mod fusion;
+pub mod persist;
+pub mod tokenizer;
+pub mod vectors;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use bm25::DocFields;
+use bm25::{Bm25Explain, Bm25Index, Bm25Params};
+use vectors::{HnswParams, PutOutcome, VectorError, VectorStore};
+
+/// Settings of a [`SearchIndex`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SearchConfig {
+    /// BM25F parameters.
+    pub bm25: Bm25Params,
+    /// HNSW parameters.
+    pub hnsw: HnswParams,
+    /// The RRF constant (see [`fusion::RRF_K`]).
+    pub rrf_k: f32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            bm25: Bm25Params::default(),
+            hnsw: HnswParams::default(),
+            rrf_k: fusion::RRF_K,
+        }
+    }
+}
+
+/// Which ranking a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25F only.
+    Bm25,
+    /// Vector similarity only.
+    Vector,
+    /// Both, fused with RRF. The default.
+    #[default]
+    Hybrid,
+}
+
+/// A query embedding, tagged with the model that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct QueryVector {
+    /// The embedding model id (the configured one).
+    pub model: String,
+    /// The vector (any norm; it is normalised).
+    pub vector: Vec<f32>,
+}
+
+/// Options of [`SearchIndex::search`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct SearchOptions {
+    /// How many hits at most. Default 10; 0 gives none; more than the pages gives all matches.
+    pub k: usize,
+    /// Ranking. Default hybrid.
+    pub mode: SearchMode,
+    /// The query's embedding, for vector and hybrid modes. Without it they fall back to BM25.
+    pub query_vector: Option<QueryVector>,
+    /// How many candidates each list contributes to fusion. Default 50 (at least `k`).
+    pub depth: usize,
+    /// Include the per-term BM25 breakdown in each hit. Default true.
+    pub explain: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: 10,
+            mode: SearchMode::Hybrid,
+            query_vector: None,
+            depth: 50,
+            explain: true,
+        }
+    }
+}
+
+/// Why a search returned what it did (besides the hits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SearchStatus {
+    /// The requested mode was served.
+    Ok,
+    /// The stored vectors belong to another model or dimension than the query's: BM25 was used.
+    /// The old vectors are kept until the user confirms re-embedding.
+    #[serde(rename_all = "camelCase")]
+    ReembedRequired {
+        /// The model of the stored vectors.
+        stored_model: String,
+        /// Their dimension.
+        stored_dim: usize,
+        /// The model of the query vector (the configured one).
+        configured_model: String,
+        /// Its dimension.
+        configured_dim: usize,
+    },
+    /// Re-embedding with the query's model is running: BM25 was used until it completes.
+    #[serde(rename_all = "camelCase")]
+    Reembedding {
+        /// The new model.
+        model: String,
+        /// Pages embedded so far.
+        done: usize,
+        /// Pages in all.
+        total: usize,
+    },
+    /// No page has a vector yet: BM25 was used.
+    NoVectors,
+    /// Vector or hybrid mode without a query vector: BM25 was used.
+    NoQueryVector,
+    /// The query vector is zero or not finite: BM25 was used.
+    NullQueryVector,
+}
+
+/// Where a hit came from and why it scored as it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct HitExplain {
+    /// 1-based rank in the BM25 list.
+    pub bm25_rank: Option<u32>,
+    /// The BM25 score.
+    pub bm25_score: Option<f32>,
+    /// 1-based rank in the vector list.
+    pub vector_rank: Option<u32>,
+    /// Cosine similarity to the query.
+    pub similarity: Option<f32>,
+    /// The RRF constant used (hybrid only).
+    pub rrf_k: Option<f32>,
+    /// Per-term BM25 breakdown (when `explain` was asked for and the page matched BM25).
+    pub bm25: Option<Bm25Explain>,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The page key.
+    pub key: String,
+    /// BM25 score, cosine similarity, or RRF score, by [`SearchResults::mode`].
+    pub score: f32,
+    /// Why.
+    pub explain: HitExplain,
+}
+
+/// The answer of [`SearchIndex::search`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResults {
+    /// Best first.
+    pub hits: Vec<SearchHit>,
+    /// The mode actually used (BM25 when vectors could not serve).
+    pub mode: SearchMode,
+    /// Why a fallback happened, or `Ok`.
+    pub status: SearchStatus,
+}
+
+/// A page's embedding given to [`SearchIndex::upsert`].
+#[derive(Debug, Clone, Copy)]
+pub struct Embedding<'a> {
+    /// The model that produced it.
+    pub model: &'a str,
+    /// The vector; its length is the dimension.
+    pub vector: &'a [f32],
+}
+
+/// What happened to the vector of an upserted page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum VectorOutcome {
+    /// Stored in the store of its model.
+    Stored,
+    /// No vector was given: the page is listed by [`SearchIndex::missing_embeddings`].
+    Missing,
+    /// The vector was zero or not finite: the page is found by BM25 only.
+    Null,
+    /// The vector's model or dimension matches no store: not stored (never mixed).
+    #[serde(rename_all = "camelCase")]
+    Rejected {
+        /// The active store's model.
+        stored_model: String,
+        /// Its dimension.
+        stored_dim: usize,
+        /// The vector's model.
+        given_model: String,
+        /// Its length.
+        given_dim: usize,
+    },
+}
+
+/// Where embeddings stand for a configured model (see [`SearchIndex::embedding_status`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum EmbeddingStatus {
+    /// The active vectors are of this model; `missing` pages still need one.
+    Ready {
+        /// Pages without a vector.
+        missing: usize,
+    },
+    /// No vectors yet.
+    NoVectors,
+    /// A re-embed to this model is under way.
+    Reembedding {
+        /// Pages embedded with the new model.
+        done: usize,
+        /// Pages in all.
+        total: usize,
+    },
+    /// The stored vectors are of another model or dimension.
+    #[serde(rename_all = "camelCase")]
+    ReembedRequired {
+        /// Stored model.
+        stored_model: String,
+        /// Stored dimension.
+        stored_dim: usize,
+    },
+}
+
+/// Errors of the search facade.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    /// No page with this key is indexed.
+    #[error("no indexed page {0:?}")]
+    UnknownKey(String),
+    /// A batch of vectors matches neither the active nor the re-embedding model: nothing stored.
+    #[error("vectors of {given_model} ({given_dim}-d) match no store (active: {active:?}); nothing was stored — confirm re-embedding first")]
+    ModelMismatch {
+        /// The active `(model, dim)`, if any.
+        active: Option<(String, usize)>,
+        /// The batch's model.
+        given_model: String,
+        /// The batch's dimension.
+        given_dim: usize,
+    },
+    /// The vectors of one batch have different lengths: nothing stored.
+    #[error("a batch mixes vector dimensions; nothing was stored")]
+    MixedDimensions,
+}
+
+impl From<SearchError> for crate::Error {
+    fn from(e: SearchError) -> Self {
+        crate::Error::InvalidInput(e.to_string())
+    }
+}
+
+/// Page keys ↔ `u32` doc ids (ids of removed pages are reused).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DocTable {
+    pub(crate) keys: Vec<Option<String>>,
+    /// Per doc id, a hash of the indexed fields ([`fields_hash`]), to resync without re-reading.
+    pub(crate) hashes: Vec<u64>,
+    pub(crate) by_key: HashMap<String, u32>,
+    pub(crate) free: Vec<u32>,
+}
+
+impl DocTable {
+    fn id(&self, key: &str) -> Option<u32> {
+        self.by_key.get(key).copied()
+    }
+    fn insert(&mut self, key: &str) -> u32 {
+        if let Some(id) = self.id(key) {
+            return id;
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.keys.push(None);
+                self.hashes.push(0);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        self.keys[id as usize] = Some(key.to_string());
+        self.by_key.insert(key.to_string(), id);
+        id
+    }
+    fn remove(&mut self, key: &str) -> Option<u32> {
+        let id = self.by_key.remove(key)?;
+        self.keys[id as usize] = None;
+        self.hashes[id as usize] = 0;
+        self.free.push(id);
+        Some(id)
+    }
+    pub(crate) fn key(&self, id: u32) -> &str {
+        self.keys
+            .get(id as usize)
+            .and_then(|k| k.as_deref())
+            .unwrap_or("")
+    }
+    fn len(&self) -> usize {
+        self.by_key.len()
+    }
+}
+
+/// A 64-bit hash of a page's indexed fields: equal hashes mean re-indexing would change nothing.
+pub fn fields_hash(fields: &DocFields<'_>) -> u64 {
+    let mut h = codec::hash64(fields.title.as_bytes());
+    let mut mix = |part: &[u8]| {
+        let mut b = h.to_le_bytes().to_vec();
+        b.extend_from_slice(&codec::hash64(part).to_le_bytes());
+        h = codec::hash64(&b);
+    };
+    for a in fields.aliases {
+        mix(a.as_bytes());
+    }
+    mix(b"\0body");
+    mix(fields.body.as_bytes());
+    h
+}
+
+/// What [`SearchIndex::sync`] changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncReport {
+    /// Pages indexed for the first time.
+    pub added: usize,
+    /// Pages whose fields changed (re-tokenized; their vectors dropped as stale).
+    pub updated: usize,
+    /// Pages no longer present (removed).
+    pub removed: usize,
+}
+
+/// The search index of one wiki: BM25F over every page, and the vectors of its embedding model.
+#[derive(Debug)]
+pub struct SearchIndex {
+    pub(crate) config: SearchConfig,
+    pub(crate) docs: DocTable,
+    pub(crate) bm25: Bm25Index,
+    pub(crate) active: Option<VectorStore>,
+    pub(crate) staging: Option<VectorStore>,
+    /// What storage holds, to know which records to delete (see `persist.rs`).
+    pub(crate) persisted: persist::Persisted,
+    pub(crate) dirty_meta: bool,
+    /// The wiki operation the index was last synchronised with (set by `wiki_search`).
+    pub(crate) synced_op: Option<u64>,
+}
+
+impl Default for SearchIndex {
+    fn default() -> Self {
+        SearchIndex::new(SearchConfig::default())
+    }
+}
+
+impl SearchIndex {
+    /// An empty index.
+    pub fn new(config: SearchConfig) -> Self {
+        SearchIndex {
+            config,
+            docs: DocTable::default(),
+            bm25: Bm25Index::new(config.bm25),
+            active: None,
+            staging: None,
+            persisted: persist::Persisted::default(),
+            dirty_meta: true,
+            synced_op: None,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> SearchConfig {
+        self.config
+    }
+
+    /// Number of indexed pages.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// True when no page is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.docs.len() == 0
+    }
+
+    /// True when `key` is indexed.
+    pub fn contains(&self, key: &str) -> bool {
+        self.docs.id(key).is_some()
+    }
+
+    /// The BM25 index (for benchmarks and diagnostics).
+    pub fn bm25(&self) -> &Bm25Index {
+        &self.bm25
+    }
+
+    /// The active vector store, if any.
+    pub fn vectors(&self) -> Option<&VectorStore> {
+        self.active.as_ref()
+    }
+
+    /// Mutable access to the active vector store (e.g. to install a graph a worker built).
+    pub fn vectors_mut(&mut self) -> Option<&mut VectorStore> {
+        self.dirty_meta = true;
+        self.active.as_mut()
+    }
+
+    /// Indexes a page (new or changed): its fields go to BM25 (tokenized once), its old vectors
+    /// (which describe the old text) are dropped, and `embedding`, when given, is stored in the
+    /// store of its model. A vector of no store's model is refused and reported, never mixed; the
+    /// page is still indexed for BM25.
+    pub fn upsert(
+        &mut self,
+        key: &str,
+        fields: &DocFields<'_>,
+        embedding: Option<Embedding<'_>>,
+    ) -> VectorOutcome {
+        let doc = self.docs.insert(key);
+        self.docs.hashes[doc as usize] = fields_hash(fields);
+        self.dirty_meta = true;
+        self.bm25.upsert(doc, fields);
+        for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
+            s.remove(doc);
+        }
+        let outcome = match embedding {
+            None => VectorOutcome::Missing,
+            Some(e) => self.store_vector(doc, e),
+        };
+        self.maybe_promote();
+        outcome
+    }
+
+    /// Indexes many pages at once (one BM25 merge at the end): a full rebuild. Vectors are not
+    /// touched; give them with [`SearchIndex::put_embeddings`].
+    pub fn upsert_many<'a>(&mut self, pages: impl IntoIterator<Item = (&'a str, DocFields<'a>)>) {
+        let mut batch = Vec::new();
+        for (key, fields) in pages {
+            let doc = self.docs.insert(key);
+            self.docs.hashes[doc as usize] = fields_hash(&fields);
+            for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
+                s.remove(doc);
+            }
+            batch.push((doc, fields));
+        }
+        self.bm25.upsert_many(batch);
+        self.dirty_meta = true;
+    }
+
+    /// Brings the index in line with `pages` (every page of the wiki): pages whose fields hash
+    /// differs are re-indexed, new ones added, missing ones removed; unchanged pages keep their
+    /// postings and vectors and are not tokenized.
+    pub fn sync<'a>(
+        &mut self,
+        pages: impl IntoIterator<Item = (&'a str, DocFields<'a>)>,
+    ) -> SyncReport {
+        let mut report = SyncReport::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut changed = Vec::new();
+        for (key, fields) in pages {
+            seen.insert(key);
+            match self.docs.id(key) {
+                Some(id) if self.docs.hashes[id as usize] == fields_hash(&fields) => {}
+                Some(_) => {
+                    report.updated += 1;
+                    changed.push((key, fields));
+                }
+                None => {
+                    report.added += 1;
+                    changed.push((key, fields));
+                }
+            }
+        }
+        let gone: Vec<String> = self
+            .docs
+            .by_key
+            .keys()
+            .filter(|k| !seen.contains(k.as_str()))
+            .cloned()
+            .collect();
+        for key in &gone {
+            self.remove(key);
+        }
+        report.removed = gone.len();
+        if !changed.is_empty() {
+            self.upsert_many(changed);
+        }
+        report
+    }
+
+    fn store_vector(&mut self, doc: u32, e: Embedding<'_>) -> VectorOutcome {
+        let dim = e.vector.len();
+        if self.active.is_none() && self.staging.is_none() {
+            self.active = Some(VectorStore::new(e.model, dim, self.config.hnsw));
+        }
+        let matches = |s: &Option<VectorStore>| {
+            s.as_ref()
+                .is_some_and(|s| s.model() == e.model && s.dim() == dim)
+        };
+        let target = if matches(&self.active) {
+            self.active.as_mut()
+        } else if matches(&self.staging) {
+            self.staging.as_mut()
+        } else {
+            None
+        };
+        match target {
+            Some(s) => match s.put(doc, e.vector) {
+                Ok(PutOutcome::Stored) => VectorOutcome::Stored,
+                Ok(PutOutcome::Null) => VectorOutcome::Null,
+                Err(VectorError::Dimension { .. } | VectorError::NullQuery) => {
+                    rejection(self.active.as_ref(), e)
+                }
+            },
+            None => rejection(self.active.as_ref(), e),
+        }
+    }
+
+    /// Removes a page from every index; returns whether it was indexed.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let Some(doc) = self.docs.remove(key) else {
+            return false;
+        };
+        self.bm25.remove(doc);
+        for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
+            s.remove(doc);
+        }
+        self.dirty_meta = true;
+        self.maybe_promote();
+        true
+    }
+
+    /// Stores a batch of embeddings of `model` for indexed pages — late embeddings of new pages,
+    /// or a re-embed batch. All or nothing: the batch must have one dimension, name indexed pages,
+    /// and match the active store or the re-embedding one (or be the first vectors at all).
+    /// Returns how many vectors were stored (null vectors count as stored).
+    ///
+    /// Errors: [`SearchError::UnknownKey`], [`SearchError::MixedDimensions`],
+    /// [`SearchError::ModelMismatch`] (F28: an in-flight batch of the old model after the switch
+    /// is refused whole, never mixed).
+    pub fn put_embeddings(
+        &mut self,
+        model: &str,
+        items: &[(&str, &[f32])],
+    ) -> Result<usize, SearchError> {
+        let Some(dim) = items.first().map(|i| i.1.len()) else {
+            return Ok(0);
+        };
+        if items.iter().any(|i| i.1.len() != dim) {
+            return Err(SearchError::MixedDimensions);
+        }
+        let mut docs = Vec::with_capacity(items.len());
+        for (key, _) in items {
+            docs.push(
+                self.docs
+                    .id(key)
+                    .ok_or_else(|| SearchError::UnknownKey(key.to_string()))?,
+            );
+        }
+        if self.active.is_none() && self.staging.is_none() {
+            self.active = Some(VectorStore::new(model, dim, self.config.hnsw));
+        }
+        let is = |s: &Option<VectorStore>| {
+            s.as_ref()
+                .is_some_and(|s| s.model() == model && s.dim() == dim)
+        };
+        let store = if is(&self.active) {
+            self.active.as_mut()
+        } else if is(&self.staging) {
+            self.staging.as_mut()
+        } else {
+            None
+        };
+        let Some(store) = store else {
+            return Err(SearchError::ModelMismatch {
+                active: self
+                    .active
+                    .as_ref()
+                    .map(|s| (s.model().to_string(), s.dim())),
+                given_model: model.to_string(),
+                given_dim: dim,
+            });
+        };
+        for (doc, (_, v)) in docs.iter().zip(items) {
+            // Dimensions were checked above: put cannot fail.
+            let _ = store.put(*doc, v);
+        }
+        self.dirty_meta = true;
+        self.maybe_promote();
+        Ok(items.len())
+    }
+
+    /// Keys of pages that still need an embedding of `(model, dim)`: pages missing from the
+    /// active store when it is of that model, from the re-embedding store when that one is, all
+    /// pages when there are no vectors yet, and none when the model needs a confirmed re-embed
+    /// first (see [`SearchIndex::embedding_status`]).
+    pub fn missing_embeddings(&self, model: &str, dim: usize) -> Vec<String> {
+        let store = [&self.active, &self.staging]
+            .into_iter()
+            .flatten()
+            .find(|s| s.model() == model && s.dim() == dim);
+        let mut keys: Vec<String> = match store {
+            Some(s) => self
+                .docs
+                .by_key
+                .iter()
+                .filter(|(_, &id)| !s.contains(id))
+                .map(|(k, _)| k.clone())
+                .collect(),
+            None if self.active.is_none() => self.docs.by_key.keys().cloned().collect(),
+            None => Vec::new(),
+        };
+        keys.sort();
+        keys
+    }
+
+    /// Where embeddings stand for the configured `(model, dim)`.
+    pub fn embedding_status(&self, model: &str, dim: usize) -> EmbeddingStatus {
+        match (&self.active, &self.staging) {
+            (Some(a), _) if a.model() == model && a.dim() == dim => EmbeddingStatus::Ready {
+                missing: self.len() - a.embedded(),
+            },
+            (_, Some(s)) if s.model() == model && s.dim() == dim => EmbeddingStatus::Reembedding {
+                done: s.embedded(),
+                total: self.len(),
+            },
+            (None, _) => EmbeddingStatus::NoVectors,
+            (Some(a), _) => EmbeddingStatus::ReembedRequired {
+                stored_model: a.model().to_string(),
+                stored_dim: a.dim(),
+            },
+        }
+    }
+
+    /// The user confirmed re-embedding with `(model, dim)`: start collecting vectors of that model
+    /// (fed by [`SearchIndex::put_embeddings`] in batches, progress in
+    /// [`SearchIndex::embedding_status`]). The old vectors stay active until every page has a new
+    /// one, then they are replaced in one step. A no-op when `(model, dim)` is already active or
+    /// already being collected.
+    pub fn confirm_reembed(&mut self, model: &str, dim: usize) {
+        let same = |s: &Option<VectorStore>| {
+            s.as_ref()
+                .is_some_and(|s| s.model() == model && s.dim() == dim)
+        };
+        if same(&self.active) || same(&self.staging) {
+            return;
+        }
+        self.staging = Some(VectorStore::new(model, dim, self.config.hnsw));
+        self.dirty_meta = true;
+        self.maybe_promote();
+    }
+
+    fn maybe_promote(&mut self) {
+        let complete = self
+            .staging
+            .as_ref()
+            .is_some_and(|s| s.embedded() >= self.docs.len());
+        if complete {
+            let mut s = self.staging.take().expect("checked above");
+            s.dirty_base = true;
+            s.dirty_delta = true;
+            s.dirty_graph = s.has_graph();
+            self.active = Some(s);
+            self.dirty_meta = true;
+        }
+    }
+
+    /// Searches the pages.
+    ///
+    /// `Bm25` ranks by BM25F. `Vector` ranks by cosine similarity to `query_vector`. `Hybrid`
+    /// fuses the best `depth` of each with RRF. When vectors cannot serve (no query vector, a null
+    /// one, another model, a re-embed under way, no vectors yet) the search runs on BM25 and
+    /// [`SearchResults::status`] says why. Never panics; an empty index or `k = 0` gives no hits.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> SearchResults {
+        let k = options.k;
+        let depth = options.depth.max(k);
+        let mut status = SearchStatus::Ok;
+        let mut vector_hits: Option<Vec<(u32, f32)>> = None;
+        if options.mode != SearchMode::Bm25 {
+            match &options.query_vector {
+                None => status = SearchStatus::NoQueryVector,
+                Some(qv) => {
+                    let dim = qv.vector.len();
+                    match self.embedding_status(&qv.model, dim) {
+                        EmbeddingStatus::Ready { .. } => {
+                            let store = self.active.as_ref().expect("ready means active");
+                            let want = if options.mode == SearchMode::Vector {
+                                k
+                            } else {
+                                depth
+                            };
+                            match store.search(&qv.vector, want) {
+                                Ok(h) => vector_hits = Some(h),
+                                Err(_) => status = SearchStatus::NullQueryVector,
+                            }
+                        }
+                        EmbeddingStatus::NoVectors => status = SearchStatus::NoVectors,
+                        EmbeddingStatus::Reembedding { done, total } => {
+                            status = SearchStatus::Reembedding {
+                                model: qv.model.clone(),
+                                done,
+                                total,
+                            }
+                        }
+                        EmbeddingStatus::ReembedRequired {
+                            stored_model,
+                            stored_dim,
+                        } => {
+                            status = SearchStatus::ReembedRequired {
+                                stored_model,
+                                stored_dim,
+                                configured_model: qv.model.clone(),
+                                configured_dim: dim,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mode = match (options.mode, &vector_hits) {
+            (SearchMode::Bm25, _) | (_, None) => SearchMode::Bm25,
+            (m, Some(_)) => m,
+        };
+        let prepared = (mode != SearchMode::Vector).then(|| self.bm25.prepare(query));
+        let bm25_hits = match &prepared {
+            Some(q) => self
+                .bm25
+                .search_query(q, if mode == SearchMode::Hybrid { depth } else { k }),
+            None => Vec::new(),
+        };
+        let explain_bm25 = |doc: u32| {
+            prepared
+                .as_ref()
+                .filter(|_| options.explain)
+                .and_then(|q| self.bm25.explain_query(q, doc))
+        };
+        let hit = |doc: u32, score: f32, explain: HitExplain| SearchHit {
+            key: self.docs.key(doc).to_string(),
+            score,
+            explain,
+        };
+        let hits = match mode {
+            SearchMode::Bm25 => bm25_hits
+                .iter()
+                .enumerate()
+                .map(|(i, &(doc, s))| {
+                    hit(
+                        doc,
+                        s,
+                        HitExplain {
+                            bm25_rank: Some(i as u32 + 1),
+                            bm25_score: Some(s),
+                            vector_rank: None,
+                            similarity: None,
+                            rrf_k: None,
+                            bm25: explain_bm25(doc),
+                        },
+                    )
+                })
+                .collect(),
+            SearchMode::Vector => vector_hits
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .map(|(i, &(doc, s))| {
+                    hit(
+                        doc,
+                        s,
+                        HitExplain {
+                            bm25_rank: None,
+                            bm25_score: None,
+                            vector_rank: Some(i as u32 + 1),
+                            similarity: Some(s),
+                            rrf_k: None,
+                            bm25: None,
+                        },
+                    )
+                })
+                .collect(),
+            SearchMode::Hybrid => {
+                let vh = vector_hits.unwrap_or_default();
+                fusion::rrf(&bm25_hits, &vh, self.config.rrf_k, k)
+                    .into_iter()
+                    .map(|f| {
+                        hit(
+                            f.doc,
+                            f.score,
+                            HitExplain {
+                                bm25_rank: f.bm25.map(|b| b.0),
+                                bm25_score: f.bm25.map(|b| b.1),
+                                vector_rank: f.vector.map(|v| v.0),
+                                similarity: f.vector.map(|v| v.1),
+                                rrf_k: Some(self.config.rrf_k),
+                                bm25: if f.bm25.is_some() {
+                                    explain_bm25(f.doc)
+                                } else {
+                                    None
+                                },
+                            },
+                        )
+                    })
+                    .collect()
+            }
+        };
+        SearchResults { hits, mode, status }
+    }
+}
+
+fn rejection(active: Option<&VectorStore>, e: Embedding<'_>) -> VectorOutcome {
+    VectorOutcome::Rejected {
+        stored_model: active.map(|a| a.model().to_string()).unwrap_or_default(),
+        stored_dim: active.map_or(0, VectorStore::dim),
+        given_model: e.model.to_string(),
+        given_dim: e.vector.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

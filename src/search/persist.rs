@@ -1,0 +1,484 @@
+//! The binary records a [`SearchIndex`] is stored in (IndexedDB store `search`).
+//!
+//! | key | holds | rewritten |
+//! |---|---|---|
+//! | `meta` | doc table (page key per doc id), settings, the generations of the other records | every change |
+//! | `bm25` | dictionary (byte arena + `u32` offsets), CSR postings (`u32` starts, docs, packed tfs), per-term bounds, base field lengths | on a BM25 merge |
+//! | `bm25-delta` | dead base doc ids; delta docs with lengths and `(term, tf)` lists | every change |
+//! | `vectors` | model, dim, doc per row, rows as contiguous little-endian `f32` | on a rebuild/compaction |
+//! | `vectors-delta` | dead base rows, null docs, delta docs and rows | every vector change |
+//! | `hnsw` | the HNSW graph over the `vectors` rows (postcard; points are row numbers) | on a graph rebuild |
+//! | `staging`, `staging-delta` | the same two for a re-embed in progress | during a re-embed |
+//!
+//! Every record is framed: magic `LWSI`, format version (`u32`, [`FORMAT_VERSION`]), record kind
+//! (`u8`), payload length (`u64`), a 64-bit hash of the payload (`u64`), the payload. All integers
+//! and floats are little-endian. A base record and its delta carry the base's generation, and
+//! `meta` names the generations it expects, so records from different commits never combine.
+//!
+//! *Invariant:* decoding never tokenizes, never embeds and never panics: opening a wiki reads the
+//! arrays back as they were written (the dictionary hash table and the doc-id map are rebuilt by
+//! hashing), and any truncated, altered or mismatched record is a typed
+//! [`Error::Corrupt`] naming the record, after which the caller rebuilds
+//! the index from the pages.
+
+use std::collections::HashMap;
+
+use super::bm25::Bm25Index;
+use super::codec::{hash64, DecodeError, DecodeResult, Reader, Writer};
+use super::vectors::{HnswParams, VectorStore};
+use super::{DocTable, SearchConfig, SearchIndex};
+use crate::error::{Error, Result};
+use crate::storage::Store;
+
+/// The format version written; decoding refuses others.
+pub const FORMAT_VERSION: u32 = 1;
+
+const MAGIC: [u8; 4] = *b"LWSI";
+const HEADER: usize = 4 + 4 + 1 + 8 + 8;
+
+/// Record key: doc table, settings and generations.
+pub const KEY_META: &str = "meta";
+/// Record key: the BM25 base segment.
+pub const KEY_BM25: &str = "bm25";
+/// Record key: the BM25 delta.
+pub const KEY_BM25_DELTA: &str = "bm25-delta";
+/// Record key: the active vectors' base rows.
+pub const KEY_VECTORS: &str = "vectors";
+/// Record key: the active vectors' delta.
+pub const KEY_VECTORS_DELTA: &str = "vectors-delta";
+/// Record key: the HNSW graph over the active base rows.
+pub const KEY_HNSW: &str = "hnsw";
+/// Record key: the re-embedding vectors' base rows.
+pub const KEY_STAGING: &str = "staging";
+/// Record key: the re-embedding vectors' delta.
+pub const KEY_STAGING_DELTA: &str = "staging-delta";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Kind {
+    Meta = 1,
+    Bm25 = 2,
+    Bm25Delta = 3,
+    Vectors = 4,
+    VectorsDelta = 5,
+    Graph = 6,
+}
+
+fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.push(kind as u8);
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&hash64(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
+    let mut r = Reader::new(bytes);
+    if r.take(4)? != MAGIC {
+        return Err(DecodeError::new("not a search record (bad magic)"));
+    }
+    let version = r.u32()?;
+    if version != FORMAT_VERSION {
+        return Err(DecodeError::new(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        )));
+    }
+    let k = r.u8()?;
+    if k != kind as u8 {
+        return Err(DecodeError::new(format!(
+            "record kind {k}, expected {}",
+            kind as u8
+        )));
+    }
+    let len = r.u64()?;
+    let sum = r.u64()?;
+    if len != r.remaining() as u64 {
+        return Err(DecodeError::new("payload length mismatch (truncated?)"));
+    }
+    let payload = r.take(len as usize)?;
+    if hash64(payload) != sum {
+        return Err(DecodeError::new("checksum mismatch"));
+    }
+    Ok(payload)
+}
+
+/// One change for the `search` store: `Some(bytes)` to put, `None` to delete.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordWrite {
+    /// The record key (one of the `KEY_*` constants).
+    pub key: String,
+    /// The framed bytes, or `None` to delete the record.
+    pub data: Option<Vec<u8>>,
+}
+
+/// Which records storage holds, as of the last [`SearchIndex::mark_persisted`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Persisted {
+    any: bool,
+    active: bool,
+    graph: bool,
+    staging: bool,
+}
+
+fn write_meta(idx: &SearchIndex) -> Vec<u8> {
+    let mut w = Writer::default();
+    let c = &idx.config;
+    w.f32(c.rrf_k);
+    w.u32(c.hnsw.ef_construction);
+    w.u32(c.hnsw.ef_search);
+    w.u64(c.hnsw.seed);
+    w.u8(u8::from(c.hnsw.heuristic));
+    w.len(idx.docs.keys.len());
+    for (k, h) in idx.docs.keys.iter().zip(&idx.docs.hashes) {
+        match k {
+            Some(k) => {
+                w.u8(1);
+                w.str(k);
+                w.u64(*h);
+            }
+            None => w.u8(0),
+        }
+    }
+    w.u64(idx.bm25.base_generation);
+    for s in [&idx.active, &idx.staging] {
+        match s {
+            Some(s) => {
+                w.u8(1);
+                w.u64(s.base_generation);
+                w.u8(u8::from(s.graph_bytes().is_some()));
+            }
+            None => w.u8(0),
+        }
+    }
+    frame(Kind::Meta, w.buf)
+}
+
+fn write_with(kind: Kind, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
+    let mut w = Writer::default();
+    f(&mut w);
+    frame(kind, w.buf)
+}
+
+fn write_graph(s: &VectorStore) -> Option<Vec<u8>> {
+    let g = s.graph_bytes()?;
+    let mut w = Writer::with_capacity(g.len() + 16);
+    w.u64(s.base_generation);
+    w.bytes(g);
+    Some(frame(Kind::Graph, w.buf))
+}
+
+impl SearchIndex {
+    /// Every record of the index, framed: what a first save or an export writes.
+    pub fn to_records(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = vec![
+            (KEY_META.to_string(), write_meta(self)),
+            (
+                KEY_BM25.to_string(),
+                write_with(Kind::Bm25, |w| self.bm25.write_base(w)),
+            ),
+            (
+                KEY_BM25_DELTA.to_string(),
+                write_with(Kind::Bm25Delta, |w| self.bm25.write_delta(w)),
+            ),
+        ];
+        if let Some(a) = &self.active {
+            out.push((
+                KEY_VECTORS.into(),
+                write_with(Kind::Vectors, |w| a.write_base(w)),
+            ));
+            out.push((
+                KEY_VECTORS_DELTA.into(),
+                write_with(Kind::VectorsDelta, |w| a.write_delta(w)),
+            ));
+            if let Some(g) = write_graph(a) {
+                out.push((KEY_HNSW.into(), g));
+            }
+        }
+        if let Some(s) = &self.staging {
+            out.push((
+                KEY_STAGING.into(),
+                write_with(Kind::Vectors, |w| s.write_base(w)),
+            ));
+            out.push((
+                KEY_STAGING_DELTA.into(),
+                write_with(Kind::VectorsDelta, |w| s.write_delta(w)),
+            ));
+        }
+        out
+    }
+
+    /// The records that changed since the last [`SearchIndex::mark_persisted`] (all of them
+    /// before the first), including deletions of records that no longer exist. Add them to the
+    /// commit's batch; call `mark_persisted` once it committed. Usually `meta` and the two
+    /// deltas — a few KB to a few hundred KB — and the large base records only after a merge or
+    /// rebuild.
+    pub fn dirty_records(&self) -> Vec<RecordWrite> {
+        let put = |(key, data): (String, Vec<u8>)| RecordWrite {
+            key,
+            data: Some(data),
+        };
+        let del = |key: &str| RecordWrite {
+            key: key.to_string(),
+            data: None,
+        };
+        if !self.persisted.any {
+            let mut out: Vec<RecordWrite> = self.to_records().into_iter().map(put).collect();
+            // A fresh index may replace records an older one left behind.
+            for key in [
+                KEY_VECTORS,
+                KEY_VECTORS_DELTA,
+                KEY_HNSW,
+                KEY_STAGING,
+                KEY_STAGING_DELTA,
+            ] {
+                if !out.iter().any(|r| r.key == key) {
+                    out.push(del(key));
+                }
+            }
+            return out;
+        }
+        let mut out = Vec::new();
+        if self.bm25.dirty_base {
+            out.push(put((
+                KEY_BM25.into(),
+                write_with(Kind::Bm25, |w| self.bm25.write_base(w)),
+            )));
+        }
+        if self.bm25.dirty_delta || self.bm25.dirty_base {
+            out.push(put((
+                KEY_BM25_DELTA.into(),
+                write_with(Kind::Bm25Delta, |w| self.bm25.write_delta(w)),
+            )));
+        }
+        match &self.active {
+            Some(a) => {
+                if a.dirty_base || !self.persisted.active {
+                    out.push(put((
+                        KEY_VECTORS.into(),
+                        write_with(Kind::Vectors, |w| a.write_base(w)),
+                    )));
+                }
+                if a.dirty_delta || a.dirty_base || !self.persisted.active {
+                    out.push(put((
+                        KEY_VECTORS_DELTA.into(),
+                        write_with(Kind::VectorsDelta, |w| a.write_delta(w)),
+                    )));
+                }
+                match write_graph(a) {
+                    Some(g) if a.dirty_graph || a.dirty_base || !self.persisted.graph => {
+                        out.push(put((KEY_HNSW.into(), g)))
+                    }
+                    None if self.persisted.graph => out.push(del(KEY_HNSW)),
+                    _ => {}
+                }
+            }
+            None if self.persisted.active => {
+                out.extend([del(KEY_VECTORS), del(KEY_VECTORS_DELTA), del(KEY_HNSW)]);
+            }
+            None => {}
+        }
+        match &self.staging {
+            Some(s) => {
+                if s.dirty_base || !self.persisted.staging {
+                    out.push(put((
+                        KEY_STAGING.into(),
+                        write_with(Kind::Vectors, |w| s.write_base(w)),
+                    )));
+                }
+                if s.dirty_delta || s.dirty_base || !self.persisted.staging {
+                    out.push(put((
+                        KEY_STAGING_DELTA.into(),
+                        write_with(Kind::VectorsDelta, |w| s.write_delta(w)),
+                    )));
+                }
+            }
+            None if self.persisted.staging => {
+                out.extend([del(KEY_STAGING), del(KEY_STAGING_DELTA)]);
+            }
+            None => {}
+        }
+        if self.dirty_meta || !out.is_empty() {
+            out.insert(0, put((KEY_META.into(), write_meta(self))));
+        }
+        out
+    }
+
+    /// Records that the writes of [`SearchIndex::dirty_records`] were committed.
+    pub fn mark_persisted(&mut self) {
+        self.dirty_meta = false;
+        self.bm25.dirty_base = false;
+        self.bm25.dirty_delta = false;
+        for s in [&mut self.active, &mut self.staging].into_iter().flatten() {
+            s.dirty_base = false;
+            s.dirty_delta = false;
+            s.dirty_graph = false;
+        }
+        self.persisted = Persisted {
+            any: true,
+            active: self.active.is_some(),
+            graph: self.active.as_ref().is_some_and(|a| a.has_graph()),
+            staging: self.staging.is_some(),
+        };
+    }
+
+    /// Opens an index from its records (key, framed bytes), without tokenizing or embedding
+    /// anything. No records at all gives an empty index (a wiki that never had one: the caller
+    /// rebuilds it from the pages).
+    ///
+    /// Errors: [`Error::Corrupt`] (store `search`, the record's key) for a missing, truncated,
+    /// altered, foreign-version or mismatched record.
+    pub fn from_records<'a>(
+        records: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<Self> {
+        let map: HashMap<&str, &[u8]> = records.into_iter().collect();
+        if map.is_empty() {
+            return Ok(SearchIndex::default());
+        }
+        let corrupt = |key: &str, e: DecodeError| Error::Corrupt {
+            store: Store::Search,
+            key: key.to_string(),
+            message: e.0,
+        };
+        let get = |key: &str, kind: Kind| -> Result<&[u8]> {
+            let bytes = map
+                .get(key)
+                .ok_or_else(|| corrupt(key, DecodeError::new("missing")))?;
+            unframe(kind, bytes).map_err(|e| corrupt(key, e))
+        };
+
+        // meta
+        let meta = get(KEY_META, Kind::Meta)?;
+        let mut r = Reader::new(meta);
+        let m = (|| -> DecodeResult<_> {
+            let rrf_k = r.f32()?;
+            let hnsw = HnswParams {
+                ef_construction: r.u32()?,
+                ef_search: r.u32()?,
+                seed: r.u64()?,
+                heuristic: r.u8()? == 1,
+            };
+            let n = r.len(1)?;
+            let mut docs = DocTable::default();
+            for id in 0..n as u32 {
+                docs.keys.push(None);
+                docs.hashes.push(0);
+                if r.u8()? == 1 {
+                    let key = r.str()?.to_string();
+                    docs.hashes[id as usize] = r.u64()?;
+                    if docs.by_key.insert(key.clone(), id).is_some() {
+                        return Err(DecodeError::new(format!("key {key:?} twice")));
+                    }
+                    docs.keys[id as usize] = Some(key);
+                }
+            }
+            docs.free = (0..n as u32)
+                .rev()
+                .filter(|&id| docs.keys[id as usize].is_none())
+                .collect();
+            let bm25_gen = r.u64()?;
+            let mut stores = [None, None];
+            for s in &mut stores {
+                if r.u8()? == 1 {
+                    *s = Some((r.u64()?, r.u8()? == 1));
+                }
+            }
+            r.finish()?;
+            Ok((rrf_k, hnsw, docs, bm25_gen, stores))
+        })()
+        .map_err(|e| corrupt(KEY_META, e))?;
+        let (rrf_k, hnsw, docs, bm25_gen, [active_meta, staging_meta]) = m;
+        let max_doc = docs.keys.len() as u32;
+
+        // bm25
+        let mut rb = Reader::new(get(KEY_BM25, Kind::Bm25)?);
+        let mut bm25 = Bm25Index::read_base(&mut rb, max_doc)
+            .and_then(|b| rb.finish().map(|_| b))
+            .map_err(|e| corrupt(KEY_BM25, e))?;
+        if bm25.base_generation != bm25_gen {
+            return Err(corrupt(
+                KEY_BM25,
+                DecodeError::new("generation differs from meta"),
+            ));
+        }
+        let mut rd = Reader::new(get(KEY_BM25_DELTA, Kind::Bm25Delta)?);
+        bm25.read_delta(&mut rd, max_doc)
+            .and_then(|_| rd.finish())
+            .map_err(|e| corrupt(KEY_BM25_DELTA, e))?;
+        let live: Vec<u32> = bm25.docs().collect();
+        let expected: Vec<u32> = (0..max_doc)
+            .filter(|&d| docs.keys[d as usize].is_some())
+            .collect();
+        if live != expected {
+            return Err(corrupt(
+                KEY_BM25,
+                DecodeError::new("indexed documents differ from the doc table"),
+            ));
+        }
+
+        // vectors
+        let read_store = |meta: Option<(u64, bool)>,
+                          base_key: &str,
+                          delta_key: &str,
+                          graph_key: Option<&str>|
+         -> Result<Option<VectorStore>> {
+            let Some((generation, has_graph)) = meta else {
+                return Ok(None);
+            };
+            let mut rb = Reader::new(get(base_key, Kind::Vectors)?);
+            let mut rd = Reader::new(get(delta_key, Kind::VectorsDelta)?);
+            let graph = match graph_key.filter(|_| has_graph) {
+                Some(k) => {
+                    let mut rg = Reader::new(get(k, Kind::Graph)?);
+                    let g = rg.u64().map_err(|e| corrupt(k, e))?;
+                    if g != generation {
+                        return Err(corrupt(k, DecodeError::new("graph of another base")));
+                    }
+                    Some(rg.bytes().map_err(|e| corrupt(k, e))?)
+                }
+                None => None,
+            };
+            let s = VectorStore::read(&mut rb, Some(&mut rd), graph, hnsw, max_doc)
+                .and_then(|s| rb.finish().and_then(|_| rd.finish()).map(|_| s))
+                .map_err(|e| corrupt(base_key, e))?;
+            if s.base_generation != generation {
+                return Err(corrupt(
+                    base_key,
+                    DecodeError::new("generation differs from meta"),
+                ));
+            }
+            if s.docs().any(|d| docs.keys[d as usize].is_none()) {
+                return Err(corrupt(
+                    base_key,
+                    DecodeError::new("vector of a removed page"),
+                ));
+            }
+            Ok(Some(s))
+        };
+        let active = read_store(active_meta, KEY_VECTORS, KEY_VECTORS_DELTA, Some(KEY_HNSW))?;
+        let staging = read_store(staging_meta, KEY_STAGING, KEY_STAGING_DELTA, None)?;
+
+        let config = SearchConfig {
+            bm25: bm25.params(),
+            hnsw,
+            rrf_k,
+        };
+        Ok(SearchIndex {
+            config,
+            docs,
+            bm25,
+            persisted: Persisted {
+                any: true,
+                active: active.is_some(),
+                graph: active.as_ref().is_some_and(|a| a.has_graph()),
+                staging: staging.is_some(),
+            },
+            active,
+            staging,
+            dirty_meta: false,
+            synced_op: None,
+        })
+    }
+}

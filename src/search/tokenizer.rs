@@ -1,0 +1,232 @@
+//! The one tokenizer for indexing and querying (Decision 13).
+//!
+//! Text is normalised with Unicode NFKC (UAX #15) and case-folded (full lowercase after NFKC, with
+//! final sigma `ς` folded to `σ` as Unicode case folding does). It is then cut into runs:
+//!
+//! * **Han, kana and Hangul** ([`is_cjk_letter`]) become unigrams and overlapping bigrams:
+//!   `明月光` → `明`, `月`, `光`, `明月`, `月光`. A one-character query therefore matches, and a
+//!   two-character word matches its bigram, without a dictionary.
+//! * **Everything else** is split at Unicode word boundaries (UAX #29, `unicode-segmentation`);
+//!   a segment is a token when it holds at least one alphanumeric character. Accented Latin stays
+//!   whole (`café` → `café`); `don't` and `3.14` are one token each.
+//!
+//! Tokens longer than [`MAX_TOKEN_BYTES`] are dropped (base64 blobs, minified code): they would
+//! bloat the dictionary and nobody types them as queries.
+//!
+//! *Invariant:* indexing and querying call the same [`for_each_token`], so a query in Chinese finds
+//! pages in Chinese (field case F27). Every call is counted per thread ([`tokenizer_calls`]), so a
+//! test can prove that opening a persisted index tokenizes nothing.
+//!
+//! Not handled: scripts without spaces outside CJK (Thai, Lao, Khmer, Myanmar) stay one token per
+//! space-delimited run, as UAX #29 leaves them.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Tokens longer than this many UTF-8 bytes are dropped.
+pub const MAX_TOKEN_BYTES: usize = 128;
+
+thread_local! {
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times [`for_each_token`] (or [`tokenize`]) ran on this thread since it started.
+/// Tests take the difference around an operation, e.g. reopening an index must add zero.
+pub fn tokenizer_calls() -> u64 {
+    CALLS.with(Cell::get)
+}
+
+/// True for the characters indexed as unigrams and bigrams: Han ideographs (unified, extensions
+/// A–H, compatibility, radicals, iteration marks `々〆〇`, Hangzhou numerals), Hiragana and Katakana
+/// letters (with the prolonged sound mark `ー`, without the punctuation `゠` and `・`) and Hangul
+/// (syllables and jamo). CJK punctuation and symbols (`。`, `、`, `「`) are not letters: they end
+/// a run and are not indexed. Unlike [`crate::text::is_cjk`] (which estimates tokens and counts
+/// punctuation), this is about words.
+pub fn is_cjk_letter(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF      // Hangul Jamo
+        | 0x2E80..=0x2FDF    // CJK radicals supplement, Kangxi radicals
+        | 0x3005..=0x3007    // 々 〆 〇
+        | 0x3021..=0x3029    // Hangzhou numerals
+        | 0x3038..=0x303B    // more Hangzhou numerals, 〻
+        | 0x3041..=0x3096    // Hiragana letters
+        | 0x309D..=0x309F    // Hiragana iteration marks, ゟ
+        | 0x30A1..=0x30FA    // Katakana letters
+        | 0x30FC..=0x30FF    // ー, iteration marks, ヿ
+        | 0x3131..=0x318E    // Hangul compatibility jamo
+        | 0x31F0..=0x31FF    // Katakana phonetic extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xA960..=0xA97F    // Hangul jamo extended-A
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xD7B0..=0xD7FF    // Hangul jamo extended-B
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F    // halfwidth Katakana (NFKC maps them, kept for safety)
+        | 0x20000..=0x3134F  // CJK extensions B..H and compatibility supplement
+    )
+}
+
+/// NFKC + case fold, borrowing when the text is already folded (plain lowercase ASCII).
+pub fn fold(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Owned(text.to_ascii_lowercase());
+        }
+        return Cow::Borrowed(text);
+    }
+    let nfkc: Cow<'_, str> = if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.nfkc().collect())
+    };
+    let mut out = String::with_capacity(nfkc.len());
+    for c in nfkc.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if c == 'ς' {
+            out.push('σ');
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Calls `emit` with every token of `text`, in text order (for a CJK run: its unigrams, then its
+/// bigrams). Tokens borrow from an internal folded copy; copy them if you keep them.
+pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
+    CALLS.with(|c| c.set(c.get() + 1));
+    let folded = fold(text);
+    let s: &str = &folded;
+    let mut rest_start = 0; // start of the pending non-CJK run
+    let mut iter = s.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        if !is_cjk_letter(c) {
+            continue;
+        }
+        // A CJK run starts at i: flush the text before it, then collect the run.
+        words(&s[rest_start..i], &mut emit);
+        let mut bounds = vec![i];
+        let mut end = i + c.len_utf8();
+        while let Some(&(j, d)) = iter.peek() {
+            if !is_cjk_letter(d) {
+                break;
+            }
+            bounds.push(j);
+            end = j + d.len_utf8();
+            iter.next();
+        }
+        bounds.push(end);
+        for w in bounds.windows(2) {
+            emit(&s[w[0]..w[1]]);
+        }
+        for w in bounds.windows(3) {
+            emit(&s[w[0]..w[2]]);
+        }
+        rest_start = end;
+    }
+    words(&s[rest_start..], &mut emit);
+}
+
+fn words(run: &str, emit: &mut impl FnMut(&str)) {
+    if run.is_empty() {
+        return;
+    }
+    for w in run.unicode_words() {
+        if w.len() <= MAX_TOKEN_BYTES {
+            emit(w);
+        }
+    }
+}
+
+/// Every token of `text` as owned strings ([`for_each_token`] collected).
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_token(text, |t| out.push(t.to_string()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn han_unigrams_and_overlapping_bigrams() {
+        assert_eq!(
+            tokenize("床前明月光"),
+            ["床", "前", "明", "月", "光", "床前", "前明", "明月", "月光"]
+        );
+        assert_eq!(tokenize("明"), ["明"]);
+    }
+
+    #[test]
+    fn cjk_punctuation_ends_a_run_and_is_not_indexed() {
+        assert_eq!(
+            tokenize("明月。故乡"),
+            ["明", "月", "明月", "故", "乡", "故乡"]
+        );
+        assert_eq!(tokenize("「」、。"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn mixed_latin_and_han() {
+        assert_eq!(
+            tokenize("OpenAI发布了GPT-4模型"),
+            ["openai", "发", "布", "了", "发布", "布了", "gpt", "4", "模", "型", "模型"]
+        );
+    }
+
+    #[test]
+    fn hangul_and_kana() {
+        assert_eq!(
+            tokenize("승인 규칙"),
+            ["승", "인", "승인", "규", "칙", "규칙"]
+        );
+        assert_eq!(
+            tokenize("カタカナ"),
+            ["カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
+        );
+        // Halfwidth katakana is NFKC-folded to the fullwidth form.
+        assert_eq!(tokenize("ｶﾅ"), tokenize("カナ"));
+        // Hangul next to Latin letters is still split out (UAX #29 alone would glue them).
+        assert_eq!(tokenize("abc한국"), ["abc", "한", "국", "한국"]);
+    }
+
+    #[test]
+    fn accented_latin_stays_whole_and_folds() {
+        assert_eq!(tokenize("café naïve résumé"), ["café", "naïve", "résumé"]);
+        // Decomposed input and uppercase give the same tokens.
+        assert_eq!(tokenize("CAFE\u{301}"), ["café"]);
+        assert_eq!(tokenize("Ｃａｆé"), ["café"]);
+        assert_eq!(tokenize("ΟΔΟΣ οδος"), ["οδοσ", "οδοσ"]);
+    }
+
+    #[test]
+    fn english_words_numbers_and_punctuation() {
+        assert_eq!(
+            tokenize("Don't panic: pi is 3.14, e-mail me!"),
+            ["don't", "panic", "pi", "is", "3.14", "e", "mail", "me"]
+        );
+        assert_eq!(tokenize("  ... --- "), Vec::<String>::new());
+        assert_eq!(tokenize(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn long_tokens_are_dropped() {
+        let long = "x".repeat(MAX_TOKEN_BYTES + 1);
+        assert_eq!(tokenize(&format!("a {long} b")), ["a", "b"]);
+        let max = "y".repeat(MAX_TOKEN_BYTES);
+        assert_eq!(tokenize(&max), std::slice::from_ref(&max));
+    }
+
+    #[test]
+    fn calls_are_counted() {
+        let before = tokenizer_calls();
+        tokenize("a");
+        for_each_token("b", |_| {});
+        assert_eq!(tokenizer_calls() - before, 2);
+    }
+}

@@ -1,0 +1,142 @@
+//! Search on an open wiki: loading, rebuilding and querying the [`SearchIndex`] kept in the
+//! `search` store. An `impl Wiki` block of its own, beside `wiki.rs`.
+//!
+//! The records of the index carry a stamp, `search/op`: the last operation id the index reflects.
+//! Opening compares it with the wiki's op counter; when they agree the index is read back as it
+//! was written (no tokenizing, no embedding). When the stamp is behind (an operation that did not
+//! update the index yet), the index is synchronised with the pages by their field hashes (only
+//! changed pages are tokenized; vectors of unchanged pages are kept); when the records are
+//! missing or corrupt it is rebuilt from the pages. Either way it is saved in one batch.
+//!
+//! *Invariant:* a batch that changes pages and wants the index to stay current must carry the
+//! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
+//! batch, so storage never holds an index for other pages than the ones it holds.
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::model::Page;
+use crate::search::bm25::DocFields;
+use crate::search::{SearchIndex, SearchOptions, SearchResults};
+use crate::storage::{Batch, Expect, Storage, Store};
+use crate::wiki::Wiki;
+
+/// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
+/// decimal text.
+pub const SEARCH_OP_KEY: &str = "op";
+
+/// Adds the index's changed records and the stamp `op` to `batch` (puts and deletes, no
+/// expectation: commits are sequential under the one-writer rule, Decision 9).
+pub fn search_writes(batch: &mut Batch, index: &SearchIndex, op: u64) {
+    for w in index.dirty_records() {
+        match w.data {
+            Some(data) => batch.put(Store::Search, w.key, data, Expect::Any),
+            None => batch.delete(Store::Search, w.key, Expect::Any),
+        }
+    }
+    batch.put(
+        Store::Search,
+        SEARCH_OP_KEY,
+        op.to_string().into_bytes(),
+        Expect::Any,
+    );
+}
+
+/// The text fields of a page as the index sees them.
+pub fn page_fields(page: &Page) -> DocFields<'_> {
+    DocFields {
+        title: &page.title,
+        aliases: &page.aliases,
+        body: &page.body,
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The last operation id (0 before the first).
+    async fn last_op(&self) -> Result<u64> {
+        // `meta/ops` is `{"last": n}` (see `wiki.rs`).
+        Ok(match self.storage.get(Store::Meta, "ops").await? {
+            Some(r) => serde_json::from_slice::<serde_json::Value>(&r.data)
+                .ok()
+                .and_then(|v| v.get("last")?.as_u64())
+                .unwrap_or(0),
+            None => 0,
+        })
+    }
+
+    /// The search index: read from storage when its stamp matches the op counter (nothing is
+    /// tokenized). When the stamp is behind, the stored index is brought in line with the pages
+    /// ([`SearchIndex::sync`]: only changed pages are tokenized, unchanged pages keep their
+    /// vectors) and saved; when it is missing or corrupt, it is rebuilt from the pages.
+    ///
+    /// Errors: storage errors. A corrupt index is not an error: it is rebuilt.
+    pub async fn search_index(&self) -> Result<SearchIndex> {
+        let last = self.last_op().await?;
+        let records = self.storage.scan(Store::Search, "").await?;
+        let stamp = records
+            .iter()
+            .find(|(k, _)| k == SEARCH_OP_KEY)
+            .and_then(|(_, r)| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
+        let loaded = SearchIndex::from_records(
+            records
+                .iter()
+                .filter(|(k, _)| k != SEARCH_OP_KEY)
+                .map(|(k, r)| (k.as_str(), r.data.as_slice())),
+        );
+        let mut index = match loaded {
+            Ok(index) if stamp == Some(last) => {
+                let mut index = index;
+                index.synced_op = Some(last);
+                return Ok(index);
+            }
+            Ok(index) => index,
+            Err(Error::Corrupt { .. }) => SearchIndex::default(),
+            Err(e) => return Err(e),
+        };
+        let pages = self.all_pages().await?;
+        index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        index.synced_op = Some(last);
+        self.save_search_index(&mut index).await?;
+        Ok(index)
+    }
+
+    /// Rebuilds the search index from every page, dropping the stored one (vectors included:
+    /// they come back through [`SearchIndex::put_embeddings`]), and saves it.
+    pub async fn rebuild_search_index(&self) -> Result<SearchIndex> {
+        let last = self.last_op().await?;
+        let pages = self.all_pages().await?;
+        let mut index = SearchIndex::default();
+        index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        index.synced_op = Some(last);
+        self.save_search_index(&mut index).await?;
+        Ok(index)
+    }
+
+    /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.
+    ///
+    /// Errors: [`Error::Conflict`] when an operation committed since the index was loaded (reload
+    /// it with [`Wiki::search_index`] and redo the change); storage errors.
+    pub async fn save_search_index(&self, index: &mut SearchIndex) -> Result<()> {
+        let last = self.last_op().await?;
+        if index.synced_op != Some(last) {
+            return Err(Error::Conflict {
+                store: Store::Search,
+                key: SEARCH_OP_KEY.into(),
+                expected: format!(
+                    "op {}",
+                    index.synced_op.map_or("none".into(), |o| o.to_string())
+                ),
+                found: format!("op {last}"),
+            });
+        }
+        let mut batch = Batch::new();
+        search_writes(&mut batch, index, last);
+        self.storage.commit(batch).await?;
+        index.mark_persisted();
+        Ok(())
+    }
+
+    /// Searches the pages (see [`SearchIndex::search`]).
+    pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResults> {
+        Ok(self.search_index().await?.search(query, options))
+    }
+}

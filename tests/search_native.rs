@@ -1,0 +1,110 @@
+//! Search on a wiki in MemoryStorage: build, save, reopen without tokenizing, rebuild when stale.
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::search::tokenizer::tokenizer_calls;
+use llm_wiki::search::{SearchMode, SearchOptions};
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::wiki::{PageEdit, Wiki};
+use llm_wiki::wiki_search::SEARCH_OP_KEY;
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+fn open(backend: &MemoryBackend) -> W {
+    block_on(Wiki::open(
+        backend,
+        "search",
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap()
+}
+
+fn put(w: &W, title: &str, body: &str) {
+    block_on(w.put_page(PageEdit {
+        title: Some(title.into()),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+fn bm25() -> SearchOptions {
+    SearchOptions {
+        mode: SearchMode::Bm25,
+        ..SearchOptions::default()
+    }
+}
+
+#[test]
+fn index_is_saved_and_reopened_without_tokenizing() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    put(
+        &w,
+        "静夜思",
+        "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
+    );
+    put(&w, "Ownership", "Each value in Rust has one owner.");
+    put(&w, "초과근무", "초과근무 승인 규칙");
+    let r = block_on(w.search("故乡", &bm25())).unwrap();
+    assert_eq!(r.hits[0].key, "静夜思");
+    w.storage().close();
+
+    let w = open(&backend);
+    let before = tokenizer_calls();
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(tokenizer_calls(), before, "reopening must not tokenize");
+    assert_eq!(index.len(), 3);
+    assert_eq!(index.search("승인", &bm25()).hits[0].key, "초과근무");
+    assert_eq!(index.search("owner", &bm25()).hits[0].key, "Ownership");
+
+    // Vectors given later are saved with the index.
+    let mut index = index;
+    let v = [1.0f32, 0.0, 0.0, 0.5];
+    index
+        .put_embeddings(
+            "m",
+            &[("静夜思", &v[..]), ("Ownership", &[0.0, 1.0, 0.0, 0.0][..])],
+        )
+        .unwrap();
+    block_on(w.save_search_index(&mut index)).unwrap();
+
+    // An operation that did not update the index makes it stale: it is synchronised with the
+    // pages, tokenizing only the new page (title and body: two calls) and keeping the vectors.
+    put(&w, "故乡", "Hometown.");
+    let before = tokenizer_calls();
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(tokenizer_calls() - before, 2);
+    let r = index.search("故乡", &bm25());
+    assert_eq!(r.hits[0].key, "故乡"); // the title weighs more than one body occurrence
+    assert_eq!(r.hits.len(), 2);
+    assert_eq!(index.vectors().unwrap().live(), 2);
+    // Saving an index loaded before another operation is refused.
+    let mut stale = index;
+    put(&w, "Other", "x");
+    assert!(matches!(
+        block_on(w.save_search_index(&mut stale)),
+        Err(llm_wiki::Error::Conflict { .. })
+    ));
+}
+
+#[test]
+fn corrupt_records_are_rebuilt() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    put(&w, "Alpha", "first page");
+    block_on(w.search_index()).unwrap();
+    let mut b = Batch::new();
+    b.put(Store::Search, "bm25", b"garbage".to_vec(), Expect::Any);
+    block_on(w.storage().commit(b)).unwrap();
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(index.search("first", &bm25()).hits[0].key, "Alpha");
+    // And the rebuilt records are sound again.
+    let stamp = block_on(w.storage().get(Store::Search, SEARCH_OP_KEY)).unwrap();
+    assert!(stamp.is_some());
+    let before = tokenizer_calls();
+    block_on(w.search_index()).unwrap();
+    assert_eq!(tokenizer_calls(), before);
+}
