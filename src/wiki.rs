@@ -371,6 +371,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let index = documents::render_index(pages);
             ob.batch
                 .put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
+            // The search index changes in the same transaction as the pages.
+            self.search_delta(&mut ob.batch, ob.op.id, pages).await?;
         }
         self.storage.commit(ob.batch).await?;
         Ok(ob.op)

@@ -12,8 +12,12 @@
 //! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
 //! batch, so storage never holds an index for other pages than the ones it holds.
 
+use std::collections::HashMap;
+
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::llm::config::EmbeddingProvider;
+use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::model::Page;
 use crate::search::bm25::DocFields;
 use crate::search::{SearchIndex, SearchOptions, SearchResults};
@@ -50,7 +54,62 @@ pub fn page_fields(page: &Page) -> DocFields<'_> {
     }
 }
 
+/// The text a page's embedding is made from: title, aliases, one-line summary and body.
+pub fn embedding_text(page: &Page) -> String {
+    let mut s = page.title.clone();
+    if !page.aliases.is_empty() {
+        s.push('\n');
+        s.push_str(&page.aliases.join(", "));
+    }
+    if !page.summary.is_empty() {
+        s.push('\n');
+        s.push_str(&page.summary);
+    }
+    s.push_str("\n\n");
+    s.push_str(&page.body);
+    s
+}
+
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Adds to `batch` the search-index changes that take the index from the committed state to
+    /// `pages` (every page after operation `op`), with the stamp `op`, so the operation's commit
+    /// carries its index delta in the same transaction. Pages whose fields did not change are not
+    /// tokenized again. With the built-in offline embedding (the default) the changed pages are
+    /// embedded here, before the transaction opens; an endpoint's embeddings are added later by
+    /// [`SearchIndex::put_embeddings`] (pages without a vector are still found by BM25).
+    pub(crate) async fn search_delta(
+        &self,
+        batch: &mut Batch,
+        op: u64,
+        pages: &[Page],
+    ) -> Result<()> {
+        let mut index = self.search_index().await?;
+        index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        if self.llm_config().await?.embeddings.provider == EmbeddingProvider::Offline {
+            let by_key: HashMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+            let embedder = OfflineEmbedder::new();
+            let vectors: Vec<(String, Vec<f32>)> = index
+                .missing_embeddings(OFFLINE_MODEL, OFFLINE_DIMENSION)
+                .into_iter()
+                .filter_map(|k| {
+                    let p = by_key.get(k.as_str())?;
+                    Some((k, embedder.embed_one(&embedding_text(p))))
+                })
+                .collect();
+            if !vectors.is_empty() {
+                let items: Vec<(&str, &[f32])> = vectors
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_slice()))
+                    .collect();
+                index
+                    .put_embeddings(OFFLINE_MODEL, &items)
+                    .map_err(|e| Error::Storage(format!("search index: {e}")))?;
+            }
+        }
+        search_writes(batch, &index, op);
+        Ok(())
+    }
+
     /// The last operation id (0 before the first).
     async fn last_op(&self) -> Result<u64> {
         // `meta/ops` is `{"last": n}` (see `wiki.rs`).

@@ -293,6 +293,30 @@ fn three_sources_in_english_and_chinese() {
          \n## Sources\n\n- [[Widget history]] — Widgetron was first released in 2016.\n- [[Widgetron (source)|Widgetron]] — Widgetron is a gadget made by Acme Corp.\n- [[流量控制]] — 流量控制让生产者等待慢的消费者。\n"
     );
 
+    // The search index was part of every commit: current without a resync, CJK queries work.
+    let stamp = block_on(w.storage().get(Store::Search, "op"))
+        .unwrap()
+        .expect("index stamp");
+    let ops = block_on(w.operations()).unwrap();
+    assert_eq!(
+        String::from_utf8(stamp.data).unwrap(),
+        ops.last().unwrap().id.to_string()
+    );
+    let before = llm_wiki::search::tokenizer::tokenizer_calls();
+    let hits = block_on(w.search(
+        "背压",
+        &llm_wiki::search::SearchOptions {
+            mode: llm_wiki::search::SearchMode::Bm25,
+            ..Default::default()
+        },
+    ))
+    .unwrap();
+    assert_eq!(hits.hits[0].key, "背压");
+    assert!(
+        llm_wiki::search::tokenizer::tokenizer_calls() - before <= 2,
+        "only the query is tokenized"
+    );
+
     // Compiling again costs nothing: every source is compiled and unchanged.
     let before = llm.calls.get();
     let again = compile(&w, &llm).unwrap();

@@ -60,27 +60,53 @@ fn index_is_saved_and_reopened_without_tokenizing() {
     assert_eq!(index.search("승인", &bm25()).hits[0].key, "초과근무");
     assert_eq!(index.search("owner", &bm25()).hits[0].key, "Ownership");
 
-    // Vectors given later are saved with the index.
-    let mut index = index;
-    let v = [1.0f32, 0.0, 0.0, 0.5];
-    index
-        .put_embeddings(
-            "m",
-            &[("静夜思", &v[..]), ("Ownership", &[0.0, 1.0, 0.0, 0.0][..])],
-        )
-        .unwrap();
-    block_on(w.save_search_index(&mut index)).unwrap();
+    // Every operation carried its index delta, vectors included (the built-in offline embedding).
+    assert_eq!(index.vectors().unwrap().live(), 3);
+    assert_eq!(index.vectors().unwrap().model(), "offline-hash-v1");
 
-    // An operation that did not update the index makes it stale: it is synchronised with the
-    // pages, tokenizing only the new page (title and body: two calls) and keeping the vectors.
-    put(&w, "故乡", "Hometown.");
+    // An operation that did not update the index (an older build, a raw write) makes it stale:
+    // it is synchronised with the pages, tokenizing only the new page (title and body: two
+    // calls) and keeping the vectors of the others.
+    let mut page: llm_wiki::model::Page = serde_json::from_slice(
+        &block_on(w.storage().get(Store::Pages, "Ownership"))
+            .unwrap()
+            .unwrap()
+            .data,
+    )
+    .unwrap();
+    page.key = "故乡".into();
+    page.title = "故乡".into();
+    page.body = "Hometown.".into();
+    let last: serde_json::Value = serde_json::from_slice(
+        &block_on(w.storage().get(Store::Meta, "ops"))
+            .unwrap()
+            .unwrap()
+            .data,
+    )
+    .unwrap();
+    let mut b = Batch::new();
+    b.put(
+        Store::Pages,
+        "故乡",
+        serde_json::to_vec(&page).unwrap(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Meta,
+        "ops",
+        serde_json::json!({"last": last["last"].as_u64().unwrap() + 1})
+            .to_string()
+            .into_bytes(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
     let before = tokenizer_calls();
     let index = block_on(w.search_index()).unwrap();
     assert_eq!(tokenizer_calls() - before, 2);
     let r = index.search("故乡", &bm25());
     assert_eq!(r.hits[0].key, "故乡"); // the title weighs more than one body occurrence
     assert_eq!(r.hits.len(), 2);
-    assert_eq!(index.vectors().unwrap().live(), 2);
+    assert_eq!(index.vectors().unwrap().live(), 3);
     // Saving an index loaded before another operation is refused.
     let mut stale = index;
     put(&w, "Other", "x");
