@@ -662,7 +662,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut meta = BTreeMap::new();
         let mut config = Value::Null;
         for (k, r) in self.storage.scan(Store::Meta, "").await? {
-            if k == META_OPS || k.starts_with(ASSET_PREFIX) {
+            // Secrets never leave the browser (the API key lives in its own record).
+            if k == META_OPS
+                || k == crate::llm::settings::META_SECRETS
+                || k.starts_with(ASSET_PREFIX)
+            {
                 continue;
             }
             let mut v: Value = from_json(Store::Meta, &k, &r.data)?;

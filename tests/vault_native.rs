@@ -144,7 +144,13 @@ fn populated(backend: &MemoryBackend, name: &str) -> W {
     b.put(
         Store::Meta,
         "config",
-        br#"{"provider":"openai","apiKey":"sk-SECRET","model":"m","maxTokens":1024}"#.to_vec(),
+        br#"{"provider":"openai-compatible","baseUrl":"https://api.openai.com/v1","model":"m","maxOutputTokens":1024}"#.to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Meta,
+        "secrets",
+        br#"{"apiKey":"sk-SECRET","headers":{"x-api-key":"sk-SECRET"}}"#.to_vec(),
         Expect::Absent,
     );
     block_on(w.storage().commit(b)).unwrap();
@@ -195,7 +201,7 @@ fn export_import_export_is_byte_identical() {
     // Never the API key; the rest of the config travels.
     let all: Vec<u8> = files.values().flatten().copied().collect();
     assert!(!String::from_utf8_lossy(&all).contains("sk-SECRET"));
-    assert!(text(&files, ".llm-wiki/config.json").contains("\"maxTokens\":1024"));
+    assert!(text(&files, ".llm-wiki/config.json").contains("\"maxOutputTokens\":1024"));
     // Claims and ledger records follow the renamed page.
     assert!(text(&files, ".llm-wiki/claims.json").contains("\"page\":\"机器学习 (ML)\""));
     assert!(text(&files, ".llm-wiki/ledger.json").contains("\"机器学习 (ML)\""));
