@@ -20,6 +20,7 @@ pub mod llm;
 pub mod markdown;
 pub mod model;
 pub mod offline;
+pub mod query;
 pub mod search;
 pub mod storage;
 pub mod text;

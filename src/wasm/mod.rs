@@ -63,6 +63,14 @@ export interface CompileRequest extends Partial<CompileOptions> {
   signal?: AbortSignal;
 }
 
+/** Options of `ask()`; every field optional. */
+export interface AskRequest extends Partial<AskOptions> {
+  /** Receives the answer text as it streams. */
+  onToken?: (text: string) => void;
+  /** Aborts the question. */
+  signal?: AbortSignal;
+}
+
 /** Every error llm-wiki throws: `name` is "LlmWikiError", `code` is stable. */
 export interface LlmWikiError extends Error {
   name: "LlmWikiError";
@@ -463,6 +471,61 @@ impl Wiki {
     pub fn import_vault(&self, bytes: Vec<u8>) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.import_vault(&bytes).await) })
+    }
+
+    /// Answers a question from the wiki, citing its pages as `[[key]]` (every citation names a
+    /// page the answer was given; others are removed and listed in `removedCitations`). Streams
+    /// the answer to `onToken`. With `writeBack: true` the answer is saved as an `analysis` page
+    /// (`saved`); `worthSaving` says whether it cites two or more pages. With no endpoint the
+    /// answer is extractive (`extractive: true`) and says so.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Answer>")]
+    pub fn ask(
+        &self,
+        question: String,
+        #[wasm_bindgen(unchecked_param_type = "AskRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let options: crate::query::AskOptions = if request.is_object() {
+                interop::json_to_rust("ask options", &request)?
+            } else {
+                Default::default()
+            };
+            let callback = Reflect::get(&request, &"onToken".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+            let on_token = |t: &str| {
+                if let Some(f) = &callback {
+                    let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(t));
+                }
+            };
+            let (cancel, _listener) = signal_of(&request);
+            let answer = inner
+                .core
+                .ask_configured(
+                    FetchTransport::new(),
+                    &question,
+                    &options,
+                    Some(&on_token),
+                    &cancel,
+                )
+                .await;
+            result_to_js(answer)
+        })
+    }
+
+    /// Saves an answer `ask()` returned as an `analysis` page (the same as `writeBack: true`).
+    #[wasm_bindgen(js_name = saveAnswer, unchecked_return_type = "Promise<Page>")]
+    pub fn save_answer(
+        &self,
+        question: String,
+        #[wasm_bindgen(unchecked_param_type = "Answer")] answer: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let answer: crate::query::Answer = interop::json_to_rust("answer", &answer)?;
+            result_to_js(inner.core.write_back(&question, &answer).await)
+        })
     }
 
     /// Searches the pages. `options`: `k` (default 10), `mode` `"bm25"` | `"vector"` |

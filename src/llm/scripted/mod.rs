@@ -39,7 +39,13 @@ pub const TASKS: &[(&str, TaskHandler)] = &[
     ("connection_test", connection_test),
     ("extract", compile_extract),
     ("integrate", compile_integrate),
+    ("route", query_route),
 ];
+
+/// The query's route task ([`crate::query::scripted::route_reply`]).
+fn query_route(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
+    crate::query::scripted::route_reply(request)
+}
 
 /// The last user message (where the compile prompts put their data blocks).
 fn last_user(request: &ChatRequest) -> &str {
@@ -70,6 +76,8 @@ pub struct Material {
     pub headings: Vec<String>,
     /// Sentences of the blocks (verbatim, headings excluded), in order.
     pub sentences: Vec<String>,
+    /// The key of the block each sentence comes from (parallel to `sentences`).
+    pub sentence_keys: Vec<String>,
     /// The last user message outside any data block (the question or instruction).
     pub question: String,
 }
@@ -83,6 +91,7 @@ impl Material {
         }
         let mut headings = Vec::new();
         let mut sentences = Vec::new();
+        let mut sentence_keys = Vec::new();
         for b in &blocks {
             for line in b.text.lines() {
                 let t = line.trim();
@@ -90,7 +99,10 @@ impl Material {
                 if (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') {
                     headings.push(t[hashes..].trim().to_string());
                 } else if !t.is_empty() {
-                    sentences.extend(split_sentences(t));
+                    for s in split_sentences(t) {
+                        sentences.push(s);
+                        sentence_keys.push(b.key.clone());
+                    }
                 }
             }
         }
@@ -105,6 +117,7 @@ impl Material {
             blocks,
             headings,
             sentences,
+            sentence_keys,
             question,
         }
     }
@@ -192,14 +205,17 @@ pub fn reply(request: &ChatRequest) -> ScriptedReply {
                 .unwrap_or_else(|| generate(&schema.schema, &material, "", &mut 0));
             value.to_string()
         }
-        None => plain_answer(&material),
+        // A system prompt that asks for `[[page]]` citations gets them (the query's answer call).
+        None => plain_answer(&material, request.system.contains("[[")),
     };
     ScriptedReply { text }
 }
 
 /// Plain answer: the sentence from the data blocks sharing the most terms with the question, and
-/// the runner-up when it shares at least half as many, in their original order; without data blocks, the question quoted back.
-fn plain_answer(m: &Material) -> String {
+/// the runner-up when it shares at least half as many, in their original order; without data
+/// blocks, the question quoted back. With `cite`, each sentence is followed by `[[key]]` of its
+/// block, and a question no sentence shares a term with is answered "not in these pages".
+fn plain_answer(m: &Material, cite: bool) -> String {
     if m.sentences.is_empty() {
         let q: String = m.question.chars().take(200).collect();
         return if q.is_empty() {
@@ -228,12 +244,21 @@ fn plain_answer(m: &Material) -> String {
         .map(|(_, i)| *i)
         .collect();
     if picked.is_empty() {
+        if cite {
+            return "These pages do not answer the question.".into();
+        }
         picked.push(0);
     }
     picked.sort_unstable();
     picked
         .iter()
-        .map(|&i| m.sentences[i].as_str())
+        .map(|&i| {
+            if cite {
+                format!("{} [[{}]]", m.sentences[i], m.sentence_keys[i])
+            } else {
+                m.sentences[i].clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }

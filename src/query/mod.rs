@@ -1,0 +1,761 @@
+//! Query: answer a question from the wiki, citing its pages; optionally save the answer as an
+//! `analysis` page (write-back), so knowledge compounds.
+//!
+//! 1. *Route*: when index.md fits the routing budget (a share of the context window, Decision 12
+//!    estimates) the model reads it whole and picks pages; otherwise hybrid search (BM25 + vectors,
+//!    RRF) shortlists index lines first and the model picks among them (field case F31a). One hop
+//!    along the chosen pages' links adds their neighbours, bounded, hubs excluded.
+//! 2. *Answer*: the chosen pages' text within budget → a streamed answer citing `[[pages]]`. Every
+//!    citation is checked: one naming no chosen page is removed and counted (F32).
+//! 3. *Write-back*: the answer becomes an `analysis` page citing its pages, one operation.
+//!
+//! Offline (no endpoint) routing is the hybrid search alone and the answer is extractive: the
+//! passages that best match the question, each cited, and it says so.
+
+pub mod scripted;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::compile::extract::index_line;
+use crate::error::{Error, Result};
+use crate::llm::prompt::{source_block, DATA_NOTICE};
+use crate::llm::structured::chat_json;
+use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, OnToken, Purpose, Role};
+use crate::markdown::resolve::{LinkGraph, Resolution, Resolver};
+use crate::markdown::wikilinks;
+use crate::model::{Author, OperationKind, Page, PageKind, Revision, TokenUsage};
+use crate::search::{SearchMode, SearchOptions};
+use crate::storage::{Expect, Storage, Store};
+use crate::text::TokenEstimator;
+use crate::wiki::{revision_key, to_json, Wiki};
+
+/// One earlier turn of a conversation (for follow-up questions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    /// The question.
+    pub question: String,
+    /// The answer given.
+    pub answer: String,
+}
+
+/// Options of [`Wiki::ask`] (JS: `ask(question, {...})`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct AskOptions {
+    /// Earlier turns, oldest first.
+    pub history: Vec<Turn>,
+    /// Save the answer as an `analysis` page.
+    pub write_back: bool,
+    /// Pages the router may pick. Range 1–20; default 6.
+    pub max_pages: usize,
+    /// Pages one hop along links may add. Range 0–10; default 3; 0 disables the hop.
+    pub hop_pages: usize,
+    /// Share of the context window index.md may take to be routed whole. Range 0.05–0.8;
+    /// default 0.5. Above it, search shortlists the index first.
+    pub routing_share: f64,
+    /// Index lines the search shortlist gives the router. Range 5–200; default 40.
+    pub shortlist: usize,
+}
+
+impl Default for AskOptions {
+    fn default() -> Self {
+        AskOptions {
+            history: vec![],
+            write_back: false,
+            max_pages: 6,
+            hop_pages: 3,
+            routing_share: 0.5,
+            shortlist: 40,
+        }
+    }
+}
+
+/// How the pages were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum RouteMethod {
+    /// The model read the whole index.md.
+    Index,
+    /// Search shortlisted index lines, the model picked among them.
+    Shortlist,
+    /// Search alone (offline, or the model picked nothing).
+    Search,
+}
+
+/// Milliseconds per step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    /// Routing.
+    pub route_ms: f64,
+    /// Answering.
+    pub answer_ms: f64,
+    /// Writing back.
+    pub write_ms: f64,
+}
+
+/// What [`Wiki::ask`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The answer, markdown, citations as `[[key]]` / `[[key|text]]`.
+    pub answer: String,
+    /// Pages the answer cites (every one was given to the model), in order of first citation.
+    pub citations: Vec<String>,
+    /// Citations removed because they named no page the answer was given.
+    pub removed_citations: Vec<String>,
+    /// Pages routing chose.
+    pub routed: Vec<String>,
+    /// Pages the one-hop expansion added.
+    pub hopped: Vec<String>,
+    /// How routing worked.
+    pub route: Option<RouteMethod>,
+    /// True for an extractive (offline) answer.
+    pub extractive: bool,
+    /// Token usage of the model calls.
+    pub usage: TokenUsage,
+    /// Time per step.
+    pub timings: Timings,
+    /// The analysis page written back, if any.
+    pub saved: Option<String>,
+    /// True when the answer cites two or more pages (worth offering "save to wiki").
+    pub worth_saving: bool,
+}
+
+/// What an answer model needs (the LLM or the offline extractor).
+#[allow(async_fn_in_trait)] // used generically on one thread, never as dyn
+pub trait QueryModel {
+    /// Picks page keys (or titles) for `question` from `index` lines; `None` means "cannot route"
+    /// (the search shortlist is then used as it is).
+    async fn route(
+        &self,
+        question: &str,
+        history: &[Turn],
+        index: &str,
+        max: usize,
+        cancel: &Cancel,
+    ) -> Result<(Option<Vec<String>>, TokenUsage)>;
+    /// Answers from `pages` (key, title, text), streaming through `on_token`.
+    async fn answer(
+        &self,
+        question: &str,
+        history: &[Turn],
+        pages: &[(String, String, String)],
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<(String, TokenUsage)>;
+    /// True for the extractive model.
+    fn extractive(&self) -> bool;
+}
+
+/// The query model backed by a chat endpoint.
+pub struct LlmQuery<'a, L: Llm> {
+    /// The endpoint.
+    pub llm: &'a L,
+    /// Output cap per call.
+    pub max_output_tokens: Option<u32>,
+}
+
+fn route_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "pages": {"type": "array", "items": {"type": "string", "description": "A page key from the index, e.g. the text inside [[…]]."}},
+            "reason": {"type": "string", "description": "One sentence: why these pages."}
+        },
+        "required": ["pages", "reason"],
+        "additionalProperties": false
+    })
+}
+
+/// System prompt of the answer call: answer from the pages only, cite each statement.
+pub const ANSWER_SYSTEM: &str = "You answer questions from a personal wiki. Use only the wiki pages given in <source> blocks. \
+After each statement, cite the page it comes from as [[page key]] with the key of its block. If the pages do not answer \
+the question, say so plainly instead of guessing. Answer in the language of the question.";
+
+fn history_messages(history: &[Turn]) -> Vec<Message> {
+    history
+        .iter()
+        .flat_map(|t| {
+            [
+                Message {
+                    role: Role::User,
+                    content: t.question.clone(),
+                },
+                Message {
+                    role: Role::Assistant,
+                    content: t.answer.clone(),
+                },
+            ]
+        })
+        .collect()
+}
+
+impl<L: Llm> QueryModel for LlmQuery<'_, L> {
+    async fn route(
+        &self,
+        question: &str,
+        history: &[Turn],
+        index: &str,
+        max: usize,
+        cancel: &Cancel,
+    ) -> Result<(Option<Vec<String>>, TokenUsage)> {
+        let mut messages = history_messages(history);
+        messages.push(Message {
+            role: Role::User,
+            content: format!(
+                "{}\n\nPick at most {max} pages of the wiki index above that are most likely to answer this question \
+                 (keys as written inside [[…]]): {question}",
+                source_block("index.md", index)
+            ),
+        });
+        let request = ChatRequest {
+            purpose: Purpose::Query,
+            system: format!("You route questions to the pages of a personal wiki. {DATA_NOTICE}"),
+            messages,
+            json: Some(JsonSchema {
+                name: "route".into(),
+                schema: route_schema(),
+            }),
+            max_tokens: self.max_output_tokens.map(|m| m.min(1024)),
+            temperature: Some(0.0),
+        };
+        let reply = chat_json(self.llm, &request, cancel).await?;
+        let pages = reply
+            .value
+            .get("pages")
+            .and_then(|p| p.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str())
+                    .map(|s| {
+                        s.trim()
+                            .trim_start_matches("[[")
+                            .trim_end_matches("]]")
+                            .to_string()
+                    })
+                    .collect()
+            });
+        Ok((pages, reply.usage))
+    }
+
+    async fn answer(
+        &self,
+        question: &str,
+        history: &[Turn],
+        pages: &[(String, String, String)],
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<(String, TokenUsage)> {
+        let mut messages = history_messages(history);
+        let blocks: Vec<String> = pages
+            .iter()
+            .map(|(k, t, text)| source_block(k, &format!("# {t}\n\n{text}")))
+            .collect();
+        messages.push(Message {
+            role: Role::User,
+            content: format!("{}\n\nQuestion: {question}", blocks.join("\n\n")),
+        });
+        let request = ChatRequest {
+            purpose: Purpose::Query,
+            system: format!("{ANSWER_SYSTEM} {DATA_NOTICE}"),
+            messages,
+            json: None,
+            max_tokens: self.max_output_tokens,
+            temperature: Some(0.2),
+        };
+        let reply = self.llm.chat(&request, on_token, cancel).await?;
+        Ok((reply.text, reply.usage))
+    }
+
+    fn extractive(&self) -> bool {
+        false
+    }
+}
+
+/// The extractive query model (offline): search routes; the answer is the best matching passages.
+pub struct OfflineQuery;
+
+/// Lead line of an extractive answer.
+pub const EXTRACTIVE_NOTE: &str =
+    "Extractive answer (no LLM configured): the passages of the wiki that best match the question.";
+
+impl QueryModel for OfflineQuery {
+    async fn route(
+        &self,
+        _: &str,
+        _: &[Turn],
+        _: &str,
+        _: usize,
+        _: &Cancel,
+    ) -> Result<(Option<Vec<String>>, TokenUsage)> {
+        Ok((None, TokenUsage::default()))
+    }
+
+    async fn answer(
+        &self,
+        question: &str,
+        _: &[Turn],
+        pages: &[(String, String, String)],
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<(String, TokenUsage)> {
+        cancel.check()?;
+        let q = crate::search::tokenizer::tokenize(question);
+        let q: BTreeSet<&str> = q.iter().map(String::as_str).collect();
+        let mut scored: Vec<(usize, usize, usize, String)> = Vec::new(); // (score, page order, sentence order, line)
+        for (pi, (key, _, text)) in pages.iter().enumerate() {
+            let plain = crate::compile::integrate::strip_refs(&strip_definitions(text));
+            for (si, s) in crate::offline::blocks::blocks(&plain)
+                .into_iter()
+                .filter_map(|b| match b {
+                    crate::offline::blocks::Block::Text(t) => Some(t),
+                    _ => None,
+                })
+                .flat_map(|t| crate::offline::blocks::sentences(&t))
+                .enumerate()
+            {
+                let toks = crate::search::tokenizer::tokenize(&s);
+                let score = toks
+                    .iter()
+                    .filter(|t| q.contains(t.as_str()))
+                    .collect::<BTreeSet<_>>()
+                    .len();
+                if score > 0 {
+                    scored.push((score, pi, si, format!("- {s} [[{key}]]")));
+                }
+            }
+        }
+        crate::util::sort_by(&mut scored, &|a, b| {
+            b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        });
+        let mut seen = BTreeSet::new();
+        let lines: Vec<String> = scored
+            .into_iter()
+            .filter(|s| seen.insert(s.3.clone()))
+            .take(5)
+            .map(|s| s.3)
+            .collect();
+        let text = if lines.is_empty() {
+            format!("{EXTRACTIVE_NOTE}\n\nThe wiki has no passage about this question.")
+        } else {
+            format!("{EXTRACTIVE_NOTE}\n\n{}", lines.join("\n"))
+        };
+        if let Some(f) = on_token {
+            f(&text);
+        }
+        Ok((text, TokenUsage::default()))
+    }
+
+    fn extractive(&self) -> bool {
+        true
+    }
+}
+
+/// A body without footnote definition lines (they repeat quotes, not the page's prose).
+fn strip_definitions(body: &str) -> String {
+    body.lines()
+        .filter(|l| !l.trim_start().starts_with("[^"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A clock-free elapsed time in ms for the injected clock.
+fn elapsed(start: i64, end: i64) -> f64 {
+    (end - start).max(0) as f64
+}
+
+/// Budget figures for one ask.
+#[derive(Debug, Clone, Copy)]
+pub struct AskBudget {
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Reply cap in tokens.
+    pub max_output_tokens: u64,
+    /// Token estimation.
+    pub estimator: TokenEstimator,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Answers `question` (see the module docs). `on_token` receives the answer as it streams.
+    ///
+    /// Errors: the endpoint's (typed LLM errors), [`Error::Cancelled`], storage errors; a failed
+    /// write-back leaves the wiki as it was and is reported as the error.
+    pub async fn ask<M: QueryModel>(
+        &self,
+        model: &M,
+        question: &str,
+        options: &AskOptions,
+        budget: AskBudget,
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<Answer> {
+        let question = question.trim();
+        if question.is_empty() {
+            return Err(Error::InvalidInput("the question is empty".into()));
+        }
+        let est = budget.estimator;
+        let t0 = self.clock.now_ms();
+        let pages = self.all_pages().await?;
+        let by_key: BTreeMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+        let resolver = Resolver::from_pages(&pages);
+        let max_pages = options.max_pages.clamp(1, 20);
+        let mut usage = TokenUsage::default();
+
+        // 1. Route.
+        let index_md = self.index().await?;
+        let routing_budget =
+            (budget.context_window as f64 * options.routing_share.clamp(0.05, 0.8)) as u64;
+        let search = |k: usize| SearchOptions {
+            k,
+            mode: SearchMode::Hybrid,
+            query_vector: None,
+            ..Default::default()
+        };
+        let query_vector = self.query_vector(question).await?;
+        let (index_text, method_if_model) = if est.estimate(&index_md) <= routing_budget {
+            (index_md.clone(), RouteMethod::Index)
+        } else {
+            let mut o = search(options.shortlist.clamp(5, 200));
+            o.query_vector = query_vector.clone();
+            let hits = self.search(question, &o).await?.hits;
+            let mut lines = String::new();
+            for h in hits {
+                if let Some(p) = by_key.get(h.key.as_str()) {
+                    let line = index_line(p);
+                    if est.estimate(&lines) + est.estimate(&line) > routing_budget {
+                        break;
+                    }
+                    lines.push_str(&line);
+                }
+            }
+            (lines, RouteMethod::Shortlist)
+        };
+        let (picked, u) = if model.extractive() || pages.is_empty() {
+            (None, TokenUsage::default())
+        } else {
+            model
+                .route(question, &options.history, &index_text, max_pages, cancel)
+                .await?
+        };
+        usage.add(&u);
+        let mut routed: Vec<String> = Vec::new();
+        for name in picked.iter().flatten() {
+            if let Resolution::Page(k) = resolver.resolve(name) {
+                if !routed.contains(&k) && routed.len() < max_pages {
+                    routed.push(k);
+                }
+            }
+        }
+        let method = if routed.is_empty() {
+            let mut o = search(max_pages);
+            o.query_vector = query_vector;
+            routed = self
+                .search(question, &o)
+                .await?
+                .hits
+                .into_iter()
+                .map(|h| h.key)
+                .collect();
+            RouteMethod::Search
+        } else {
+            method_if_model
+        };
+
+        // One hop along links from the chosen pages, hubs excluded.
+        let graph = LinkGraph::build(&pages);
+        let hub = (pages.len() / 10).max(10);
+        let mut votes: BTreeMap<String, usize> = BTreeMap::new();
+        for k in &routed {
+            for target in graph.outgoing.get(k).into_iter().flatten() {
+                let is_hub = graph.backlinks.get(target).is_some_and(|b| b.len() > hub);
+                if !routed.contains(target) && !is_hub {
+                    *votes.entry(target.clone()).or_default() += 1;
+                }
+            }
+        }
+        let mut hop: Vec<(String, usize)> = votes.into_iter().collect();
+        crate::util::sort_by(&mut hop, &|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let hopped: Vec<String> = hop
+            .into_iter()
+            .take(options.hop_pages.min(10))
+            .map(|(k, _)| k)
+            .collect();
+        let t1 = self.clock.now_ms();
+
+        // 2. Answer from the chosen pages, within budget.
+        let overhead = est.estimate(ANSWER_SYSTEM)
+            + options
+                .history
+                .iter()
+                .map(|t| est.estimate(&t.question) + est.estimate(&t.answer))
+                .sum::<u64>()
+            + est.estimate(question)
+            + 200;
+        let mut room = budget
+            .context_window
+            .saturating_sub(budget.max_output_tokens + overhead);
+        let mut given: Vec<(String, String, String)> = Vec::new();
+        for k in routed.iter().chain(hopped.iter()) {
+            let Some(p) = by_key.get(k.as_str()) else {
+                continue;
+            };
+            let text = strip_definitions(&p.body);
+            let cost = est.estimate(&text) + est.estimate(&p.title) + 20;
+            if cost <= room {
+                room -= cost;
+                given.push((p.key.clone(), p.title.clone(), text));
+            } else if room > 200 {
+                // The part that fits.
+                let mut cut = String::new();
+                for line in text.lines() {
+                    if est.estimate(&cut) + est.estimate(line) + 30 > room {
+                        break;
+                    }
+                    cut.push_str(line);
+                    cut.push('\n');
+                }
+                room = 0;
+                given.push((p.key.clone(), p.title.clone(), cut));
+            }
+        }
+        let (raw, u) = model
+            .answer(question, &options.history, &given, on_token, cancel)
+            .await?;
+        usage.add(&u);
+
+        // Citations: keep those naming a given page, remove the others.
+        let allowed: BTreeSet<&str> = given.iter().map(|(k, _, _)| k.as_str()).collect();
+        let mut citations: Vec<String> = Vec::new();
+        let mut removed: Vec<String> = Vec::new();
+        let answer = wikilinks::rewrite(&raw, |l| match resolver.resolve_link(l, None) {
+            Resolution::Page(k) if allowed.contains(k.as_str()) => {
+                if !citations.contains(&k) {
+                    citations.push(k.clone());
+                }
+                let alias = l
+                    .alias
+                    .clone()
+                    .or_else(|| (k != l.target).then(|| l.target.clone()));
+                Some(wikilinks::write_link(
+                    false,
+                    &k,
+                    l.fragment.as_ref(),
+                    alias.as_deref(),
+                    l.in_table,
+                ))
+            }
+            _ => {
+                removed.push(l.target.clone());
+                Some(String::new())
+            }
+        });
+        let answer = tidy_spaces(&answer);
+        let t2 = self.clock.now_ms();
+
+        let mut result = Answer {
+            worth_saving: citations.len() >= 2,
+            answer,
+            citations,
+            removed_citations: removed,
+            routed,
+            hopped,
+            route: Some(method),
+            extractive: model.extractive(),
+            usage,
+            timings: Timings {
+                route_ms: elapsed(t0, t1),
+                answer_ms: elapsed(t1, t2),
+                write_ms: 0.0,
+            },
+            saved: None,
+        };
+        // 3. Write-back.
+        if options.write_back {
+            result.saved = Some(self.write_back(question, &result).await?.key);
+            result.timings.write_ms = elapsed(t2, self.clock.now_ms());
+        }
+        Ok(result)
+    }
+
+    /// The question's embedding with the built-in offline model, when that is the configured
+    /// embedding (endpoint embeddings of questions need the endpoint: BM25 serves meanwhile).
+    async fn query_vector(&self, question: &str) -> Result<Option<crate::search::QueryVector>> {
+        use crate::llm::config::EmbeddingProvider;
+        use crate::llm::offline::{OfflineEmbedder, OFFLINE_MODEL};
+        if self.llm_config().await?.embeddings.provider != EmbeddingProvider::Offline {
+            return Ok(None);
+        }
+        Ok(Some(crate::search::QueryVector {
+            model: OFFLINE_MODEL.into(),
+            vector: OfflineEmbedder::new().embed_one(question),
+        }))
+    }
+
+    /// Saves an answer as an `analysis` page: the question as title, the answer as body with a
+    /// `## Sources` list of the cited pages, `sources` the union of theirs. One
+    /// [`OperationKind::WriteBack`] operation (index.md, log.md and the search index with it).
+    ///
+    /// Errors: [`Error::InvalidInput`] for an answer citing no page (nothing to ground it).
+    pub async fn write_back(&self, question: &str, answer: &Answer) -> Result<Page> {
+        if answer.citations.is_empty() {
+            return Err(Error::InvalidInput(
+                "an answer that cites no page is not saved to the wiki".into(),
+            ));
+        }
+        let mut pages = self.all_pages().await?;
+        let by_key: BTreeMap<String, Page> =
+            pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
+        let title: String = question
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(120)
+            .collect();
+        let taken: BTreeSet<String> = pages
+            .iter()
+            .map(|p| crate::markdown::keys::fold_key(&p.key))
+            .collect();
+        let key = crate::markdown::keys::unique_key(&title, |k| taken.contains(k));
+        let now = self.clock.now_ms();
+        let mut body = answer.answer.trim().to_string();
+        body.push_str("\n\n## Sources\n\n");
+        let mut sources: Vec<String> = Vec::new();
+        for c in &answer.citations {
+            if let Some(p) = by_key.get(c) {
+                body.push_str(&format!(
+                    "- {}\n",
+                    crate::documents::link_to(&p.key, &p.title)
+                ));
+                sources.extend(p.sources.iter().cloned());
+            }
+        }
+        crate::util::sort_dedup(&mut sources);
+        let revision = self.next_revision_number(&key).await?;
+        let page = Page {
+            key: key.clone(),
+            title: title.clone(),
+            kind: PageKind::Analysis,
+            summary: answer
+                .answer
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.chars().take(160).collect())
+                .unwrap_or_default(),
+            aliases: vec![],
+            tags: if answer.extractive {
+                vec![crate::offline::OFFLINE.into()]
+            } else {
+                vec![]
+            },
+            sources,
+            created: now,
+            updated: now,
+            body,
+            revision,
+            extra_frontmatter: String::new(),
+        };
+        let mut ob = self
+            .begin(OperationKind::WriteBack, format!("saved answer: {title}"))
+            .await?;
+        ob.op.pages.push(key.clone());
+        ob.op.usage = answer.usage;
+        ob.batch
+            .put(Store::Pages, key.clone(), to_json(&page), Expect::Absent);
+        let rev = Revision {
+            page: key.clone(),
+            number: revision,
+            author: Author::Llm,
+            op: ob.op.id,
+            time: now,
+            page_state: Some(page.clone()),
+        };
+        ob.batch.put(
+            Store::Revisions,
+            revision_key(&key, revision),
+            to_json(&rev),
+            Expect::Absent,
+        );
+        pages.push(page.clone());
+        self.finish(ob, Some(&pages)).await?;
+        Ok(page)
+    }
+}
+
+/// Collapses the double spaces a removed citation leaves, and spaces before punctuation.
+fn tidy_spaces(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.split('\n') {
+        if !out.is_empty() || s.starts_with('\n') {
+            out.push('\n');
+        }
+        let mut prev_space = false;
+        let mut l = String::new();
+        for c in line.chars() {
+            if c == ' ' {
+                if !prev_space {
+                    l.push(c);
+                }
+                prev_space = true;
+            } else {
+                if prev_space && matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '。' | '，') {
+                    l.pop();
+                }
+                l.push(c);
+                prev_space = false;
+            }
+        }
+        out.push_str(l.trim_end());
+    }
+    out
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// [`Wiki::ask`] with the configured endpoint over `transport` (offline and extractive when the
+    /// provider is `offline`), its context window, output cap and query token budget.
+    pub async fn ask_configured<T: crate::llm::transport::Transport>(
+        &self,
+        transport: T,
+        question: &str,
+        options: &AskOptions,
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<Answer> {
+        use crate::llm::client::HttpLlm;
+        use crate::llm::config::Provider;
+        use crate::llm::structured::Budgeted;
+        let config = self.llm_config().await?;
+        let resolved = config.resolve(Purpose::Query);
+        let budget = AskBudget {
+            context_window: u64::from(config.context_window),
+            max_output_tokens: u64::from(resolved.max_output_tokens),
+            estimator: config.estimator,
+        };
+        if config.provider == Provider::Offline {
+            return self
+                .ask(&OfflineQuery, question, options, budget, on_token, cancel)
+                .await;
+        }
+        let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
+        let budgeted = Budgeted::new(&llm, &config, Purpose::Query);
+        let model = LlmQuery {
+            llm: &budgeted,
+            max_output_tokens: Some(resolved.max_output_tokens),
+        };
+        let answer = self
+            .ask(&model, question, options, budget, on_token, cancel)
+            .await;
+        let _ = self.save_llm_learned(llm.learned()).await;
+        answer
+    }
+}
