@@ -11,7 +11,32 @@ const t = (key, ...args) => {
   return typeof v === "function" ? v(...args) : v;
 };
 
-const state = { wiki: null, tab: "sources", editing: null };
+const state = { wiki: null, tab: "sources", editing: null, session: null };
+const channel = "BroadcastChannel" in self ? new BroadcastChannel("llm-wiki") : null;
+
+/**
+ * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension page)
+ * writes at a time (Decision 9); then tells the other tabs to refresh.
+ */
+async function write(fn) {
+  const name = state.wiki.name;
+  const run = async () => {
+    try { return await fn(); } finally { channel?.postMessage({ wiki: name, kind: "changed" }); }
+  };
+  if (!navigator.locks) return run();
+  return navigator.locks.request(`llm-wiki/${name}`, { ifAvailable: true }, async (lock) => {
+    if (lock) return run();
+    setStatus(t("waitingForOtherTab"));
+    return navigator.locks.request(`llm-wiki/${name}`, run);
+  });
+}
+
+channel?.addEventListener("message", (e) => {
+  if (state.wiki && e.data && e.data.wiki === state.wiki.name && e.data.kind === "changed") {
+    setStatus(t("otherTabChanged"));
+    refresh().catch(showError);
+  }
+});
 
 function setStatus(message, kind = "info") {
   const el = $("#status");
@@ -86,6 +111,7 @@ async function refresh() {
     case "log": $("#log-md").textContent = await state.wiki.log(); break;
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
     case "settings": await renderSettings(); break;
+    case "ask": renderSessions(); break;
   }
   await renderStorage();
 }
@@ -137,11 +163,11 @@ async function addSource({ title, key, mime, content }) {
     content = converted.markdown;
     mime = "text/markdown";
   }
-  const report = await state.wiki.addSource({
+  const report = await write(() => state.wiki.addSource({
     title: title || undefined, key: key || undefined, mime, content, url,
     original, originalMime: original ? "text/html" : undefined,
     capturedAt: Date.now(),
-  });
+  }));
   const shown = title || report.key;
   setStatus(report.outcome === "added" ? t("sourceAdded", shown)
     : report.outcome === "unchanged" ? t("sourceUnchanged", shown) : t("sourceCorrected", shown));
@@ -166,15 +192,26 @@ async function compile() {
   $("#compile-cancel").hidden = false;
   const progress = $("#compile-progress");
   try {
-    const report = await state.wiki.compile({
+    const bar = $("#compile-bar");
+    bar.hidden = false; bar.value = 0;
+    let total = 1, index = 0;
+    const report = await write(() => state.wiki.compile({
       signal: controller.signal,
       onProgress: (p) => {
-        if (p.stage === "source") progress.textContent = t("compiling", p.index + 1, p.total, p.key);
+        if (p.stage === "source") {
+          total = p.total; index = p.index;
+          progress.textContent = t("compiling", p.index + 1, p.total, p.key);
+        } else if (p.stage === "integrated") {
+          progress.textContent = `${t("compiling", index + 1, total, p.key)} · ${p.done}/${p.total} ${p.page}`;
+        }
+        bar.value = (index + (p.stage === "committed" || p.stage === "failed" ? 1 : p.stage === "integrated" ? p.done / (p.total + 1) : 0)) / total;
       },
-    });
+    }));
+    bar.hidden = true;
     const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
     setStatus(report.compiled.length + report.failed.length === 0 ? t("nothingToCompile")
-      : t("compileDone", report.compiled.length, report.failed.length, pages), report.failed.length ? "error" : "info");
+      : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
+      report.failed.length ? "error" : "info");
     progress.textContent = "";
   } catch (e) {
     if (e && e.code === "CANCELLED") setStatus(t("cancelled"), "error"); else showError(e);
@@ -271,6 +308,166 @@ function openEditor(page) {
   $("#page-view").hidden = true;
 }
 
+// ---------------------------------------------------------------- search
+
+let searchSeq = 0;
+async function runSearch(text) {
+  const list = $("#search-results");
+  const seq = ++searchSeq;
+  if (!text.trim()) { list.hidden = true; return; }
+  const [results, pages] = await Promise.all([state.wiki.search(text, { k: 8, mode: "hybrid" }), state.wiki.pages()]);
+  if (seq !== searchSeq) return; // a newer query is on its way
+  const titles = new Map(pages.map((p) => [p.key, p]));
+  list.replaceChildren(...results.hits.map((h) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    const p = titles.get(h.key);
+    a.href = `#/page/${encodeURIComponent(h.key)}`;
+    a.textContent = p ? p.title : h.key;
+    const kind = document.createElement("span"); kind.className = "kind"; kind.textContent = p ? p.kind : "";
+    li.append(a, " ", kind);
+    return li;
+  }));
+  if (!results.hits.length) {
+    const li = document.createElement("li"); li.className = "empty"; li.textContent = t("noResults"); list.append(li);
+  }
+  list.hidden = false;
+}
+
+// ---------------------------------------------------------------- ask
+
+function sessionsKey() { return `llm-wiki.sessions.${state.wiki.name}`; }
+function loadSessions() {
+  try { return JSON.parse(localStorage.getItem(sessionsKey()) || "[]"); } catch { return []; }
+}
+function saveSessions(list) {
+  localStorage.setItem(sessionsKey(), JSON.stringify(list.slice(0, 50)));
+}
+
+/** Safe HTML for an answer: text escaped, `[[key|text]]` citations as page links, `- ` lists. */
+function answerHtml(markdown) {
+  const esc = (x) => x.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  const inline = (line) => esc(line).replace(/\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\\?\|([^\]]+))?\]\]/g, (_m, key, shown) =>
+    `<a class="wikilink" href="#/page/${encodeURIComponent(key.trim())}">${shown ? shown.trim() : key.trim()}</a>`);
+  const out = [];
+  let list = false;
+  for (const line of markdown.split("\n")) {
+    if (/^\s*[-*] /.test(line)) {
+      if (!list) { out.push("<ul>"); list = true; }
+      out.push(`<li>${inline(line.replace(/^\s*[-*] /, ""))}</li>`);
+      continue;
+    }
+    if (list) { out.push("</ul>"); list = false; }
+    if (line.trim()) out.push(`<p>${inline(line)}</p>`);
+  }
+  if (list) out.push("</ul>");
+  return out.join("");
+}
+
+function renderSessions() {
+  const sessions = loadSessions();
+  $("#sessions").replaceChildren(...sessions.map((s) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "#"; a.textContent = s.title;
+    a.addEventListener("click", (e) => { e.preventDefault(); state.session = s.id; renderConversation(); });
+    if (s.id === state.session) li.className = "active";
+    li.append(a);
+    return li;
+  }));
+  renderConversation();
+}
+
+function currentSession() {
+  return loadSessions().find((s) => s.id === state.session);
+}
+
+function renderConversation() {
+  const session = currentSession();
+  const box = $("#conversation");
+  box.replaceChildren();
+  for (const [i, turn] of (session ? session.turns : []).entries()) box.append(turnElement(turn, i));
+}
+
+function turnElement(turn, index) {
+  const div = document.createElement("div");
+  div.className = "turn";
+  const q = document.createElement("p"); q.className = "question"; q.textContent = turn.question;
+  const a = document.createElement("div"); a.className = "answer markdown"; a.innerHTML = answerHtml(turn.answer);
+  div.append(q, a);
+  const meta = document.createElement("p"); meta.className = "meta";
+  const bits = [];
+  if (turn.extractive) bits.push(t("extractiveNote"));
+  if (turn.removed) bits.push(t("removedCitations", turn.removed));
+  if (turn.usage && turn.usage.calls) bits.push(t("usage", turn.usage));
+  meta.textContent = bits.join(" · ");
+  div.append(meta);
+  if (turn.saved) {
+    const s = document.createElement("p"); s.className = "meta"; s.innerHTML = answerHtml(t("savedAs", turn.saved)); div.append(s);
+  } else if (turn.citations && turn.citations.length) {
+    const b = document.createElement("button"); b.textContent = t("saveToWiki"); b.dataset.testid = "save-answer";
+    b.addEventListener("click", async () => {
+      try {
+        const page = await write(() => state.wiki.saveAnswer(turn.question, turn.raw));
+        updateTurn(index, { saved: page.key });
+        renderConversation();
+      } catch (e) { showError(e); }
+    });
+    div.append(b);
+  }
+  return div;
+}
+
+function updateTurn(index, patch) {
+  const sessions = loadSessions();
+  const s = sessions.find((x) => x.id === state.session);
+  Object.assign(s.turns[index], patch);
+  s.updated = Date.now();
+  saveSessions(sessions);
+}
+
+async function ask(question) {
+  let sessions = loadSessions();
+  let session = sessions.find((s) => s.id === state.session);
+  if (!session) {
+    session = { id: `s${Date.now()}`, title: question.slice(0, 60), turns: [], updated: Date.now() };
+    sessions.unshift(session);
+    state.session = session.id;
+  }
+  const history = session.turns.slice(-6).map((x) => ({ question: x.question, answer: x.answer }));
+  const box = $("#conversation");
+  const live = document.createElement("div"); live.className = "turn";
+  const q = document.createElement("p"); q.className = "question"; q.textContent = question;
+  const a = document.createElement("div"); a.className = "answer streaming";
+  live.append(q, a);
+  box.append(live);
+  const controller = new AbortController();
+  state.askController = controller;
+  $("#ask-cancel").hidden = false;
+  let streamed = "";
+  try {
+    const writeBack = $("#ask-writeback").checked;
+    const call = () => state.wiki.ask(question, {
+      history, writeBack, signal: controller.signal,
+      onToken: (t) => { streamed += t; a.textContent = streamed; },
+    });
+    const answer = writeBack ? await write(call) : await call();
+    session.turns.push({
+      question, answer: answer.answer, citations: answer.citations, removed: answer.removedCitations.length,
+      extractive: answer.extractive, usage: answer.usage, saved: answer.saved || null, raw: answer,
+    });
+    session.updated = Date.now();
+    sessions = [session, ...sessions.filter((s) => s.id !== session.id)];
+    saveSessions(sessions);
+    renderSessions();
+  } catch (e) {
+    live.remove();
+    if (!(e && e.code === "CANCELLED")) showError(e);
+  } finally {
+    $("#ask-cancel").hidden = true;
+  }
+}
+
 // ---------------------------------------------------------------- settings
 
 async function renderSettings() {
@@ -344,7 +541,8 @@ async function exportVault() {
 }
 
 async function importVault(file) {
-  const report = await state.wiki.importVault(new Uint8Array(await file.arrayBuffer()));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const report = await write(() => state.wiki.importVault(bytes));
   setStatus(t("imported", report));
   await refresh();
 }
@@ -410,11 +608,11 @@ function wire() {
     e.preventDefault();
     try {
       const p = state.editing;
-      const saved = await state.wiki.putPage({
+      const saved = await write(() => state.wiki.putPage({
         key: p ? p.key : undefined, baseRevision: p ? p.revision : undefined,
         title: $("#page-title").value, kind: $("#page-kind").value,
         summary: $("#page-summary").value, body: $("#page-body").value,
-      });
+      }));
       $("#page-editor").hidden = true;
       setStatus(t("pageSaved", saved.title));
       await renderPages();
@@ -427,25 +625,40 @@ function wire() {
   });
   $("#settings-form").addEventListener("submit", async (e) => {
     e.preventDefault();
-    try { await state.wiki.setConfig(configFromForm()); setStatus(t("settingsSaved")); await renderSettings(); } catch (err) { showError(err); }
+    try { await write(() => state.wiki.setConfig(configFromForm())); setStatus(t("settingsSaved")); await renderSettings(); } catch (err) { showError(err); }
   });
   $("#cfg-test").addEventListener("click", () => testConnection().catch(showError));
   $("#pv-edit").addEventListener("click", () => openEditor(state.viewing));
   $("#pv-rename").addEventListener("click", async () => {
     const p = state.viewing; const title = prompt(t("askNewTitle"), p.title);
     if (!title || title === p.title) return;
-    try { const r = await state.wiki.renamePage(p.key, title); setStatus(t("pageRenamed", title)); await renderPages(); location.hash = `#/page/${encodeURIComponent(r.page.key)}`; route(); } catch (e) { showError(e); }
+    try { const r = await write(() => state.wiki.renamePage(p.key, title)); setStatus(t("pageRenamed", title)); await renderPages(); location.hash = `#/page/${encodeURIComponent(r.page.key)}`; route(); } catch (e) { showError(e); }
   });
   $("#pv-delete").addEventListener("click", async () => {
     const p = state.viewing;
     if (!confirm(t("confirmDeletePage", p.title))) return;
-    try { await state.wiki.deletePage(p.key); setStatus(t("pageDeleted", p.title)); $("#page-view").hidden = true; await renderPages(); } catch (e) { showError(e); }
+    try { await write(() => state.wiki.deletePage(p.key)); setStatus(t("pageDeleted", p.title)); $("#page-view").hidden = true; await renderPages(); } catch (e) { showError(e); }
   });
   $("#vault-export").addEventListener("click", () => exportVault().catch(showError));
+  let searchTimer;
+  $("#search").addEventListener("input", (e) => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => runSearch(e.target.value).catch(showError), 120);
+  });
+  $("#search-results").addEventListener("click", () => { $("#search-results").hidden = true; });
+  $("#ask-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const question = $("#question").value.trim();
+    if (!question) return;
+    $("#question").value = "";
+    ask(question).catch(showError);
+  });
+  $("#ask-cancel").addEventListener("click", () => state.askController?.abort());
+  $("#session-new").addEventListener("click", () => { state.session = null; renderSessions(); });
   $("#vault-import").addEventListener("change", (e) => { if (e.target.files[0]) importVault(e.target.files[0]).catch(showError); });
   window.addEventListener("hashchange", route);
   $("#schema-save").addEventListener("click", async () => {
-    try { await state.wiki.setSchema($("#schema-md").value); setStatus(t("schemaSaved")); } catch (e) { showError(e); }
+    try { await write(() => state.wiki.setSchema($("#schema-md").value)); setStatus(t("schemaSaved")); } catch (e) { showError(e); }
   });
   $("#persist").addEventListener("click", async () => {
     try {
@@ -466,3 +679,8 @@ async function main() {
 }
 
 main().catch(showError);
+
+// An offline app shell: the site keeps working without a network once loaded.
+if ("serviceWorker" in navigator && location.protocol !== "file:") {
+  navigator.serviceWorker.register("./sw.js").catch(() => {});
+}

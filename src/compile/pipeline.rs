@@ -30,7 +30,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::structured::chat_json;
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
-use crate::markdown::keys::{fold_key, unique_key};
+use crate::markdown::keys::fold_key;
 use crate::markdown::page::{clean_page, CleanOptions};
 use crate::markdown::resolve::Resolver;
 use crate::model::{
@@ -850,7 +850,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let key = match &r.target {
                 Target::Existing(k) => k.clone(),
                 Target::New { title, kind } => {
-                    let key = readable_unique_key(title, kind.as_str(), &taken);
+                    let key =
+                        crate::markdown::keys::readable_unique_key(title, kind.as_str(), &taken);
                     taken.insert(fold_key(&key));
                     created.insert(key.clone());
                     pages.insert(key.clone(), skeleton(key.clone(), title.clone(), *kind));
@@ -882,7 +883,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         {
             Some(k) => k.clone(),
             None => {
-                let key = readable_unique_key(&source.title, "source", &taken);
+                let key =
+                    crate::markdown::keys::readable_unique_key(&source.title, "source", &taken);
                 taken.insert(fold_key(&key));
                 created.insert(key.clone());
                 pages.insert(
@@ -1405,20 +1407,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .unwrap_or_default();
         Ok(added_paragraphs(&base, &strip_app_sections(&current.body)))
     }
-}
-
-/// A key for a new page: the title's key when free, else `Title (hint)`, else
-/// [`unique_key`]'s title-derived suffix.
-fn readable_unique_key(title: &str, hint: &str, taken: &BTreeSet<String>) -> String {
-    let plain = crate::markdown::keys::page_key(title);
-    if !taken.contains(&fold_key(&plain)) {
-        return plain;
-    }
-    let hinted = crate::markdown::keys::page_key(&format!("{title} ({hint})"));
-    if !taken.contains(&fold_key(&hinted)) {
-        return hinted;
-    }
-    unique_key(title, |k| taken.contains(k))
 }
 
 /// How claims with the same source and quote are ranked to pick the one a contradiction names:

@@ -137,6 +137,25 @@ pub fn unique_key(title: &str, taken: impl Fn(&str) -> bool) -> String {
     unreachable!("u32 counter exhausted")
 }
 
+/// A key for a new page that reads well: the title's key when free (case-insensitively, `taken`
+/// holds [`fold_key`]s), else `Title (hint)` (e.g. `Widgetron (source)`), else [`unique_key`]'s
+/// title-derived suffix.
+pub fn readable_unique_key(
+    title: &str,
+    hint: &str,
+    taken: &std::collections::BTreeSet<String>,
+) -> String {
+    let plain = page_key(title);
+    if !taken.contains(&fold_key(&plain)) {
+        return plain;
+    }
+    let hinted = page_key(&format!("{title} ({hint})"));
+    if !taken.contains(&fold_key(&hinted)) {
+        return hinted;
+    }
+    unique_key(title, |k| taken.contains(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -310,10 +310,15 @@ impl QueryModel for OfflineQuery {
         cancel: &Cancel,
     ) -> Result<(String, TokenUsage)> {
         cancel.check()?;
-        let q = crate::search::tokenizer::tokenize(question);
-        let q: BTreeSet<&str> = q.iter().map(String::as_str).collect();
-        let mut scored: Vec<(usize, usize, usize, String)> = Vec::new(); // (score, page order, sentence order, line)
-        for (pi, (key, _, text)) in pages.iter().enumerate() {
+        // Question terms without function words; each weighs its rarity among the candidate
+        // sentences (idf = ln(1 + N / df)), so "ownership" counts and "is" does not.
+        let stop = crate::offline::textrank::STOPWORDS;
+        let q: BTreeSet<String> = crate::search::tokenizer::tokenize(question)
+            .into_iter()
+            .filter(|t| !stop.contains(&t.as_str()))
+            .collect();
+        let mut candidates: Vec<(usize, usize, String, BTreeSet<String>)> = Vec::new(); // (page, sentence, text, matched)
+        for (pi, (_, _, text)) in pages.iter().enumerate() {
             let plain = crate::compile::integrate::strip_refs(&strip_definitions(text));
             for (si, s) in crate::offline::blocks::blocks(&plain)
                 .into_iter()
@@ -324,26 +329,44 @@ impl QueryModel for OfflineQuery {
                 .flat_map(|t| crate::offline::blocks::sentences(&t))
                 .enumerate()
             {
-                let toks = crate::search::tokenizer::tokenize(&s);
-                let score = toks
-                    .iter()
-                    .filter(|t| q.contains(t.as_str()))
-                    .collect::<BTreeSet<_>>()
-                    .len();
-                if score > 0 {
-                    scored.push((score, pi, si, format!("- {s} [[{key}]]")));
-                }
+                let matched: BTreeSet<String> = crate::search::tokenizer::tokenize(&s)
+                    .into_iter()
+                    .filter(|t| q.contains(t))
+                    .collect();
+                candidates.push((pi, si, s, matched));
             }
         }
-        crate::util::sort_by(&mut scored, &|a, b| {
-            b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        let n = candidates.len().max(1) as f64;
+        let df = |t: &String| candidates.iter().filter(|c| c.3.contains(t)).count().max(1) as f64;
+        let idf: BTreeMap<&String, f64> = q.iter().map(|t| (t, (1.0 + n / df(t)).ln())).collect();
+        // One line per sentence, citing up to two of the pages that state it.
+        let mut by_sentence: BTreeMap<String, Passage> = BTreeMap::new();
+        for (pi, si, s, matched) in &candidates {
+            let score: f64 = matched.iter().map(|t| idf[t]).sum();
+            if score <= 0.0 {
+                continue;
+            }
+            let e = by_sentence
+                .entry(s.clone())
+                .or_insert((score, *pi, *si, Vec::new()));
+            if e.3.len() < 2 && !e.3.contains(&pages[*pi].0) {
+                e.3.push(pages[*pi].0.clone());
+            }
+        }
+        let mut ranked: Vec<(String, Passage)> = by_sentence.into_iter().collect();
+        crate::util::sort_by(&mut ranked, &|a, b| {
+            b.1 .0
+                .total_cmp(&a.1 .0)
+                .then(a.1 .1.cmp(&b.1 .1))
+                .then(a.1 .2.cmp(&b.1 .2))
         });
-        let mut seen = BTreeSet::new();
-        let lines: Vec<String> = scored
+        let lines: Vec<String> = ranked
             .into_iter()
-            .filter(|s| seen.insert(s.3.clone()))
             .take(5)
-            .map(|s| s.3)
+            .map(|(s, (_, _, _, keys))| {
+                let cites: Vec<String> = keys.iter().map(|k| format!("[[{k}]]")).collect();
+                format!("- {s} {}", cites.join(" "))
+            })
             .collect();
         let text = if lines.is_empty() {
             format!("{EXTRACTIVE_NOTE}\n\nThe wiki has no passage about this question.")
@@ -360,6 +383,9 @@ impl QueryModel for OfflineQuery {
         true
     }
 }
+
+/// A candidate passage of an extractive answer: score, page order, sentence order, citing pages.
+type Passage = (f64, usize, usize, Vec<String>);
 
 /// A body without footnote definition lines (they repeat quotes, not the page's prose).
 fn strip_definitions(body: &str) -> String {
@@ -626,7 +652,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .map(|p| crate::markdown::keys::fold_key(&p.key))
             .collect();
-        let key = crate::markdown::keys::unique_key(&title, |k| taken.contains(k));
+        let key = crate::markdown::keys::readable_unique_key(&title, "analysis", &taken);
         let now = self.clock.now_ms();
         let mut body = answer.answer.trim().to_string();
         body.push_str("\n\n## Sources\n\n");

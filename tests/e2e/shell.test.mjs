@@ -108,10 +108,31 @@ test("with no endpoint, Rust Book chapters dropped as HTML compile offline into 
   const target = await firstLink.getAttribute("data-page");
   await firstLink.click();
   await page.waitForFunction((t) => document.querySelector("#pv-title").textContent.length > 0 && location.hash.includes(encodeURIComponent(t)), target);
+  // Instant search finds pages; Chinese and English.
+  await page.fill("#search", "borrowing references");
+  await page.waitForSelector("#search-results:not([hidden]) li a");
+  assert.match(await page.textContent("#search-results"), /Borrowing|References/);
+  await page.keyboard.press("Escape");
+
+  // Ask (offline: an extractive, cited answer), then save it to the wiki.
+  await page.click("#tabs button[data-tab=ask]");
+  await page.fill("#question", "What is ownership?");
+  await page.click("#ask-submit");
+  await page.waitForSelector("#conversation .turn .answer a.wikilink");
+  assert.match(await page.textContent("#conversation"), /Offline: this answer quotes/);
+  await page.click("#conversation [data-testid=save-answer]");
+  await page.waitForFunction(() => /Saved as/.test(document.querySelector("#conversation").textContent));
+  await page.screenshot({ path: `${artifacts}/offline-ask.png`, fullPage: true });
+
   await page.reload();
   await page.waitForSelector("body[data-ready=true]");
+  // The session survived the reload.
+  await page.click("#tabs button[data-tab=ask]");
+  await page.waitForSelector("#sessions li a");
+  assert.match(await page.textContent("#sessions"), /What is ownership\?/);
   await page.click("#tabs button[data-tab=index]");
   await page.waitForFunction(() => document.querySelector("#index-md").textContent.includes("[[Ownership]]"));
+  assert.match(await page.textContent("#index-md"), /## Analyses/);
   // Nothing but the page's own origin was contacted.
   const origin = new URL(server.url).origin;
   assert.deepEqual(log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith("data:")), []);
