@@ -912,3 +912,54 @@ fn the_offline_provider_compiles_without_any_request() {
         .iter()
         .all(|p| p.tags.contains(&"offline".to_string())));
 }
+
+#[test]
+fn rust_book_through_the_scripted_endpoint() {
+    use llm_wiki::llm::config::{Config, Provider};
+    use llm_wiki::llm::scripted::server::InProcess;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rust-book");
+    let list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/chapters.json")).unwrap())
+            .unwrap();
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "book");
+    for c in list["chapters"].as_array().unwrap() {
+        let c = c.as_str().unwrap();
+        add(
+            &w,
+            c,
+            &std::fs::read_to_string(format!("{dir}/{c}.md")).unwrap(),
+        );
+    }
+    let config = Config {
+        provider: Provider::OpenAiCompatible,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        model: "scripted-chat".into(),
+        context_window: 16_384,
+        ..Config::default()
+    };
+    block_on(w.set_llm_config(config)).unwrap();
+    let r = block_on(w.compile_configured(
+        InProcess::new(vec![]),
+        &CompileOptions::default(),
+        &|_| {},
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    assert_eq!(r.compiled.len(), 10);
+    // Pages the size of the reply cap were extended (append mode) rather than cut off; every
+    // link resolves; the summaries of every chapter are in index.md.
+    let pages = block_on(w.all_pages()).unwrap();
+    let keys: Vec<&str> = pages.iter().map(|p| p.key.as_str()).collect();
+    for p in &pages {
+        for l in links_of(&p.body) {
+            let t = l.split(['|', '#']).next().unwrap().trim_end_matches('\\');
+            assert!(keys.contains(&t), "{} links to missing {l}", p.key);
+        }
+    }
+    let index = block_on(w.index()).unwrap();
+    for s in block_on(w.sources()).unwrap() {
+        assert!(index.contains(&format!("[[{}", s.summary_page.unwrap())));
+    }
+}

@@ -254,10 +254,11 @@ pub fn chunk_text(
     if est.estimate(text) <= max_tokens {
         return vec![text.to_string()];
     }
-    // Pieces no larger than max_tokens.
+    // Pieces no larger than max_tokens: paragraphs, with a fenced code block kept whole (a cut
+    // inside a fence would turn the rest of the chunk into code).
     let mut pieces: Vec<String> = Vec::new();
-    for para in text.split("\n\n") {
-        split_piece(para, max_tokens, est, &mut pieces);
+    for para in paragraphs_outside_fences(text) {
+        split_piece(&para, max_tokens, est, &mut pieces);
     }
     let mut chunks: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -289,6 +290,42 @@ pub fn chunk_text(
         chunks.push(current);
     }
     chunks
+}
+
+/// Splits at blank lines that are not inside a fenced code block.
+fn paragraphs_outside_fences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut fence: Option<&str> = None;
+    for line in text.split('\n') {
+        let t = line.trim_start();
+        let marker = if t.starts_with("```") {
+            Some("```")
+        } else if t.starts_with("~~~") {
+            Some("~~~")
+        } else {
+            None
+        };
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(f), Some(m)) if f == m => fence = None,
+            _ => {}
+        }
+        if line.trim().is_empty() && fence.is_none() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if !cur.is_empty() {
+            cur.push('\n');
+        }
+        cur.push_str(line);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
@@ -426,6 +463,22 @@ mod tests {
         }
         let last_of_first = chunks[0].rsplit("\n\n").next().unwrap();
         assert!(chunks[1].starts_with(last_of_first));
+    }
+
+    #[test]
+    fn fenced_code_is_not_cut_at_its_blank_lines() {
+        let est = TokenEstimator::default();
+        let text = format!(
+            "Intro paragraph here.\n\n```rust\nfn a() {{}}\n\nfn b() {{}}\n```\n\n{}",
+            "Tail sentence. ".repeat(30)
+        );
+        let chunks = chunk_text(&text, 40, 0, &est);
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c.contains("```rust\nfn a() {}\n\nfn b() {}\n```")),
+            "{chunks:#?}"
+        );
     }
 
     #[test]

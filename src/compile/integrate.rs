@@ -56,15 +56,28 @@ pub struct IntegrateInput {
     pub link_targets: Vec<(String, String)>,
     /// schema.md.
     pub schema_md: String,
+    /// Append mode: the page is too long to rewrite within the reply cap, so the model writes
+    /// only new prose for the facts, which the app appends; `current_body` then holds the page's
+    /// headings only, for context.
+    #[serde(default)]
+    pub append: bool,
 }
 
 /// What the integrate call returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageDraft {
-    /// The full new markdown body (no frontmatter).
+    /// The full new markdown body (no frontmatter); in append mode, only the text to append.
     pub body: String,
     /// One line for index.md.
     pub summary: String,
+}
+
+/// The outline of a body (its heading lines), what an append-mode prompt shows of a long page.
+pub fn outline(body: &str) -> String {
+    body.lines()
+        .filter(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// JSON Schema of [`PageDraft`] (strict-mode compatible).

@@ -59,6 +59,11 @@ pub trait CompileModel {
     ) -> Result<(PageDraft, TokenUsage)>;
     /// A name for the log and for pages' provenance (`llm:<model>`, `offline`).
     fn name(&self) -> String;
+    /// Whether replies are bounded by an output-token cap (an LLM): then a chunk of source text
+    /// is kept to what an extraction of it can fit in a reply.
+    fn bounded_replies(&self) -> bool {
+        true
+    }
 }
 
 /// The compile model backed by a chat-completion endpoint.
@@ -155,7 +160,9 @@ pub struct CompileOptions {
     /// Share of the context window for the index slice in extract prompts. Range 0.05–0.5;
     /// default 0.2.
     pub index_share: f64,
-    /// Cap on the tokens (input + output) of this compile; `None` for no cap.
+    /// Cap on the tokens (input + output) of each source's compile — one operation (Decision 12);
+    /// `None` for no cap. A source that would exceed it fails with `LLM_BUDGET_EXCEEDED` and the
+    /// wiki is left as it was.
     pub token_budget: Option<u64>,
     /// Token estimation (Decision 12).
     pub estimator: TokenEstimator,
@@ -439,7 +446,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
-            let chunk_budget = window.saturating_sub(output + overhead).max(256);
+            let chunk_budget = extract_chunk_budget(window, output, overhead, true);
             let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
             let headings = text
                 .lines()
@@ -523,6 +530,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 index,
                 total,
             });
+            // The cap is per operation: each source starts from zero.
+            budget.used.set(0);
             match self.compile_source(model, &source, &run).await {
                 Ok(r) => {
                     on_progress(&Progress::Committed {
@@ -628,12 +637,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             + est.estimate(&slice)
             + est.estimate(&existing)
             + 200;
-        let chunk_budget = window.saturating_sub(output + overhead).max(256);
-        let chunks = chunk_text(text, chunk_budget, chunk_budget / 10, est);
-        let parts = chunks.len();
+        let chunk_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
+        let mut queue: std::collections::VecDeque<(String, u8)> =
+            chunk_text(text, chunk_budget, chunk_budget / 10, est)
+                .into_iter()
+                .map(|c| (c, 0))
+                .collect();
+        let mut parts = queue.len();
         let mut extraction = Extraction::default();
         let mut usage = TokenUsage::default();
-        for (i, chunk) in chunks.into_iter().enumerate() {
+        let mut i = 0;
+        while let Some((chunk, depth)) = queue.pop_front() {
             if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
@@ -648,13 +662,33 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 existing_claims: existing.clone(),
             };
             budget.check(est.estimate(&prompt::extract_user(&input)) + overhead + output)?;
-            let (e, u) = model.extract(&input, cancel).await?;
+            let (e, u) = match model.extract(&input, cancel).await {
+                // The reply did not fit the output cap: ask again about half the text at a time
+                // (a changed request, at most twice deeper; field case F03). Never parse a cut reply.
+                Err(Error::LlmTruncated { .. }) if depth < 2 && est.estimate(&input.text) > 64 => {
+                    let half = (est.estimate(&input.text) / 2).max(32);
+                    let pieces = chunk_text(&input.text, half, 0, est);
+                    if pieces.len() > 1 {
+                        parts += pieces.len() - 1;
+                        for p in pieces.into_iter().rev() {
+                            queue.push_front((p, depth + 1));
+                        }
+                        continue;
+                    }
+                    return Err(Error::LlmTruncated {
+                        reason: "length".into(),
+                        max_tokens: Some(output as u32),
+                    });
+                }
+                other => other?,
+            };
             budget.spend(&u);
             usage.add(&u);
             extraction.merge(e);
+            i += 1;
             on_progress(&Progress::Extracted {
                 key: source.key.clone(),
-                part: i + 1,
+                part: i,
                 parts,
             });
         }
@@ -684,7 +718,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             extraction,
             slice_keys,
         };
-        let mut drafts: HashMap<String, PageDraft> = HashMap::new();
+        let mut drafts: HashMap<String, Draft> = HashMap::new();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -695,7 +729,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Some((page, _)) => self.human_paragraphs(&page.key, page).await?.join("\n\n"),
                 None => String::new(),
             };
-            let plan = self.plan(source, &extracted, &snap, op, &base)?;
+            let mut plan = self.plan(source, &extracted, &snap, op, &base)?;
+            // A page too long to rewrite within the reply cap is extended instead (append mode).
+            for input in &mut plan.integrate {
+                if options.estimator.estimate(&input.current_body) > options.max_output_tokens / 2 {
+                    input.append = true;
+                    input.current_body = super::integrate::outline(&input.current_body);
+                }
+            }
             // Integrate the pages whose input changed since the last attempt.
             let todo: Vec<(String, IntegrateInput, String)> = plan
                 .integrate
@@ -709,7 +750,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let total = todo.len();
             let done = std::cell::Cell::new(0usize);
             let parallelism = options.parallelism.clamp(1, 16);
-            let results: Vec<Result<(String, PageDraft, TokenUsage)>> =
+            let results: Vec<Result<(String, Draft, TokenUsage)>> =
                 stream::iter(todo.into_iter().map(|(page, input, ck)| {
                     let done = &done;
                     async move {
@@ -720,7 +761,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             options.estimator.estimate(&prompt::integrate_user(&input))
                                 + options.max_output_tokens,
                         )?;
-                        let (draft, u) = model.integrate(&input, cancel).await?;
+                        let (draft, append, u) = integrate_fitting(model, input, cancel).await?;
                         budget.spend(&u);
                         done.set(done.get() + 1);
                         on_progress(&Progress::Integrated {
@@ -729,7 +770,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             done: done.get(),
                             total,
                         });
-                        Ok((ck, draft, u))
+                        Ok((ck, (draft, append), u))
                     }
                 }))
                 .buffer_unordered(parallelism)
@@ -753,6 +794,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
     }
 }
+
+/// A page draft and whether it is to be appended (append mode) rather than replace the body.
+type Draft = (PageDraft, bool);
 
 /// What the extract step produced for one source.
 struct Extracted {
@@ -1108,6 +1152,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         .cloned()
                         .collect(),
                     schema_md: snap.schema_md.clone(),
+                    append: false,
                 }
             })
             .collect();
@@ -1162,7 +1207,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         source: &Source,
         snap: &Snapshot,
         plan: Plan,
-        drafts: &HashMap<String, PageDraft>,
+        drafts: &HashMap<String, Draft>,
         usage: &TokenUsage,
         model: &M,
     ) -> Result<SourceReport> {
@@ -1248,8 +1293,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut held: Vec<(String, Page)> = Vec::new();
         for input in &integrate {
             let ck = serde_json::to_string(input).expect("serialisable");
-            let draft = drafts.get(&ck).expect("every integrate input has a draft");
-            let body = finalize(&input.key, &draft.body);
+            let (draft, append) = drafts.get(&ck).expect("every integrate input has a draft");
+            let body = if *append {
+                // Appended to the page as it is (the model saw only its headings).
+                let current = strip_app_sections(&pages[&input.key].body);
+                finalize(
+                    &input.key,
+                    &format!("{}\n\n{}", current.trim_end(), draft.body.trim()),
+                )
+            } else {
+                finalize(&input.key, &draft.body)
+            };
             let page = pages.get_mut(&input.key).expect("page");
             if !draft.summary.trim().is_empty() && page.kind != PageKind::Source {
                 page.summary = draft
@@ -1407,6 +1461,43 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .unwrap_or_default();
         Ok(added_paragraphs(&base, &strip_app_sections(&current.body)))
     }
+}
+
+/// One integrate call that fits the reply cap: when the reply is cut off (F03), ask again in append
+/// mode with half the facts (the others are listed by the app under `## Facts`), at most twice.
+/// Returns the draft, whether it is to be appended, and the usage of every call.
+async fn integrate_fitting<M: CompileModel>(
+    model: &M,
+    mut input: IntegrateInput,
+    cancel: &Cancel,
+) -> Result<(PageDraft, bool, TokenUsage)> {
+    let mut usage = TokenUsage::default();
+    for attempt in 0..3 {
+        match model.integrate(&input, cancel).await {
+            Ok((draft, u)) => {
+                usage.add(&u);
+                return Ok((draft, input.append, usage));
+            }
+            Err(Error::LlmTruncated { .. }) if attempt < 2 => {
+                if !input.append {
+                    input.append = true;
+                    input.current_body = super::integrate::outline(&input.current_body);
+                }
+                let keep = (input.facts.len() / 2).max(1);
+                input.facts.truncate(keep);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns on its last attempt")
+}
+
+/// The most source text one extract call reads: what fits the window after the reply and the
+/// prompt, and — for a model with bounded replies — at most twice the reply cap, since an
+/// extraction (claims with verbatim quotes) runs to about half the length of its text.
+fn extract_chunk_budget(window: u64, output: u64, overhead: u64, bounded: bool) -> u64 {
+    let fits = window.saturating_sub(output + overhead);
+    if bounded { fits.min(2 * output) } else { fits }.max(256)
 }
 
 /// How claims with the same source and quote are ranked to pick the one a contradiction names:

@@ -122,10 +122,15 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
         escape_block(&input.schema_md)
     ));
     s.push_str(&format!(
-        "<page {} {} {}>\n{}\n</page>\n\n",
+        "<page {} {} {}{}>\n{}\n</page>\n\n",
         attr("key", &input.key),
         attr("title", &input.title),
         attr("kind", input.kind.as_str()),
+        if input.append {
+            format!(" {}", attr("mode", "append"))
+        } else {
+            String::new()
+        },
         escape_block(&input.current_body)
     ));
     s.push_str(&format!(
@@ -153,7 +158,11 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
     for (key, title) in &input.link_targets {
         s.push_str(&format!("- {}\n", crate::documents::link_to(key, title)));
     }
-    s.push_str("</link-targets>\n\nReturn the JSON for the new page.");
+    s.push_str(if input.append {
+        "</link-targets>\n\nThe page is long: <page> shows only its headings. Return JSON whose body is only the new text for the facts, to be appended to the page."
+    } else {
+        "</link-targets>\n\nReturn the JSON for the new page."
+    });
     s
 }
 

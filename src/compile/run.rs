@@ -8,7 +8,6 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::llm::client::HttpLlm;
 use crate::llm::config::Provider;
-use crate::llm::structured::Budgeted;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, Purpose};
 use crate::offline::OfflineCompiler;
@@ -48,9 +47,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let resolved = config.resolve(Purpose::Compile);
         let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
-        let budgeted = Budgeted::new(&llm, &config, Purpose::Compile);
+        // The token budget is enforced per source (one operation each) by the pipeline.
         let model = LlmCompiler {
-            llm: &budgeted,
+            llm: &llm,
             max_output_tokens: Some(resolved.max_output_tokens),
             model_name: resolved.model.clone(),
         };

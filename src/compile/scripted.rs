@@ -230,6 +230,8 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
         }
     }
 
+    // A model asked for the key claims gives a bounded list.
+    claims.truncate(24);
     let summary: String = first_sentences
         .iter()
         .take(3)
@@ -256,7 +258,13 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
 pub fn integrate_reply(user: &str) -> serde_json::Value {
     let (attrs, current) = block(user, "page").unwrap_or(("", ""));
     let key = attr_value(attrs, "key").unwrap_or_default();
-    let current = unescape_block(current);
+    // In append mode only the new text is asked for.
+    let append = attr_value(attrs, "mode").as_deref() == Some("append");
+    let current = if append {
+        String::new()
+    } else {
+        unescape_block(current)
+    };
     let brief = block(user, "brief")
         .map(|(_, b)| unescape_block(b))
         .unwrap_or_default();
@@ -304,7 +312,7 @@ pub fn integrate_reply(user: &str) -> serde_json::Value {
         .filter(|l| !retracted.iter().any(|id| l.contains(&format!("[^{id}]"))))
         .map(str::to_string)
         .collect();
-    if current.trim().is_empty() && !brief.trim().is_empty() {
+    if current.trim().is_empty() && !brief.trim().is_empty() && !append {
         body.push(brief.trim().to_string());
         body.push(String::new());
     }

@@ -339,4 +339,8 @@ impl CompileModel for OfflineCompiler {
     fn name(&self) -> String {
         OFFLINE.to_string()
     }
+
+    fn bounded_replies(&self) -> bool {
+        false
+    }
 }

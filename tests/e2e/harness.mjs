@@ -29,6 +29,25 @@ export function startServer() {
   });
 }
 
+/**
+ * The scripted LLM endpoint (tests/support/scripted_llm_server.rs): the one scripts/test.sh
+ * started (LLM_WIKI_TEST_ENDPOINT), else a new one on a free port. Resolves to { url, stop }.
+ */
+export function scriptedEndpoint() {
+  if (process.env.LLM_WIKI_TEST_ENDPOINT) return Promise.resolve({ url: process.env.LLM_WIKI_TEST_ENDPOINT, stop: () => {} });
+  return new Promise((resolve, reject) => {
+    const bin = `${process.env.CARGO_TARGET_DIR || `${root}/target`}/debug/examples/scripted-llm-server`;
+    const child = spawn(bin, ["--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve({ url: m[1], stop: () => child.kill() });
+    });
+    child.on("error", (e) => reject(new Error(`start ${bin} (cargo build --example scripted-llm-server): ${e.message}`)));
+  });
+}
+
 /** Launches headless Chromium. */
 export function launch() {
   return chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
