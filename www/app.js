@@ -112,6 +112,7 @@ async function refresh() {
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
     case "settings": await renderSettings(); break;
     case "ask": renderSessions(); break;
+    case "lint": break;
   }
   await renderStorage();
 }
@@ -278,6 +279,15 @@ async function viewPage(key) {
       pre.hidden = false;
     });
     li.append(`${t("revision")} ${r.number} · ${t("by")} ${r.author} · op ${r.op} · ${formatTime(r.time)} `, show);
+    if (r.number !== p.revision && r.pageState) {
+      const back = document.createElement("a");
+      back.href = "#"; back.textContent = t("revert");
+      back.addEventListener("click", async (e) => {
+        e.preventDefault();
+        try { await write(() => state.wiki.revert(p.key, r.number)); setStatus(t("reverted", r.number)); await viewPage(p.key); } catch (err) { showError(err); }
+      });
+      li.append(" · ", back);
+    }
     return li;
   }));
   $("#pv-revision").hidden = true;
@@ -468,6 +478,44 @@ async function ask(question) {
   }
 }
 
+// ---------------------------------------------------------------- lint
+
+async function runLint() {
+  const findings = await state.wiki.lint();
+  const count = (s) => findings.filter((f) => f.severity === s).length;
+  $("#lint-summary").textContent = findings.length ? t("lintSummary", count("error"), count("warning"), count("info")) : t("lintClean");
+  $("#lint-findings").replaceChildren(...findings.map((f) => {
+    const li = document.createElement("li");
+    li.className = `finding ${f.severity}`;
+    li.dataset.kind = f.kind;
+    const badge = document.createElement("span"); badge.className = "kind"; badge.textContent = f.kind;
+    li.append(badge, " ");
+    if (f.page) {
+      const a = document.createElement("a"); a.href = `#/page/${encodeURIComponent(f.page)}`; a.textContent = f.page;
+      li.append(a, ": ");
+    }
+    li.append(f.message);
+    if (f.fix) {
+      const b = document.createElement("button"); b.textContent = t("fix"); b.dataset.testid = "apply-fix";
+      b.addEventListener("click", async () => {
+        try {
+          const options = {};
+          if (f.fix.action === "resolveContradiction") {
+            const note = prompt(t("askNote"));
+            if (note === null) return;
+            options.note = note;
+          }
+          await write(() => state.wiki.applyFix(f.id, options));
+          setStatus(t("fixed"));
+          await runLint();
+        } catch (e) { showError(e); }
+      });
+      li.append(" ", b);
+    }
+    return li;
+  }));
+}
+
 // ---------------------------------------------------------------- settings
 
 async function renderSettings() {
@@ -655,6 +703,7 @@ function wire() {
   });
   $("#ask-cancel").addEventListener("click", () => state.askController?.abort());
   $("#session-new").addEventListener("click", () => { state.session = null; renderSessions(); });
+  $("#lint-run").addEventListener("click", () => runLint().catch(showError));
   $("#vault-import").addEventListener("change", (e) => { if (e.target.files[0]) importVault(e.target.files[0]).catch(showError); });
   window.addEventListener("hashchange", route);
   $("#schema-save").addEventListener("click", async () => {

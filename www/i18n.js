@@ -45,6 +45,9 @@ export const strings = {
     usage: (u) => `${u.input} tokens in, ${u.output} out, ${u.calls} call(s)${u.estimated ? " (estimated)" : ""}`,
     otherTabChanged: "Another tab changed this wiki; the view was refreshed.",
     waitingForOtherTab: "Another tab is writing to this wiki; waiting…",
+    lint: "Lint", runLint: "Check the wiki", fix: "Fix", revert: "revert",
+    lintSummary: (e, w, i) => `${e} error(s), ${w} warning(s), ${i} note(s)`, lintClean: "No problems found.",
+    askNote: "How was it settled? (a short note)", fixed: "Fixed.", reverted: (n) => `Reverted to revision ${n}.`,
   },
   zh: {
     appName: "llm-wiki", wiki: "知识库", newWiki: "新建知识库", deleteWiki: "删除知识库",
@@ -91,6 +94,9 @@ export const strings = {
     usage: (u) => `输入 ${u.input} token，输出 ${u.output}，调用 ${u.calls} 次${u.estimated ? "（估算）" : ""}`,
     otherTabChanged: "另一个标签页修改了此知识库；视图已刷新。",
     waitingForOtherTab: "另一个标签页正在写入此知识库；等待中…",
+    lint: "检查", runLint: "检查知识库", fix: "修复", revert: "恢复",
+    lintSummary: (e, w, i) => `${e} 个错误，${w} 个警告，${i} 条提示`, lintClean: "没有发现问题。",
+    askNote: "如何解决的？（简短说明）", fixed: "已修复。", reverted: (n) => `已恢复到修订 ${n}。`,
   },
 };
 

@@ -165,6 +165,27 @@ fn trim_blank_runs(s: &str) -> String {
     out
 }
 
+/// Removes the callout of contradiction `id` (its `> [!contradiction] … (id)` block) from a body.
+pub fn remove_callout(body: &str, id: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut skipping = false;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if t.starts_with("> [!contradiction]") {
+            skipping = t.contains(&format!("({id})"));
+            if skipping {
+                continue;
+            }
+        } else if skipping && !t.starts_with('>') {
+            skipping = false;
+        }
+        if !skipping {
+            out.push(line);
+        }
+    }
+    trim_blank_runs(&out.join("\n"))
+}
+
 /// Removes what cites one of `ids`: a whole list item or heading line, else just the sentences of a
 /// paragraph line that cite it.
 pub fn remove_citing_lines(body: &str, ids: &BTreeSet<String>) -> String {

@@ -528,6 +528,53 @@ impl Wiki {
         })
     }
 
+    /// Checks the wiki's health: findings (id, kind, severity, page, related, message, fix) sorted
+    /// by severity. Apply a finding's fix with `applyFix(id)`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Finding[]>")]
+    pub fn lint(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Partial<LintOptions> | undefined")] options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let options: crate::lint::LintOptions = if options.is_object() {
+                interop::json_to_rust("lint options", &options)?
+            } else {
+                Default::default()
+            };
+            result_to_js(inner.core.lint(&options).await)
+        })
+    }
+
+    /// Applies the fix of a current lint finding, as one operation. For a contradiction, `note`
+    /// says how it was settled and `scoped: true` keeps both claims (status `scoped`).
+    #[wasm_bindgen(js_name = applyFix, unchecked_return_type = "Promise<Operation>")]
+    pub fn apply_fix(
+        &self,
+        id: String,
+        #[wasm_bindgen(unchecked_param_type = "{ note?: string, scoped?: boolean } | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let note = Reflect::get(&options, &"note".into())
+                .ok()
+                .and_then(|v| v.as_string());
+            let scoped = Reflect::get(&options, &"scoped".into())
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            result_to_js(inner.core.apply_fix(&id, note.as_deref(), scoped).await)
+        })
+    }
+
+    /// Restores a page to an earlier revision, as a new revision (history is kept).
+    #[wasm_bindgen(unchecked_return_type = "Promise<Page>")]
+    pub fn revert(&self, key: String, revision: f64) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.revert(&key, revision as u64).await) })
+    }
+
     /// Searches the pages. `options`: `k` (default 10), `mode` `"bm25"` | `"vector"` |
     /// `"hybrid"` (default), `queryVector` `{ model, vector }` for the vector modes, `depth`,
     /// `explain`. Each hit has `key`, `score` and `explain` (ranks, BM25 per-term breakdown,

@@ -111,6 +111,15 @@ test("the main job: 10 Rust Book chapters → compiled wiki → questions → sa
   const t3 = Date.now();
   await page.screenshot({ path: `${artifacts}/main-ask.png`, fullPage: true });
 
+  // Lint: no broken links, no index drift.
+  await page.click("#tabs button[data-tab=lint]");
+  await page.click("#lint-run");
+  await page.waitForFunction(() => document.querySelector("#lint-summary").textContent.length > 0);
+  assert.equal(await page.locator("#lint-findings li[data-kind=broken-link]").count(), 0);
+  assert.equal(await page.locator("#lint-findings li[data-kind=index-drift]").count(), 0);
+  const lintSummary = await page.textContent("#lint-summary");
+  await page.screenshot({ path: `${artifacts}/main-lint.png`, fullPage: true });
+
   const facts = await inspect(page);
   assert.equal(facts.missing, 0, "0 broken links");
   for (const c of citations) assert.ok(facts.keys.includes(c), `citation ${c} resolves to a page`);
@@ -142,7 +151,7 @@ test("the main job: 10 Rust Book chapters → compiled wiki → questions → sa
     mainJob: {
       sources: chapters.length, pages: facts.pages, links: facts.links, brokenLinks: facts.missing,
       contradictionCallouts: facts.contradictions, tokens: facts.usage, citations: citations.length,
-      exportBytes: first.length, requests: log.requests.length,
+      exportBytes: first.length, requests: log.requests.length, lint: lintSummary,
       ms: { addSources: t1 - t0, compile: t2 - t1, questions: t3 - t2 },
     },
   }));

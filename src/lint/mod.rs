@@ -1,0 +1,764 @@
+//! Lint: deterministic checks of the wiki's health, as structured findings with proposed fixes
+//! that the user applies one by one ([`Wiki::apply_fix`]), each a committed operation.
+//!
+//! Checks: orphan pages, broken links (with the likely target), ambiguous links, links to missing
+//! headings or blocks, missing attachments, malformed links, names linked on several pages without
+//! a page of their own, likely duplicate pages (one name's words contained in another's), pages
+//! without sources, pages whose sources changed or were removed since they were compiled, source
+//! texts that no longer match their hash, stale pages, open contradictions, and index drift.
+//!
+//! *Invariant:* a fix never rewrites a link that already resolves and never points a page at itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::clock::Clock;
+use crate::compile::resolve::match_key;
+use crate::documents;
+use crate::error::{Error, Result};
+use crate::markdown::resolve::{attachment_extension, fold_name, LinkGraph, Resolution, Resolver};
+use crate::markdown::wikilinks::{self, Fragment, Item};
+use crate::model::{
+    Contradiction, ContradictionStatus, OperationKind, Page, PageKind, SourceStatus,
+};
+use crate::storage::{Expect, Storage, Store};
+use crate::wiki::{to_json, Wiki};
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something is wrong (a broken link).
+    Error,
+    /// Worth a look (a likely duplicate).
+    Warning,
+    /// For information (an orphan page).
+    Info,
+}
+
+/// What kind of problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// No page links here.
+    Orphan,
+    /// A link to a page that does not exist.
+    BrokenLink,
+    /// A link that several pages answer to.
+    AmbiguousLink,
+    /// A link to a heading the target page does not have.
+    MissingHeading,
+    /// A link to a block id the target page does not have.
+    MissingBlock,
+    /// An embed of an attachment that is not stored.
+    MissingAttachment,
+    /// A `[[…]]` that is not a well-formed link.
+    MalformedLink,
+    /// A name linked from several pages that has no page.
+    MissingPage,
+    /// Two pages that may be one.
+    LikelyDuplicate,
+    /// A page that cites no source.
+    NoSources,
+    /// A page whose source changed or was removed since it was compiled.
+    SourceChanged,
+    /// A source whose stored text no longer matches its version hash.
+    SourceTextChanged,
+    /// A page not updated for a long time.
+    Stale,
+    /// An open contradiction.
+    Contradiction,
+    /// index.md does not match the pages.
+    IndexDrift,
+}
+
+/// A fix the user may apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", tag = "action")]
+pub enum Fix {
+    /// Point the broken links to `from` on `page` at `to`.
+    #[serde(rename_all = "camelCase")]
+    RewriteLink {
+        /// Page holding the links.
+        page: String,
+        /// The broken target as written.
+        from: String,
+        /// The page key to link instead.
+        to: String,
+    },
+    /// Turn the broken links to `target` on `page` into plain text.
+    #[serde(rename_all = "camelCase")]
+    UnlinkBroken {
+        /// Page holding the links.
+        page: String,
+        /// The broken target as written.
+        target: String,
+    },
+    /// Create a page for `title` from the sentences of the pages that link to it.
+    #[serde(rename_all = "camelCase")]
+    CreatePage {
+        /// Title of the new page.
+        title: String,
+        /// Pages that link to it.
+        mentioned_on: Vec<String>,
+    },
+    /// Mark a contradiction resolved or scoped, with a note.
+    #[serde(rename_all = "camelCase")]
+    ResolveContradiction {
+        /// Ledger record id.
+        id: String,
+    },
+    /// Regenerate index.md from the pages.
+    RebuildIndex,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// Stable id (same problem, same id across runs): `f` + 10 hex of SHA-256.
+    pub id: String,
+    /// What kind.
+    pub kind: FindingKind,
+    /// How much it matters.
+    pub severity: Severity,
+    /// The page where the problem is (empty for wiki-wide findings).
+    pub page: String,
+    /// Other pages involved.
+    pub related: Vec<String>,
+    /// What is wrong, in words.
+    pub message: String,
+    /// A proposed fix, if there is one.
+    pub fix: Option<Fix>,
+}
+
+/// Options of [`Wiki::lint`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct LintOptions {
+    /// A page not updated for this many days is stale. Range 1–3650; default 180.
+    pub stale_days: u32,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions { stale_days: 180 }
+    }
+}
+
+fn finding(
+    kind: FindingKind,
+    severity: Severity,
+    page: &str,
+    related: Vec<String>,
+    message: String,
+    fix: Option<Fix>,
+) -> Finding {
+    let mut h = Sha256::new();
+    h.update(format!("{kind:?}\0{page}\0{}\0{message}", related.join("\0")).as_bytes());
+    let id = format!("f{}", &hex::encode(h.finalize())[..10]);
+    Finding {
+        id,
+        kind,
+        severity,
+        page: page.to_string(),
+        related,
+        message,
+        fix,
+    }
+}
+
+/// Levenshtein distance over characters (Levenshtein 1966), for "did you mean" targets.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The page a broken target most likely meant (never the linking page itself): the smallest edit
+/// distance between match keys, accepted within a third of the target's length or when one name
+/// begins with the other (at least four characters: "Tokio runtime" → "Tokio").
+fn likely_target(target: &str, pages: &[Page], self_key: &str) -> Option<String> {
+    let t = match_key(target);
+    if t.is_empty() {
+        return None;
+    }
+    let limit = (t.chars().count() / 3).max(1);
+    pages
+        .iter()
+        .filter(|p| p.key != self_key)
+        .flat_map(|p| {
+            std::iter::once(&p.title)
+                .chain(&p.aliases)
+                .map(move |n| (p, match_key(n)))
+        })
+        .filter_map(|(p, k)| {
+            let d = edit_distance(&t, &k);
+            let (short, long) = if k.len() <= t.len() {
+                (&k, &t)
+            } else {
+                (&t, &k)
+            };
+            let prefix = short.chars().count() >= 4 && long.starts_with(short.as_str());
+            (d <= limit || prefix).then(|| (d, p.key.clone()))
+        })
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Folded heading texts of a body (`## Ownership` → `ownership`).
+fn headings(body: &str) -> BTreeSet<String> {
+    body.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let n = t.chars().take_while(|&c| c == '#').count();
+            ((1..=6).contains(&n) && t[n..].starts_with(' '))
+                .then(|| fold_name(t[n..].trim().trim_end_matches('#').trim()))
+        })
+        .collect()
+}
+
+/// Block ids (`^own1` at the end of a line) of a body.
+fn block_ids(body: &str) -> BTreeSet<String> {
+    body.lines()
+        .filter_map(|l| {
+            let w = l.trim_end().rsplit(' ').next()?;
+            let id = w.strip_prefix('^')?;
+            (!id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || c == '-'))
+                .then(|| id.to_string())
+        })
+        .collect()
+}
+
+/// Rewrites the broken links to `from` on page `page`: to `to` when given, else to plain text.
+/// Links that resolve are never touched; a page is never pointed at itself. Returns the page key.
+fn rewrite_broken(pages: &mut [Page], page: &str, from: &str, to: Option<&str>) -> Result<String> {
+    if to == Some(page) {
+        return Err(Error::InvalidInput(
+            "a fix never points a page at itself".into(),
+        ));
+    }
+    let resolver = Resolver::from_pages(pages);
+    let p = pages
+        .iter_mut()
+        .find(|p| p.key == page)
+        .ok_or_else(|| Error::NotFound(page.to_string()))?;
+    p.body = wikilinks::rewrite(&p.body, |l| {
+        if l.target != from || !matches!(resolver.resolve_link(l, Some(page)), Resolution::Missing)
+        {
+            return None;
+        }
+        Some(match to {
+            Some(k) => wikilinks::write_link(
+                l.embed,
+                k,
+                l.fragment.as_ref(),
+                Some(l.alias.as_deref().unwrap_or(&l.target)),
+                l.in_table,
+            ),
+            None => l.display(),
+        })
+    });
+    Ok(page.to_string())
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Runs the deterministic checks. Findings are sorted by severity, kind and page.
+    pub async fn lint(&self, options: &LintOptions) -> Result<Vec<Finding>> {
+        let pages = self.all_pages().await?;
+        let asset_names: Vec<String> = self.assets().await?.into_iter().map(|a| a.name).collect();
+        let resolver =
+            Resolver::from_pages(&pages).with_assets(asset_names.iter().map(String::as_str));
+        let graph = LinkGraph::build(&pages);
+        let by_key: BTreeMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+        let mut out: Vec<Finding> = Vec::new();
+        let mut missing_targets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+
+        for p in &pages {
+            for item in wikilinks::scan(&p.body) {
+                match item {
+                    Item::Malformed(m) => out.push(finding(
+                        FindingKind::MalformedLink,
+                        Severity::Warning,
+                        &p.key,
+                        vec![],
+                        format!(
+                            "malformed link {}{}",
+                            m.text,
+                            m.repair
+                                .as_ref()
+                                .map(|r| format!(" (probably {r})"))
+                                .unwrap_or_default()
+                        ),
+                        None,
+                    )),
+                    Item::Link(l) => match resolver.resolve_link(&l, Some(&p.key)) {
+                        Resolution::Missing
+                            if l.embed && attachment_extension(&l.target).is_some() =>
+                        {
+                            out.push(finding(
+                                FindingKind::MissingAttachment,
+                                Severity::Error,
+                                &p.key,
+                                vec![],
+                                format!("missing attachment {}", l.target),
+                                None,
+                            ))
+                        }
+                        Resolution::Missing => {
+                            missing_targets
+                                .entry(l.target.clone())
+                                .or_default()
+                                .insert(p.key.clone());
+                            let fix = match likely_target(&l.target, &pages, &p.key) {
+                                Some(to) => Fix::RewriteLink {
+                                    page: p.key.clone(),
+                                    from: l.target.clone(),
+                                    to,
+                                },
+                                None => Fix::UnlinkBroken {
+                                    page: p.key.clone(),
+                                    target: l.target.clone(),
+                                },
+                            };
+                            out.push(finding(
+                                FindingKind::BrokenLink,
+                                Severity::Error,
+                                &p.key,
+                                vec![],
+                                format!("broken link [[{}]]", l.target),
+                                Some(fix),
+                            ));
+                        }
+                        Resolution::Ambiguous(keys) => out.push(finding(
+                            FindingKind::AmbiguousLink,
+                            Severity::Warning,
+                            &p.key,
+                            keys.clone(),
+                            format!("[[{}]] could mean any of: {}", l.target, keys.join(", ")),
+                            None,
+                        )),
+                        Resolution::Page(to) => {
+                            let target = by_key.get(to.as_str());
+                            match (&l.fragment, target) {
+                                (Some(Fragment::Heading(h)), Some(t))
+                                    if !headings(&t.body).contains(&fold_name(
+                                        h.rsplit('#').next().unwrap_or(h),
+                                    )) =>
+                                {
+                                    out.push(finding(
+                                        FindingKind::MissingHeading,
+                                        Severity::Warning,
+                                        &p.key,
+                                        vec![to.clone()],
+                                        format!(
+                                            "[[{}#{h}]]: {} has no heading \"{h}\"",
+                                            l.target, t.title
+                                        ),
+                                        None,
+                                    ))
+                                }
+                                (Some(Fragment::Block(b)), Some(t))
+                                    if !block_ids(&t.body).contains(b) =>
+                                {
+                                    out.push(finding(
+                                        FindingKind::MissingBlock,
+                                        Severity::Warning,
+                                        &p.key,
+                                        vec![to.clone()],
+                                        format!(
+                                            "[[{}#^{b}]]: {} has no block ^{b}",
+                                            l.target, t.title
+                                        ),
+                                        None,
+                                    ))
+                                }
+                                _ => {}
+                            }
+                        }
+                        Resolution::Asset(_) => {}
+                    },
+                }
+            }
+            if graph.backlinks.get(&p.key).is_none_or(|b| b.is_empty())
+                && p.kind != PageKind::Source
+            {
+                out.push(finding(
+                    FindingKind::Orphan,
+                    Severity::Info,
+                    &p.key,
+                    vec![],
+                    format!("no page links to {}", p.title),
+                    None,
+                ));
+            }
+            if p.sources.is_empty() && !matches!(p.kind, PageKind::Analysis) {
+                out.push(finding(
+                    FindingKind::NoSources,
+                    Severity::Info,
+                    &p.key,
+                    vec![],
+                    format!("{} cites no source", p.title),
+                    None,
+                ));
+            }
+            let age_days = (self.clock.now_ms() - p.updated) / 86_400_000;
+            if age_days > i64::from(options.stale_days.clamp(1, 3650)) {
+                out.push(finding(
+                    FindingKind::Stale,
+                    Severity::Info,
+                    &p.key,
+                    vec![],
+                    format!("{} was last updated {age_days} days ago", p.title),
+                    None,
+                ));
+            }
+        }
+
+        // Names linked from several pages that have no page.
+        for (target, on) in &missing_targets {
+            if on.len() >= 2 {
+                let on: Vec<String> = on.iter().cloned().collect();
+                out.push(finding(
+                    FindingKind::MissingPage,
+                    Severity::Warning,
+                    "",
+                    on.clone(),
+                    format!(
+                        "[[{target}]] is linked from {} pages but has no page",
+                        on.len()
+                    ),
+                    Some(Fix::CreatePage {
+                        title: target.clone(),
+                        mentioned_on: on,
+                    }),
+                ));
+            }
+        }
+
+        // Likely duplicates: one name's folded words contained in another's (never merged automatically).
+        let content: Vec<&Page> = pages
+            .iter()
+            .filter(|p| !matches!(p.kind, PageKind::Source | PageKind::Analysis))
+            .collect();
+        for (i, a) in content.iter().enumerate() {
+            for b in &content[i + 1..] {
+                let (ka, kb) = (match_key(&a.title), match_key(&b.title));
+                if ka.chars().count() < 3 || kb.chars().count() < 3 {
+                    continue;
+                }
+                let (short, long) = if ka.len() <= kb.len() {
+                    (&ka, &kb)
+                } else {
+                    (&kb, &ka)
+                };
+                if long.starts_with(short.as_str()) || long.ends_with(short.as_str()) {
+                    out.push(finding(
+                        FindingKind::LikelyDuplicate,
+                        Severity::Warning,
+                        &a.key,
+                        vec![b.key.clone()],
+                        format!(
+                            "{} and {} may be the same thing; merge them if so",
+                            a.title, b.title
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+
+        // Sources: changed or removed since their pages were compiled, or text not matching its hash.
+        let sources = self.sources().await?;
+        let by_source: BTreeMap<&str, &crate::model::Source> =
+            sources.iter().map(|s| (s.key.as_str(), s)).collect();
+        for s in &sources {
+            if let Ok(text) = self.source_text(&s.version).await {
+                if crate::text::content_version(&text) != s.version {
+                    out.push(finding(
+                        FindingKind::SourceTextChanged,
+                        Severity::Warning,
+                        "",
+                        vec![s.key.clone()],
+                        format!(
+                            "the stored text of source {} no longer matches its hash: re-add it",
+                            s.key
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+        for p in &pages {
+            for key in &p.sources {
+                match by_source.get(key.as_str()) {
+                    None if p.kind != PageKind::Analysis => out.push(finding(
+                        FindingKind::SourceChanged,
+                        Severity::Warning,
+                        &p.key,
+                        vec![key.clone()],
+                        format!("{} cites source {key}, which was removed", p.title),
+                        None,
+                    )),
+                    Some(s) if !matches!(s.status, SourceStatus::Compiled { .. }) => {
+                        out.push(finding(
+                            FindingKind::SourceChanged,
+                            Severity::Warning,
+                            &p.key,
+                            vec![key.clone()],
+                            format!(
+                                "source {key} changed since {} was compiled: compile again",
+                                p.title
+                            ),
+                            None,
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+
+        // Open contradictions.
+        let ledger: Vec<Contradiction> = self.read_all(Store::Ledger, "").await?;
+        for r in ledger
+            .iter()
+            .filter(|r| r.status == ContradictionStatus::Open)
+        {
+            out.push(finding(
+                FindingKind::Contradiction,
+                Severity::Warning,
+                r.pages.first().map_or("", String::as_str),
+                r.pages.clone(),
+                format!("open contradiction {}: {}", r.id, r.description),
+                Some(Fix::ResolveContradiction { id: r.id.clone() }),
+            ));
+        }
+
+        // Index drift (F31b: the index lists every page).
+        if self.index().await? != documents::render_index(&pages) {
+            out.push(finding(
+                FindingKind::IndexDrift,
+                Severity::Warning,
+                "",
+                vec![],
+                "index.md does not list the pages as they are".into(),
+                Some(Fix::RebuildIndex),
+            ));
+        }
+
+        crate::util::sort_by(&mut out, &|a, b| {
+            (a.severity, a.kind, &a.page, &a.message)
+                .cmp(&(b.severity, b.kind, &b.page, &b.message))
+        });
+        Ok(out)
+    }
+
+    /// Applies the fix of finding `id` (from a fresh [`Wiki::lint`]) as one operation. For a
+    /// contradiction, `note` says how it was settled and `scoped` keeps both sides (status
+    /// `scoped`) instead of `resolved`.
+    ///
+    /// Errors: [`Error::NotFound`] when no current finding has that id or it has no fix.
+    pub async fn apply_fix(
+        &self,
+        id: &str,
+        note: Option<&str>,
+        scoped: bool,
+    ) -> Result<crate::model::Operation> {
+        let findings = self.lint(&LintOptions::default()).await?;
+        let f = findings
+            .into_iter()
+            .find(|f| f.id == id)
+            .ok_or_else(|| Error::NotFound(format!("lint finding {id} (run lint again)")))?;
+        let fix = f
+            .fix
+            .clone()
+            .ok_or_else(|| Error::NotFound(format!("finding {id} has no fix")))?;
+        let mut pages = self.all_pages().await?;
+        let mut ob = self
+            .begin(OperationKind::Fix, format!("fix: {}", f.message))
+            .await?;
+        let now = self.clock.now_ms();
+        let mut changed: Vec<String> = Vec::new();
+        match &fix {
+            Fix::RewriteLink { page, from, to } => {
+                changed.push(rewrite_broken(&mut pages, page, from, Some(to))?);
+            }
+            Fix::UnlinkBroken { page, target } => {
+                changed.push(rewrite_broken(&mut pages, page, target, None)?);
+            }
+            Fix::CreatePage {
+                title,
+                mentioned_on,
+            } => {
+                let key = crate::markdown::keys::readable_unique_key(
+                    title,
+                    "concept",
+                    &pages
+                        .iter()
+                        .map(|p| crate::markdown::keys::fold_key(&p.key))
+                        .collect(),
+                );
+                let mut lines = Vec::new();
+                let mut sources = Vec::new();
+                for k in mentioned_on {
+                    if let Some(p) = pages.iter().find(|p| p.key == *k) {
+                        sources.extend(p.sources.iter().cloned());
+                        for s in crate::offline::blocks::sentences(&p.body.replace('\n', " ")) {
+                            if wikilinks::links(&s).iter().any(|l| l.target == *title) {
+                                lines.push(format!(
+                                    "- {} (from {})",
+                                    s.trim(),
+                                    documents::link_to(&p.key, &p.title)
+                                ));
+                            }
+                        }
+                    }
+                }
+                crate::util::sort_dedup(&mut sources);
+                let revision = self.next_revision_number(&key).await?;
+                pages.push(Page {
+                    key: key.clone(),
+                    title: title.clone(),
+                    kind: PageKind::Concept,
+                    summary: String::new(),
+                    aliases: vec![],
+                    tags: vec![],
+                    sources,
+                    created: now,
+                    updated: now,
+                    body: format!("## Mentions\n\n{}\n", lines.join("\n")),
+                    revision: revision - 1,
+                    extra_frontmatter: String::new(),
+                });
+                changed.push(key);
+            }
+            Fix::ResolveContradiction { id } => {
+                let (mut r, rev) = self
+                    .read::<Contradiction>(Store::Ledger, id)
+                    .await?
+                    .ok_or_else(|| Error::NotFound(id.clone()))?;
+                r.status = if scoped {
+                    ContradictionStatus::Scoped
+                } else {
+                    ContradictionStatus::Resolved
+                };
+                r.note = note.map(str::to_string);
+                r.closed_by = Some(ob.op.id);
+                ob.batch
+                    .put(Store::Ledger, id.clone(), to_json(&r), Expect::Rev(rev));
+                // The callouts leave the pages' bodies.
+                for k in &r.pages {
+                    if let Some(p) = pages.iter_mut().find(|p| p.key == *k) {
+                        p.body = crate::compile::integrate::remove_callout(&p.body, id);
+                        changed.push(k.clone());
+                    }
+                }
+            }
+            Fix::RebuildIndex => {}
+        }
+        for k in &changed {
+            let p = pages
+                .iter_mut()
+                .find(|p| p.key == *k)
+                .expect("changed page");
+            let stored = self.storage.get(Store::Pages, k).await?;
+            p.revision += 1;
+            p.updated = now;
+            ob.batch.put(
+                Store::Pages,
+                k.clone(),
+                to_json(&*p),
+                Expect::from_read(stored.map(|r| r.rev)),
+            );
+            let rev = crate::model::Revision {
+                page: k.clone(),
+                number: p.revision,
+                author: crate::model::Author::Llm,
+                op: ob.op.id,
+                time: now,
+                page_state: Some(p.clone()),
+            };
+            ob.batch.put(
+                Store::Revisions,
+                crate::wiki::revision_key(k, p.revision),
+                to_json(&rev),
+                Expect::Absent,
+            );
+        }
+        ob.op.pages = changed;
+        self.finish(ob, Some(&pages)).await
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Restores page `key` to its state at revision `number`, as a new revision (author `human`:
+    /// the user asked for it) in one [`OperationKind::Rollback`] operation. History is never
+    /// rewritten: the revisions after `number` stay listed.
+    ///
+    /// Errors: [`Error::NotFound`] for an unknown page or revision, or a revision that deleted the
+    /// page.
+    pub async fn revert(&self, key: &str, number: u64) -> Result<Page> {
+        let history = self.history(key).await?;
+        let target = history
+            .iter()
+            .find(|r| r.number == number)
+            .and_then(|r| r.page_state.clone())
+            .ok_or_else(|| Error::NotFound(format!("revision {number} of page {key:?}")))?;
+        let mut pages = self.all_pages().await?;
+        let stored = self.storage.get(Store::Pages, key).await?;
+        let last = history.iter().map(|r| r.number).max().unwrap_or(0);
+        let now = self.clock.now_ms();
+        let mut page = target;
+        page.revision = last + 1;
+        page.updated = now;
+        let mut ob = self
+            .begin(
+                OperationKind::Rollback,
+                format!("reverted {} to revision {number}", page.title),
+            )
+            .await?;
+        ob.op.pages.push(key.to_string());
+        ob.batch.put(
+            Store::Pages,
+            key.to_string(),
+            to_json(&page),
+            Expect::from_read(stored.map(|r| r.rev)),
+        );
+        let rev = crate::model::Revision {
+            page: key.to_string(),
+            number: page.revision,
+            author: crate::model::Author::Human,
+            op: ob.op.id,
+            time: now,
+            page_state: Some(page.clone()),
+        };
+        ob.batch.put(
+            Store::Revisions,
+            crate::wiki::revision_key(key, page.revision),
+            to_json(&rev),
+            Expect::Absent,
+        );
+        match pages.iter_mut().find(|p| p.key == key) {
+            Some(p) => *p = page.clone(),
+            None => pages.push(page.clone()),
+        }
+        self.finish(ob, Some(&pages)).await?;
+        Ok(page)
+    }
+}

@@ -1,0 +1,318 @@
+//! Lint: the deterministic checks and their fixes (field cases F15, F18, F30, F31b, F32, F34c).
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::lint::{Finding, FindingKind, Fix, LintOptions, Severity};
+use llm_wiki::model::PageKind;
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+fn open(backend: &MemoryBackend) -> W {
+    block_on(Wiki::open(
+        backend,
+        "lint",
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap()
+}
+
+fn page(w: &W, title: &str, body: &str, aliases: &[&str]) {
+    block_on(w.put_page(PageEdit {
+        title: Some(title.into()),
+        kind: Some(PageKind::Concept),
+        body: Some(body.into()),
+        aliases: Some(aliases.iter().map(|a| a.to_string()).collect()),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+fn lint(w: &W) -> Vec<Finding> {
+    block_on(w.lint(&LintOptions::default())).unwrap()
+}
+
+fn serious_on<'a>(findings: &'a [Finding], page: &str) -> Vec<&'a Finding> {
+    findings
+        .iter()
+        .filter(|f| f.page == page && f.severity <= Severity::Warning)
+        .collect()
+}
+
+#[test]
+fn f15_link_syntax_variants() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    block_on(w.add_attachment("diagram.png", "image/png", b"\x89PNG fake")).unwrap();
+    page(
+        &w,
+        "Rust",
+        "# Rust\n## Ownership\nMove semantics. ^own1\n",
+        &[],
+    );
+    page(&w, "Notes", "[[Rust|the Rust language]] [[Rust#Ownership]] [[Rust#^own1]] ![[Rust#Ownership]] ![[diagram.png]] [[Rust.md]]\n\n| Lang | Note |\n|---|---|\n| [[Rust\\|Rust lang]] | fast |\n", &[]);
+    page(
+        &w,
+        "Bad",
+        "[[Rust#No such heading]] [[Missing page]] ![[missing.png]] [[Rust\\]]",
+        &[],
+    );
+    let f = lint(&w);
+    assert!(
+        !f.iter()
+            .any(|x| x.kind == FindingKind::Orphan && x.page == "Rust"),
+        "Rust is linked"
+    );
+    assert!(
+        serious_on(&f, "Notes").is_empty(),
+        "{:#?}",
+        serious_on(&f, "Notes")
+    );
+    let bad = serious_on(&f, "Bad");
+    let mut kinds: Vec<FindingKind> = bad.iter().map(|x| x.kind).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        vec![
+            FindingKind::BrokenLink,
+            FindingKind::MissingHeading,
+            FindingKind::MissingAttachment,
+            FindingKind::MalformedLink
+        ],
+        "{bad:#?}"
+    );
+    assert!(bad.iter().any(|x| x.message.contains("[[Missing page]]")));
+    assert!(bad.iter().any(|x| x.message.contains("missing.png")));
+}
+
+#[test]
+fn f18_only_the_unknown_target_is_broken() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(&w, "人工智能", "AI.", &["Artificial Intelligence"]);
+    page(&w, "机器学习", "## 监督学习\n\n内容。", &[]);
+    page(&w, "日本語", "言語。", &[]);
+    page(&w, "中文", "语言。", &[]);
+    page(&w, "Note", "[[人工智能]] [[人工智能|AI]] [[机器学习#监督学习]] [[Artificial Intelligence]] [[Deep Learning]]", &[]);
+    let broken: Vec<String> = lint(&w)
+        .into_iter()
+        .filter(|x| x.kind == FindingKind::BrokenLink)
+        .map(|x| x.message)
+        .collect();
+    assert_eq!(broken, vec!["broken link [[Deep Learning]]"]);
+}
+
+#[test]
+fn f32_the_fixer_rewrites_to_the_likely_page_never_to_itself_never_a_working_link() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(&w, "Tokio", "A runtime. See [[Tokioo]] and [[Rust]].", &[]);
+    page(&w, "Rust", "A language.", &[]);
+    page(
+        &w,
+        "Async IO",
+        "Uses [[Tokio runtme]] heavily; also [[Rust]] and [[Groundwater contamination]].",
+        &[],
+    );
+    let f = lint(&w);
+    // On Tokio, the only near name is Tokio itself: the fix unlinks, it never self-links.
+    let on_tokio = f
+        .iter()
+        .find(|x| x.page == "Tokio" && x.kind == FindingKind::BrokenLink)
+        .unwrap();
+    assert_eq!(
+        on_tokio.fix,
+        Some(Fix::UnlinkBroken {
+            page: "Tokio".into(),
+            target: "Tokioo".into()
+        })
+    );
+    let near = f
+        .iter()
+        .find(|x| x.page == "Async IO" && x.message.contains("Tokio runtme"))
+        .unwrap();
+    assert_eq!(
+        near.fix,
+        Some(Fix::RewriteLink {
+            page: "Async IO".into(),
+            from: "Tokio runtme".into(),
+            to: "Tokio".into()
+        })
+    );
+    block_on(w.apply_fix(&near.id, None, false)).unwrap();
+    let body = block_on(w.page("Async IO")).unwrap().unwrap().body;
+    assert_eq!(
+        body,
+        "Uses [[Tokio|Tokio runtme]] heavily; also [[Rust]] and [[Groundwater contamination]]."
+    );
+    block_on(w.apply_fix(&on_tokio.id, None, false)).unwrap();
+    assert_eq!(
+        block_on(w.page("Tokio")).unwrap().unwrap().body,
+        "A runtime. See Tokioo and [[Rust]]."
+    );
+    // Applied fixes are operations; the remaining broken link is still reported.
+    let ops = block_on(w.operations()).unwrap();
+    assert_eq!(
+        ops.iter()
+            .filter(|o| o.kind == llm_wiki::model::OperationKind::Fix)
+            .count(),
+        2
+    );
+    let broken: Vec<String> = lint(&w)
+        .into_iter()
+        .filter(|x| x.kind == FindingKind::BrokenLink)
+        .map(|x| x.page)
+        .collect();
+    assert_eq!(broken, vec!["Async IO"]);
+}
+
+#[test]
+fn a_name_linked_from_several_pages_gets_a_page_on_request() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(
+        &w,
+        "Tokio",
+        "Tokio polls sockets with [[Epoll]] on Linux.",
+        &[],
+    );
+    page(&w, "Mio", "Mio wraps [[Epoll]] and kqueue.", &[]);
+    let f = lint(&w);
+    let missing = f
+        .iter()
+        .find(|x| x.kind == FindingKind::MissingPage)
+        .unwrap();
+    assert_eq!(missing.related, vec!["Mio", "Tokio"]);
+    block_on(w.apply_fix(&missing.id, None, false)).unwrap();
+    let epoll = block_on(w.page("Epoll")).unwrap().unwrap();
+    assert!(
+        epoll
+            .body
+            .contains("Tokio polls sockets with [[Epoll]] on Linux."),
+        "{}",
+        epoll.body
+    );
+    assert!(!lint(&w).iter().any(|x| x.kind == FindingKind::BrokenLink));
+}
+
+#[test]
+fn f30_near_duplicates_are_listed_not_merged() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(
+        &w,
+        "OpenAI",
+        "An AI lab. See [[OpenAI Foundation]].",
+        &["Open AI"],
+    );
+    page(
+        &w,
+        "OpenAI Foundation",
+        "A foundation. See [[OpenAI]].",
+        &[],
+    );
+    let dups: Vec<Finding> = lint(&w)
+        .into_iter()
+        .filter(|x| x.kind == FindingKind::LikelyDuplicate)
+        .collect();
+    assert_eq!(dups.len(), 1);
+    assert_eq!(
+        (dups[0].page.as_str(), dups[0].related.as_slice()),
+        ("OpenAI", &["OpenAI Foundation".to_string()][..])
+    );
+    assert!(dups[0].fix.is_none(), "never merged automatically");
+}
+
+#[test]
+fn f31b_index_drift_is_found_and_fixed() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for i in 0..7 {
+        page(&w, &format!("Page {i}"), "x", &[]);
+    }
+    assert!(
+        !lint(&w).iter().any(|x| x.kind == FindingKind::IndexDrift),
+        "the app keeps index.md whole"
+    );
+    // Something (an old build, a hand edit) truncated index.md.
+    let mut b = Batch::new();
+    b.put(
+        Store::Documents,
+        "index.md",
+        b"# Index\n\n- [[Page 0]]\n".to_vec(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    let drift = lint(&w)
+        .into_iter()
+        .find(|x| x.kind == FindingKind::IndexDrift)
+        .unwrap();
+    block_on(w.apply_fix(&drift.id, None, false)).unwrap();
+    assert!(!lint(&w).iter().any(|x| x.kind == FindingKind::IndexDrift));
+    assert_eq!(block_on(w.index()).unwrap().matches("- [[Page ").count(), 7);
+}
+
+#[test]
+fn f34c_a_source_edited_in_place_is_reported() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let r = block_on(w.add_source(NewSource {
+        key: Some("s".into()),
+        mime: "text/markdown".into(),
+        content: "Widgetron was first released in 2015.".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert!(!lint(&w)
+        .iter()
+        .any(|x| x.kind == FindingKind::SourceTextChanged));
+    let mut b = Batch::new();
+    b.put(
+        Store::Raw,
+        format!("text/{}", r.version),
+        b"Widgetron was first released in 2016.".to_vec(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    let f = lint(&w);
+    let changed = f
+        .iter()
+        .find(|x| x.kind == FindingKind::SourceTextChanged)
+        .unwrap();
+    assert_eq!(changed.related, vec!["s"]);
+}
+
+#[test]
+fn finding_ids_are_stable() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(&w, "A", "[[Nowhere]]", &[]);
+    assert_eq!(lint(&w), lint(&w));
+}
+
+#[test]
+fn revert_restores_an_earlier_revision_as_a_new_one() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(&w, "Tokio", "First text.", &[]);
+    block_on(w.put_page(PageEdit {
+        key: Some("Tokio".into()),
+        body: Some("Second text.".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let p = block_on(w.revert("Tokio", 1)).unwrap();
+    assert_eq!((p.body.as_str(), p.revision), ("First text.", 3));
+    let h = block_on(w.history("Tokio")).unwrap();
+    assert_eq!(
+        h.iter().map(|r| r.number).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert!(matches!(
+        block_on(w.revert("Tokio", 9)),
+        Err(llm_wiki::Error::NotFound(_))
+    ));
+}
