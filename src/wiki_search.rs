@@ -195,7 +195,30 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// Searches the pages (see [`SearchIndex::search`]).
+    /// Without a `query_vector`, the vector and hybrid modes embed the query with the built-in
+    /// offline embedding when that is the configured one.
     pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResults> {
-        Ok(self.search_index().await?.search(query, options))
+        let mut options = options.clone();
+        if options.query_vector.is_none() && options.mode != crate::search::SearchMode::Bm25 {
+            options.query_vector = self.query_vector(query).await?;
+        }
+        Ok(self.search_index().await?.search(query, &options))
+    }
+
+    /// The question's embedding with the built-in offline model, when that is the configured
+    /// embedding (endpoint embeddings of questions need the endpoint: BM25 serves meanwhile).
+    pub(crate) async fn query_vector(
+        &self,
+        question: &str,
+    ) -> Result<Option<crate::search::QueryVector>> {
+        use crate::llm::config::EmbeddingProvider;
+        use crate::llm::offline::{OfflineEmbedder, OFFLINE_MODEL};
+        if self.llm_config().await?.embeddings.provider != EmbeddingProvider::Offline {
+            return Ok(None);
+        }
+        Ok(Some(crate::search::QueryVector {
+            model: OFFLINE_MODEL.into(),
+            vector: OfflineEmbedder::new().embed_one(question),
+        }))
     }
 }

@@ -613,20 +613,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(result)
     }
 
-    /// The question's embedding with the built-in offline model, when that is the configured
-    /// embedding (endpoint embeddings of questions need the endpoint: BM25 serves meanwhile).
-    async fn query_vector(&self, question: &str) -> Result<Option<crate::search::QueryVector>> {
-        use crate::llm::config::EmbeddingProvider;
-        use crate::llm::offline::{OfflineEmbedder, OFFLINE_MODEL};
-        if self.llm_config().await?.embeddings.provider != EmbeddingProvider::Offline {
-            return Ok(None);
-        }
-        Ok(Some(crate::search::QueryVector {
-            model: OFFLINE_MODEL.into(),
-            vector: OfflineEmbedder::new().embed_one(question),
-        }))
-    }
-
     /// Saves an answer as an `analysis` page: the question as title, the answer as body with a
     /// `## Sources` list of the cited pages, `sources` the union of theirs. One
     /// [`OperationKind::WriteBack`] operation (index.md, log.md and the search index with it).
