@@ -316,11 +316,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let (pages, revs) = self.pages_with_revs().await?;
         let idx = find_page(&pages, key)?;
         let old = pages[idx].clone();
-        let taken: BTreeSet<String> = pages
-            .iter()
-            .filter(|p| p.key != old.key)
-            .map(|p| fold_key(&p.key))
-            .collect();
+        let taken: BTreeSet<String> = crate::util::btree_set(
+            pages
+                .iter()
+                .filter(|p| p.key != old.key)
+                .map(|p| fold_key(&p.key)),
+        );
         let new_key = unique_key(title, |k| taken.contains(k));
         let now = self.clock.now_ms();
         let full = Resolver::from_pages(&pages);
@@ -433,7 +434,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ob.op.pages.insert(0, old.key.clone());
         }
         after.push(renamed.clone());
-        after.sort_by(|a, b| a.key.cmp(&b.key));
+        crate::util::sort_by(&mut after, &|a, b| a.key.cmp(&b.key));
         let op = self.finish(ob, Some(&after)).await?;
         Ok(RenameReport {
             page: renamed,
@@ -704,12 +705,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     async fn records(&self, store: Store) -> Result<BTreeMap<String, Value>> {
-        self.storage
-            .scan(store, "")
-            .await?
-            .into_iter()
-            .map(|(k, r)| Ok((k.clone(), from_json(store, &k, &r.data)?)))
-            .collect()
+        let mut out = BTreeMap::new();
+        for (k, r) in self.storage.scan(store, "").await? {
+            let v = from_json(store, &k, &r.data)?;
+            out.insert(k, v);
+        }
+        Ok(out)
     }
 
     // ---------------------------------------------------------------- import
@@ -928,7 +929,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 edits.push((page_from_file(&restored, kind, text), Some(restored)));
             }
         }
-        let mut taken: BTreeSet<String> = records.iter().map(|p| fold_key(&p.key)).collect();
+        let mut taken: BTreeSet<String> =
+            crate::util::btree_set(records.iter().map(|p| fold_key(&p.key)));
         for (key, (kind, text)) in md {
             let k = if taken.contains(&fold_key(&key)) || page_key(&key) != key {
                 unique_key(&key, |f| taken.contains(f))
@@ -1013,7 +1015,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     Expect::Any,
                 );
             }
-            final_pages.sort_by(|a, b| a.key.cmp(&b.key));
+            crate::util::sort_by(&mut final_pages, &|a, b| a.key.cmp(&b.key));
             let mut text = log.take().unwrap_or_else(documents::empty_log);
             text.push_str(&documents::log_entry(&op));
             log = Some(text);
@@ -1257,7 +1259,8 @@ fn plan_asset(existing: &[Asset], name: &str, mime: &str, bytes: &[u8], op: OpId
             return (a.clone(), false);
         }
     }
-    let taken: BTreeSet<String> = existing.iter().map(|a| fold_name(&a.name)).collect();
+    let taken: BTreeSet<String> =
+        crate::util::btree_set(existing.iter().map(|a| fold_name(&a.name)));
     let name = if taken.contains(&folded) {
         let (stem, ext) = match base.rsplit_once('.') {
             Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
@@ -1491,10 +1494,11 @@ fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
                     || p.starts_with(&format!("{prefix}.obsidian/"))
             });
         if wraps {
-            files = files
-                .into_iter()
-                .map(|(p, d)| (p[prefix.len()..].to_string(), d))
-                .collect();
+            files = crate::util::btree_map(
+                files
+                    .into_iter()
+                    .map(|(p, d)| (p[prefix.len()..].to_string(), d)),
+            );
         }
     }
     Ok(files)

@@ -311,7 +311,7 @@ impl QueryModel for OfflineQuery {
     ) -> Result<(String, TokenUsage)> {
         cancel.check()?;
         let q = crate::search::tokenizer::tokenize(question);
-        let q: BTreeSet<&str> = q.iter().map(String::as_str).collect();
+        let q: BTreeSet<&str> = crate::util::btree_set(q.iter().map(String::as_str));
         let mut scored: Vec<(usize, usize, usize, String)> = Vec::new(); // (score, page order, sentence order, line)
         for (pi, (key, _, text)) in pages.iter().enumerate() {
             let plain = crate::compile::integrate::strip_refs(&strip_definitions(text));
@@ -325,11 +325,8 @@ impl QueryModel for OfflineQuery {
                 .enumerate()
             {
                 let toks = crate::search::tokenizer::tokenize(&s);
-                let score = toks
-                    .iter()
-                    .filter(|t| q.contains(t.as_str()))
-                    .collect::<BTreeSet<_>>()
-                    .len();
+                let score =
+                    crate::util::btree_set(toks.iter().filter(|t| q.contains(t.as_str()))).len();
                 if score > 0 {
                     scored.push((score, pi, si, format!("- {s} [[{key}]]")));
                 }
@@ -406,7 +403,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let est = budget.estimator;
         let t0 = self.clock.now_ms();
         let pages = self.all_pages().await?;
-        let by_key: BTreeMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+        let by_key: BTreeMap<&str, &Page> =
+            crate::util::btree_map(pages.iter().map(|p| (p.key.as_str(), p)));
         let resolver = Resolver::from_pages(&pages);
         let max_pages = options.max_pages.clamp(1, 20);
         let mut usage = TokenUsage::default();
@@ -534,7 +532,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         usage.add(&u);
 
         // Citations: keep those naming a given page, remove the others.
-        let allowed: BTreeSet<&str> = given.iter().map(|(k, _, _)| k.as_str()).collect();
+        let allowed: BTreeSet<&str> =
+            crate::util::btree_set(given.iter().map(|(k, _, _)| k.as_str()));
         let mut citations: Vec<String> = Vec::new();
         let mut removed: Vec<String> = Vec::new();
         let answer = wikilinks::rewrite(&raw, |l| match resolver.resolve_link(l, None) {
@@ -614,7 +613,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let mut pages = self.all_pages().await?;
         let by_key: BTreeMap<String, Page> =
-            pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
+            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
         let title: String = question
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -622,10 +621,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .chars()
             .take(120)
             .collect();
-        let taken: BTreeSet<String> = pages
-            .iter()
-            .map(|p| crate::markdown::keys::fold_key(&p.key))
-            .collect();
+        let taken: BTreeSet<String> = crate::util::btree_set(
+            pages
+                .iter()
+                .map(|p| crate::markdown::keys::fold_key(&p.key)),
+        );
         let key = crate::markdown::keys::unique_key(&title, |k| taken.contains(k));
         let now = self.clock.now_ms();
         let mut body = answer.answer.trim().to_string();
