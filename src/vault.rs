@@ -316,11 +316,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let (pages, revs) = self.pages_with_revs().await?;
         let idx = find_page(&pages, key)?;
         let old = pages[idx].clone();
-        let taken: BTreeSet<String> = pages
-            .iter()
-            .filter(|p| p.key != old.key)
-            .map(|p| fold_key(&p.key))
-            .collect();
+        let taken: BTreeSet<String> = crate::util::btree_set(
+            pages
+                .iter()
+                .filter(|p| p.key != old.key)
+                .map(|p| fold_key(&p.key)),
+        );
         let new_key = unique_key(title, |k| taken.contains(k));
         let now = self.clock.now_ms();
         let full = Resolver::from_pages(&pages);
@@ -433,7 +434,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ob.op.pages.insert(0, old.key.clone());
         }
         after.push(renamed.clone());
-        after.sort_by(|a, b| a.key.cmp(&b.key));
+        crate::util::sort_by(&mut after, &|a, b| a.key.cmp(&b.key));
         let op = self.finish(ob, Some(&after)).await?;
         Ok(RenameReport {
             page: renamed,
@@ -704,12 +705,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     async fn records(&self, store: Store) -> Result<BTreeMap<String, Value>> {
-        self.storage
-            .scan(store, "")
-            .await?
-            .into_iter()
-            .map(|(k, r)| Ok((k.clone(), from_json(store, &k, &r.data)?)))
-            .collect()
+        let mut out = BTreeMap::new();
+        for (k, r) in self.storage.scan(store, "").await? {
+            let v = from_json(store, &k, &r.data)?;
+            out.insert(k, v);
+        }
+        Ok(out)
     }
 
     // ---------------------------------------------------------------- import
@@ -743,15 +744,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 None => Ok(Value::Null),
             }
         };
-        fn typed<T: serde::de::DeserializeOwned + Default>(v: Value, path: &str) -> Result<T> {
-            if v.is_null() {
+        // Each file straight into its type (the deserializers the storage reader has, no `Value`
+        // in between). A missing file or `null` gives the default.
+        fn typed<T: serde::de::DeserializeOwned + Default>(
+            files: &BTreeMap<String, Vec<u8>>,
+            name: &str,
+        ) -> Result<T> {
+            let path = format!(".llm-wiki/{name}");
+            let Some(b) = files.get(&path) else {
                 return Ok(T::default());
-            }
-            serde_json::from_value(v)
-                .map_err(|e| Error::InvalidInput(format!("vault: {path}: {e}")))
+            };
+            serde_json::from_slice::<Option<T>>(b)
+                .map(Option::unwrap_or_default)
+                .map_err(|e| vault_json_error(&path, name, &e))
         }
-        let manifest: VaultManifest = serde_json::from_value(parse(".llm-wiki/vault.json")?)
-            .map_err(|e| bad(format!(".llm-wiki/vault.json: {e}")))?;
+        let manifest: VaultManifest = serde_json::from_slice(
+            files
+                .get(".llm-wiki/vault.json")
+                .map_or(&b"null"[..], Vec::as_slice),
+        )
+        .map_err(|e| vault_json_error(".llm-wiki/vault.json", ".llm-wiki/vault.json", &e))?;
         if manifest.format != VAULT_FORMAT || manifest.version > VAULT_VERSION {
             return Err(bad(format!(
                 "format {:?} version {} is not one this build reads ({VAULT_FORMAT} ≤ {VAULT_VERSION}); update the app",
@@ -766,17 +778,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "a vault exported by llm-wiki restores a whole wiki: import it into a new, empty wiki".into(),
             ));
         }
-        let records: Vec<Page> = typed(parse(".llm-wiki/pages.json")?, "pages.json")?;
-        let sources: Vec<Source> = typed(parse(".llm-wiki/sources.json")?, "sources.json")?;
-        let revisions: Vec<Revision> = typed(parse(".llm-wiki/revisions.json")?, "revisions.json")?;
-        let operations: Vec<Operation> =
-            typed(parse(".llm-wiki/operations.json")?, "operations.json")?;
-        let assets: Vec<Asset> = typed(parse(".llm-wiki/assets.json")?, "assets.json")?;
-        let claims: BTreeMap<String, Value> =
-            typed(parse(".llm-wiki/claims.json")?, "claims.json")?;
-        let ledger: BTreeMap<String, Value> =
-            typed(parse(".llm-wiki/ledger.json")?, "ledger.json")?;
-        let meta: BTreeMap<String, Value> = typed(parse(".llm-wiki/meta.json")?, "meta.json")?;
+        let records: Vec<Page> = typed(&files, "pages.json")?;
+        let sources: Vec<Source> = typed(&files, "sources.json")?;
+        let revisions: Vec<Revision> = typed(&files, "revisions.json")?;
+        let operations: Vec<Operation> = typed(&files, "operations.json")?;
+        let assets: Vec<Asset> = typed(&files, "assets.json")?;
+        let claims: BTreeMap<String, Value> = typed(&files, "claims.json")?;
+        let ledger: BTreeMap<String, Value> = typed(&files, "ledger.json")?;
+        let meta: BTreeMap<String, Value> = typed(&files, "meta.json")?;
         let config = parse(".llm-wiki/config.json")?;
 
         let mut batch = Batch::new();
@@ -928,7 +937,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 edits.push((page_from_file(&restored, kind, text), Some(restored)));
             }
         }
-        let mut taken: BTreeSet<String> = records.iter().map(|p| fold_key(&p.key)).collect();
+        let mut taken: BTreeSet<String> =
+            crate::util::btree_set(records.iter().map(|p| fold_key(&p.key)));
         for (key, (kind, text)) in md {
             let k = if taken.contains(&fold_key(&key)) || page_key(&key) != key {
                 unique_key(&key, |f| taken.contains(f))
@@ -1013,7 +1023,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     Expect::Any,
                 );
             }
-            final_pages.sort_by(|a, b| a.key.cmp(&b.key));
+            crate::util::sort_by(&mut final_pages, &|a, b| a.key.cmp(&b.key));
             let mut text = log.take().unwrap_or_else(documents::empty_log);
             text.push_str(&documents::log_entry(&op));
             log = Some(text);
@@ -1176,6 +1186,21 @@ fn json_array<T: Serialize>(items: &[T]) -> Vec<u8> {
     out
 }
 
+/// The error of a `.llm-wiki/` JSON file, worded as when the file was parsed into a `Value` first
+/// and converted second: a syntax error names the path and its position, a shape error
+/// `shape_name` and no position.
+fn vault_json_error(path: &str, shape_name: &str, e: &serde_json::Error) -> Error {
+    let message = if e.is_data() {
+        let full = e.to_string();
+        let position = format!(" at line {} column {}", e.line(), e.column());
+        let detail = full.strip_suffix(&position).unwrap_or(&full);
+        format!("{shape_name}: {detail}")
+    } else {
+        format!("{path}: {e}")
+    };
+    Error::InvalidInput(format!("vault: {message}"))
+}
+
 /// A JSON object with one `"key": record` per line, in key order.
 fn json_map(map: &BTreeMap<String, Value>) -> Vec<u8> {
     let mut out = b"{".to_vec();
@@ -1257,7 +1282,8 @@ fn plan_asset(existing: &[Asset], name: &str, mime: &str, bytes: &[u8], op: OpId
             return (a.clone(), false);
         }
     }
-    let taken: BTreeSet<String> = existing.iter().map(|a| fold_name(&a.name)).collect();
+    let taken: BTreeSet<String> =
+        crate::util::btree_set(existing.iter().map(|a| fold_name(&a.name)));
     let name = if taken.contains(&folded) {
         let (stem, ext) = match base.rsplit_once('.') {
             Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
@@ -1491,10 +1517,11 @@ fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
                     || p.starts_with(&format!("{prefix}.obsidian/"))
             });
         if wraps {
-            files = files
-                .into_iter()
-                .map(|(p, d)| (p[prefix.len()..].to_string(), d))
-                .collect();
+            files = crate::util::btree_map(
+                files
+                    .into_iter()
+                    .map(|(p, d)| (p[prefix.len()..].to_string(), d)),
+            );
         }
     }
     Ok(files)
@@ -1503,6 +1530,40 @@ fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `.llm-wiki/*.json` files are read straight into their types; errors keep the wording of
+    /// parsing into a `Value` first and converting second. (A file with both a shape error and a
+    /// later syntax error now reports the shape error.)
+    #[test]
+    fn vault_json_errors_keep_their_wording() {
+        let two_step = |bytes: &[u8], name: &str| -> String {
+            let path = format!(".llm-wiki/{name}");
+            match serde_json::from_slice::<Value>(bytes) {
+                Err(e) => format!("vault: {path}: {e}"),
+                Ok(v) => match serde_json::from_value::<Vec<Page>>(v) {
+                    Err(e) => format!("vault: {name}: {e}"),
+                    Ok(_) => "ok".into(),
+                },
+            }
+        };
+        for bytes in [
+            &br#"[{"key": 5}]"#[..],
+            br#"[{"key": "a", "title": "A"}]"#,
+            br#"{"key": "a"}"#,
+            br#"[{"key": "a", "kind": "nope"}]"#,
+            b"[\n{\"key\": ",
+            b"[",
+            b"[] x",
+        ] {
+            let e = serde_json::from_slice::<Option<Vec<Page>>>(bytes).unwrap_err();
+            assert_eq!(
+                vault_json_error(".llm-wiki/pages.json", "pages.json", &e).to_string(),
+                Error::InvalidInput(two_step(bytes, "pages.json")).to_string(),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
 
     #[test]
     fn secrets_never_leave() {

@@ -370,7 +370,7 @@ pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> 
     body = fix_links(&body);
 
     // Claims this page states but the prose does not cite go to `## Facts`.
-    let cited: BTreeSet<String> = footnote_refs(&body).into_iter().collect();
+    let cited: BTreeSet<String> = crate::util::btree_set(footnote_refs(&body));
     let uncited: Vec<&Claim> = f
         .page_claims
         .values()
@@ -420,7 +420,7 @@ pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> 
         callouts.push('\n');
         callout_claims.extend(record.claims.iter().cloned());
     }
-    let mut known: BTreeSet<String> = f.page_claims.keys().cloned().collect();
+    let mut known: BTreeSet<String> = crate::util::btree_set(f.page_claims.keys().cloned());
     known.extend(
         callout_claims
             .iter()
@@ -459,7 +459,7 @@ pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> 
 /// Paragraphs (blank-line separated, whitespace-collapsed) of `current` that are not in `base`:
 /// what a human added since the last LLM revision.
 pub fn added_paragraphs(base: &str, current: &str) -> Vec<String> {
-    let base_set: BTreeSet<String> = paragraphs(base).into_iter().collect();
+    let base_set: BTreeSet<String> = crate::util::btree_set(paragraphs(base));
     paragraphs(current)
         .into_iter()
         .filter(|p| !base_set.contains(p))

@@ -390,18 +390,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let p: Page = from_json(Store::Pages, &k, &r.data)?;
             pages.insert(k, (p, r.rev));
         }
-        let claims = self
-            .read_all::<Claim>(Store::Claims, "")
-            .await?
-            .into_iter()
-            .map(|c| (c.id.clone(), c))
-            .collect();
-        let ledger = self
-            .read_all::<Contradiction>(Store::Ledger, "")
-            .await?
-            .into_iter()
-            .map(|c| (c.id.clone(), c))
-            .collect();
+        let claims = crate::util::btree_map(
+            self.read_all::<Claim>(Store::Claims, "")
+                .await?
+                .into_iter()
+                .map(|c| (c.id.clone(), c)),
+        );
+        let ledger = crate::util::btree_map(
+            self.read_all::<Contradiction>(Store::Ledger, "")
+                .await?
+                .into_iter()
+                .map(|c| (c.id.clone(), c)),
+        );
         let mut sources = BTreeMap::new();
         let mut source_rev = 0;
         for (k, r) in self.storage.scan(Store::Sources, "").await? {
@@ -610,7 +610,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let pages: Vec<Page> = snap.pages.values().map(|(p, _)| p.clone()).collect();
         let (slice, slice_keys) = index_slice(text, &pages, index_budget, est);
-        let slice_set: BTreeSet<&String> = slice_keys.iter().collect();
+        let slice_set: BTreeSet<&String> = crate::util::btree_set(slice_keys.iter());
         let mut claims: Vec<Claim> = snap
             .claims
             .values()
@@ -619,7 +619,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect();
         // One line per (source, quote): the claim on the most specific page.
         let page_map: BTreeMap<String, Page> =
-            pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
+            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
         let canonical = canonical_ids(&snap.claims, &page_map);
         claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
         crate::util::sort_by(&mut claims, &|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
@@ -846,12 +846,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             slice_keys,
         } = extracted;
         let now = self.clock.now_ms();
-        let mut pages: BTreeMap<String, Page> = snap
-            .pages
-            .iter()
-            .map(|(k, (p, _))| (k.clone(), p.clone()))
-            .collect();
-        let mut taken: BTreeSet<String> = pages.keys().map(|k| fold_key(k)).collect();
+        let mut pages: BTreeMap<String, Page> =
+            crate::util::btree_map(snap.pages.iter().map(|(k, (p, _))| (k.clone(), p.clone())));
+        let mut taken: BTreeSet<String> = crate::util::btree_set(pages.keys().map(|k| fold_key(k)));
         let mut created: BTreeSet<String> = BTreeSet::new();
         let skeleton = |key: String, title: String, kind: PageKind| Page {
             key,
@@ -965,23 +962,24 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 });
             }
         }
-        let retracted: BTreeSet<String> = snap
-            .claims
-            .values()
-            .filter(|c| c.source_key == source.key && !new_claims.contains_key(&c.id))
-            .map(|c| c.id.clone())
-            .collect();
-        let fresh: BTreeSet<String> = new_claims
-            .keys()
-            .filter(|id| !snap.claims.contains_key(*id))
-            .cloned()
-            .collect();
-        let mut claims_after: BTreeMap<String, Claim> = snap
-            .claims
-            .iter()
-            .filter(|(id, _)| !retracted.contains(*id))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let retracted: BTreeSet<String> = crate::util::btree_set(
+            snap.claims
+                .values()
+                .filter(|c| c.source_key == source.key && !new_claims.contains_key(&c.id))
+                .map(|c| c.id.clone()),
+        );
+        let fresh: BTreeSet<String> = crate::util::btree_set(
+            new_claims
+                .keys()
+                .filter(|id| !snap.claims.contains_key(*id))
+                .cloned(),
+        );
+        let mut claims_after: BTreeMap<String, Claim> = crate::util::btree_map(
+            snap.claims
+                .iter()
+                .filter(|(id, _)| !retracted.contains(*id))
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
         for (id, c) in &new_claims {
             claims_after.insert(id.clone(), c.clone());
         }
@@ -1004,8 +1002,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     !q.is_empty() && (q == cq || q.contains(&cq) || cq.contains(&q))
                 })
                 .collect();
-            candidates
-                .sort_by_key(|c| (c.page != existing.page, c.page == source_page, c.id.clone()));
+            crate::util::sort_by_key(&mut candidates, |c| {
+                (c.page != existing.page, c.page == source_page, c.id.clone())
+            });
             let Some(new) = candidates.first() else {
                 continue;
             };
@@ -1068,19 +1067,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .push(to_fact(c));
             }
         }
-        let mut rewrite: BTreeSet<String> = facts
-            .keys()
-            .chain(retracted_facts.keys())
-            .cloned()
-            .collect();
+        let mut rewrite: BTreeSet<String> =
+            crate::util::btree_set(facts.keys().chain(retracted_facts.keys()).cloned());
         rewrite.insert(source_page.clone());
         for k in &created {
             rewrite.insert(k.clone());
         }
-        let mut refresh: BTreeSet<String> = new_records
-            .iter()
-            .flat_map(|r| r.pages.iter().cloned())
-            .collect();
+        let mut refresh: BTreeSet<String> =
+            crate::util::btree_set(new_records.iter().flat_map(|r| r.pages.iter().cloned()));
         // Pages this source mentions without new facts still list it as a source and take its
         // aliases: their metadata changes, their prose does not.
         for k in name_to_page.values() {
@@ -1158,7 +1152,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect();
 
         // Metadata of the pages this compile writes.
-        let mentioned: BTreeSet<&String> = name_to_page.values().collect();
+        let mentioned: BTreeSet<&String> = crate::util::btree_set(name_to_page.values());
         for k in rewrite.iter().chain(refresh.iter()) {
             let p = pages.get_mut(k).expect("page");
             if !p.sources.contains(&source.key)
@@ -1244,10 +1238,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for r in &new_records {
             ledger_after.insert(r.id.clone(), r.clone());
         }
-        let titles: BTreeMap<String, String> = pages
-            .iter()
-            .map(|(k, p)| (k.clone(), p.title.clone()))
-            .collect();
+        let titles: BTreeMap<String, String> =
+            crate::util::btree_map(pages.iter().map(|(k, p)| (k.clone(), p.title.clone())));
         let source_pages = source_page_map(
             &snap.sources,
             &pages,
@@ -1259,11 +1251,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let resolver = Resolver::from_pages(&page_list);
 
         let finalize = |key: &str, draft_body: &str| -> String {
-            let page_claims: BTreeMap<String, Claim> = claims_after
-                .values()
-                .filter(|c| c.page == key)
-                .map(|c| (c.id.clone(), c.clone()))
-                .collect();
+            let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
+                claims_after
+                    .values()
+                    .filter(|c| c.page == key)
+                    .map(|c| (c.id.clone(), c.clone())),
+            );
             let open: Vec<&Contradiction> = ledger_after
                 .values()
                 .filter(|r| {

@@ -208,8 +208,7 @@ impl<T: Transport> HttpLlm<T> {
                         .map(str::to_string)
                 })
                 .collect();
-            ids.sort();
-            ids.dedup();
+            crate::util::sort_dedup(&mut ids);
             Ok(ids)
         };
         run.await

@@ -457,8 +457,7 @@ impl Config {
             .map(|s| s.expose().to_string())
             .filter(|s| !s.trim().is_empty())
             .collect();
-        v.sort();
-        v.dedup();
+        crate::util::sort_dedup(&mut v);
         v
     }
 }

@@ -87,11 +87,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if let Some((s, _)) = self.read::<Secrets>(Store::Meta, META_SECRETS).await? {
             config.api_key = s.api_key.map(Secret::new);
             config.embeddings.api_key = s.embeddings_api_key.map(Secret::new);
-            config.secret_headers = s
-                .headers
-                .into_iter()
-                .map(|(k, v)| (k, Secret::new(v)))
-                .collect();
+            config.secret_headers =
+                crate::util::btree_map(s.headers.into_iter().map(|(k, v)| (k, Secret::new(v))));
         }
         Ok(config)
     }
@@ -138,11 +135,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .api_key
                 .as_ref()
                 .map(|s| s.expose().to_string()),
-            headers: input
-                .secret_headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.expose().to_string()))
-                .collect(),
+            headers: crate::util::btree_map(
+                input
+                    .secret_headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.expose().to_string())),
+            ),
         };
         let config_rev = self
             .storage

@@ -128,7 +128,7 @@ fn opaque_ranges(text: &str) -> Vec<Range<usize>> {
             }
         }
     }
-    out.sort_by_key(|r| r.start);
+    crate::util::sort_by_key(&mut out, |r| r.start);
     out
 }
 

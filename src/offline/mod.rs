@@ -110,11 +110,8 @@ impl OfflineCompiler {
         let used: Vec<&Term> = used.into_iter().map(|(t, _)| t).collect();
 
         // Claims: the most central sentences overall and per term.
-        let mut chosen: BTreeSet<usize> = by_rank
-            .iter()
-            .take((sents.len() / 10).clamp(3, 8))
-            .copied()
-            .collect();
+        let mut chosen: BTreeSet<usize> =
+            crate::util::btree_set(by_rank.iter().take((sents.len() / 10).clamp(3, 8)).copied());
         for t in &used {
             chosen.extend(
                 by_rank

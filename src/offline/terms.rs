@@ -265,11 +265,12 @@ pub fn corpus_terms(docs: &[Doc<'_>]) -> Vec<Term> {
                 .join("\n")
         })
         .collect();
-    let mut keep: BTreeSet<String> = heading_count
-        .iter()
-        .filter(|(_, &c)| c >= 2)
-        .map(|(n, _)| n.clone())
-        .collect();
+    let mut keep: BTreeSet<String> = crate::util::btree_set(
+        heading_count
+            .iter()
+            .filter(|(_, &c)| c >= 2)
+            .map(|(n, _)| n.clone()),
+    );
     let body_tokens: Vec<Tokenized<'_>> = body_text.iter().map(|t| Tokenized::new(t)).collect();
     for (d, norm) in &heading_terms {
         if keep.contains(norm) {

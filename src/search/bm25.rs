@@ -434,7 +434,7 @@ impl TopK {
     }
     fn into_sorted(self) -> Vec<(u32, f32)> {
         let mut v: Vec<Entry> = self.heap.into_vec();
-        v.sort();
+        crate::util::sort(&mut v);
         v.into_iter().map(|e| (e.1, e.0)).collect()
     }
 }
@@ -527,7 +527,7 @@ impl Bm25Index {
         }
         add(2, fields.body);
         let mut terms: Vec<(u32, u32)> = counts.into_iter().map(|(t, tf)| (t, pack(tf))).collect();
-        terms.sort_unstable_by_key(|p| p.0);
+        crate::util::sort_by_key(&mut terms, |p| p.0);
         (terms, lens)
     }
 
@@ -702,7 +702,7 @@ impl Bm25Index {
                     .copied()
                     .zip(tfs[s..e].iter().copied())
                     .collect();
-                pairs.sort_unstable_by_key(|p| p.0);
+                crate::util::sort_by_key(&mut pairs, |p| p.0);
                 for (i, (d, f)) in pairs.into_iter().enumerate() {
                     docs[s + i] = d;
                     tfs[s + i] = f;
@@ -958,7 +958,7 @@ impl Bm25Index {
         if cursors.is_empty() {
             return;
         }
-        cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub));
+        crate::util::sort_by(&mut cursors, &|a, b| a.ub.total_cmp(&b.ub));
         let n = cursors.len();
         let mut prefix = vec![0f32; n];
         let mut sum = 0.0;
@@ -1300,7 +1300,7 @@ impl Bm25Index {
                 let tf = r.u32()?;
                 terms.push((self.dict.intern(t), tf));
             }
-            terms.sort_unstable_by_key(|p| p.0);
+            crate::util::sort_by_key(&mut terms, |p| p.0);
             if terms.windows(2).any(|w| w[0].0 == w[1].0) {
                 return Err(DecodeError::new("delta document repeats a term"));
             }

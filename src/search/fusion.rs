@@ -67,7 +67,7 @@ pub fn rrf(bm25: &[(u32, f32)], vector: &[(u32, f32)], k: f32, limit: usize) -> 
             .map_or(u32::MAX, |b| b.0)
             .min(f.vector.map_or(u32::MAX, |v| v.0))
     };
-    out.sort_by(|a, b| {
+    crate::util::sort_by(&mut out, &|a, b| {
         b.score
             .total_cmp(&a.score)
             .then(best_rank(a).cmp(&best_rank(b)))

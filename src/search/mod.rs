@@ -634,7 +634,7 @@ impl SearchIndex {
             None if self.active.is_none() => self.docs.by_key.keys().cloned().collect(),
             None => Vec::new(),
         };
-        keys.sort();
+        crate::util::sort(&mut keys);
         keys
     }
 

@@ -216,7 +216,7 @@ impl TopK {
     }
     fn into_sorted(self) -> Vec<(u32, f32)> {
         let mut v = self.heap.into_vec();
-        v.sort();
+        crate::util::sort(&mut v);
         v.into_iter().map(|e| (e.1, e.0)).collect()
     }
 }
@@ -1052,7 +1052,7 @@ impl VectorStore {
             .filter(|(_, l)| matches!(l, Loc::Null))
             .map(|(&d, _)| d)
             .collect();
-        nulls.sort_unstable();
+        crate::util::sort(&mut nulls);
         w.u32s(&nulls);
         let mut docs = Vec::new();
         let mut rows = Vec::new();

@@ -234,7 +234,7 @@ fn plain_answer(m: &Material, cite: bool) -> String {
             (q.iter().filter(|t| st.contains(t)).count(), i)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::util::sort_by(&mut scored, &|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let best = scored.first().map_or(0, |s| s.0);
     // The best sentence, and a second one when it is at least half as relevant.
     let mut picked: Vec<usize> = scored
@@ -249,7 +249,7 @@ fn plain_answer(m: &Material, cite: bool) -> String {
         }
         picked.push(0);
     }
-    picked.sort_unstable();
+    crate::util::sort(&mut picked);
     picked
         .iter()
         .map(|&i| {
