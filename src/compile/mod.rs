@@ -6,6 +6,7 @@ pub mod links;
 pub mod pipeline;
 pub mod prompt;
 pub mod provenance;
+pub mod remove;
 pub mod resolve;
 pub mod run;
 pub mod scripted;

@@ -413,6 +413,16 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.rename_page(&key, &title).await) })
     }
 
+    /// Removes a source in one operation: its summary page, its claims (and the lines citing
+    /// them), its place in every page's `sources`, links to its summary page (now plain text);
+    /// contradictions resting on its claims are closed. No model call. Throws `NOT_FOUND`,
+    /// `CONFLICT`.
+    #[wasm_bindgen(js_name = removeSource, unchecked_return_type = "Promise<RemoveSourceReport>")]
+    pub fn remove_source(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.remove_source(&key).await) })
+    }
+
     /// Deletes a page; every link to it becomes plain text, in one operation. Throws `NOT_FOUND`,
     /// `CONFLICT`.
     #[wasm_bindgen(js_name = deletePage, unchecked_return_type = "Promise<DeleteReport>")]
