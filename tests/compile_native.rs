@@ -575,6 +575,55 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
         .expect("the held update is kept as a proposal");
     let proposed: llm_wiki::model::Page = serde_json::from_slice(&proposal.data).unwrap();
     assert!(proposed.body.contains("Rewritten from scratch."));
+
+    // The user sees it, with the paragraphs it would drop.
+    let held = block_on(w.proposals()).unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].key, "Widgetron");
+    assert!(
+        held[0]
+            .dropped
+            .iter()
+            .any(|p| p.contains("Another note of mine.")),
+        "{held:?}"
+    );
+    assert_eq!(held[0].proposed, proposed);
+
+    // Rejecting keeps the page and drops the proposal; nothing else changes.
+    let ops = block_on(w.operations()).unwrap().len();
+    block_on(w.reject_proposal("Widgetron")).unwrap();
+    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert_eq!(page_body(&w, "Widgetron"), before);
+    assert_eq!(block_on(w.operations()).unwrap().len(), ops);
+    assert!(matches!(
+        block_on(w.reject_proposal("Widgetron")),
+        Err(Error::NotFound(_))
+    ));
+
+    // Held again, then accepted: the proposed body is the next revision, written by the model,
+    // and the next compile takes it as its base (no human paragraph left to keep).
+    add(&w, "d", "# Yet more\n\n## Widgetron\n\nWidgetron hums.\n");
+    let r = compile(&w, &dropper).unwrap();
+    assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
+    let revision = block_on(w.page("Widgetron")).unwrap().unwrap().revision;
+    let op = block_on(w.accept_proposal("Widgetron")).unwrap();
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    assert_eq!(page.revision, revision + 1);
+    assert!(
+        page.body.contains("Rewritten from scratch."),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("Another note of mine."));
+    let last = block_on(w.history("Widgetron")).unwrap().pop().unwrap();
+    assert_eq!((last.author, last.op), (llm_wiki::model::Author::Llm, op));
+    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert!(block_on(w.log())
+        .unwrap()
+        .contains("accepted held update: Widgetron"));
+    add(&w, "e", "# Last\n\n## Widgetron\n\nWidgetron glows.\n");
+    let r = compile(&w, &dropper).unwrap();
+    assert!(r.compiled[0].held.is_empty(), "{:?}", r.compiled[0]);
 }
 
 #[test]

@@ -255,6 +255,7 @@ async function viewPage(key) {
     if (a.classList.contains("missing")) a.title = t("missingLink");
   }
   for (const img of body.querySelectorAll("img[data-asset]")) loadAsset(img);
+  await showProposal(p.key);
   const backlinks = $("#pv-backlinks");
   backlinks.replaceChildren(...view.backlinks.map((b) => {
     const li = document.createElement("li");
@@ -293,6 +294,26 @@ async function viewPage(key) {
   $("#pv-revision").hidden = true;
   $("#page-editor").hidden = true;
   article.hidden = false;
+}
+
+// A compile's update held because it would drop the user's paragraphs (Decision 5).
+async function showProposal(key) {
+  const box = $("#pv-proposal");
+  const proposal = (await state.wiki.proposals()).find((x) => x.key === key);
+  box.hidden = !proposal;
+  if (!proposal) return;
+  $("#pv-proposal-dropped").replaceChildren(...proposal.dropped.map((text) => {
+    const li = document.createElement("li"); li.textContent = text; return li;
+  }));
+  const pre = $("#pv-proposal-body");
+  pre.textContent = proposal.proposed.body; pre.hidden = true;
+  $("#pv-proposal-show").onclick = () => { pre.hidden = !pre.hidden; };
+  $("#pv-proposal-accept").onclick = async () => {
+    try { await write(() => state.wiki.acceptProposal(key)); setStatus(t("proposalAccepted")); await viewPage(key); } catch (err) { showError(err); }
+  };
+  $("#pv-proposal-reject").onclick = async () => {
+    try { await write(() => state.wiki.rejectProposal(key)); setStatus(t("proposalRejected")); await viewPage(key); } catch (err) { showError(err); }
+  };
 }
 
 async function loadAsset(img) {

@@ -5,6 +5,7 @@ pub mod integrate;
 pub mod links;
 pub mod pipeline;
 pub mod prompt;
+pub mod proposals;
 pub mod provenance;
 pub mod remove;
 pub mod resolve;

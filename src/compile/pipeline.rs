@@ -1439,7 +1439,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
     /// when the LLM never wrote it).
-    async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
+    pub(super) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
         let history = self.history(key).await?;
         let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
         let human_after = history

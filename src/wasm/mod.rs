@@ -413,6 +413,29 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.rename_page(&key, &title).await) })
     }
 
+    /// Compile updates held because they would drop a human's paragraphs (Decision 5), each with
+    /// the proposed page and the paragraphs it would drop.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Proposal[]>")]
+    pub fn proposals(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.proposals().await) })
+    }
+
+    /// Accepts the held update of a page: it becomes the next revision, in one operation.
+    /// Resolves to the operation id. Throws `NOT_FOUND`, `CONFLICT`.
+    #[wasm_bindgen(js_name = acceptProposal, unchecked_return_type = "Promise<number>")]
+    pub fn accept_proposal(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.accept_proposal(&key).await) })
+    }
+
+    /// Rejects the held update of a page: the page stays as it is. Throws `NOT_FOUND`.
+    #[wasm_bindgen(js_name = rejectProposal, unchecked_return_type = "Promise<void>")]
+    pub fn reject_proposal(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.reject_proposal(&key).await) })
+    }
+
     /// Removes a source in one operation: its summary page, its claims (and the lines citing
     /// them), its place in every page's `sources`, links to its summary page (now plain text);
     /// contradictions resting on its claims are closed. No model call. Throws `NOT_FOUND`,
