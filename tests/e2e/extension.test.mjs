@@ -144,11 +144,15 @@ async function vault() {
   return files;
 }
 
-/** Requests the scripted endpoint received from the extension's origin. */
+/** The requests the scripted endpoint received from the extension's origin. */
+async function requestsFromExtension() {
+  const all = await (await fetch(`${endpoint.url}/__requests`)).json();
+  return all.filter((q) => q.headers.origin === `chrome-extension://${id}`);
+}
+
+/** How many model calls (POSTs) the scripted endpoint received from the extension's origin. */
 async function endpointCallsFromExtension() {
-  const r = await fetch(`${endpoint.url}/__requests`);
-  const all = await r.json();
-  return (Array.isArray(all) ? all : all.requests).filter((q) => q.method === "POST" && q.headers.origin === `chrome-extension://${id}`).length;
+  return (await requestsFromExtension()).filter((q) => q.method === "POST").length;
 }
 
 test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a refusing endpoint names it", { timeout: 120_000 }, async () => {
@@ -168,11 +172,17 @@ test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a r
   // The scripted endpoint's cors fault path answers like Ollama does for an origin it does not
   // list: 403, empty body, no CORS headers.
   await configure(`${endpoint.url}/fault/cors/v1`);
+  const opsBefore = (await wikiFacts()).ops;
   await app.click("#cfg-test");
   await app.waitForFunction(() => /LLM_ORIGIN_NOT_ALLOWED/.test(document.querySelector("#cfg-report").textContent));
   const report = await app.textContent("#cfg-report");
   assert.ok(report.includes(`OLLAMA_ORIGINS=chrome-extension://${id}`), report);
   assert.ok(!/LLM_AUTH|LLM_UNREACHABLE/.test(report), report);
+  // No retry storm: each refused step is tried once (a CORS refusal is not retried).
+  const refused = (await requestsFromExtension()).filter((q) => q.path.startsWith("/fault/cors/"));
+  console.log(`F06: ${refused.length} refused requests for the connection test`);
+  assert.ok(refused.length > 0 && refused.length <= 10, JSON.stringify(refused.map((q) => `${q.method} ${q.path}`)));
+  assert.equal((await wikiFacts()).ops, opsBefore, "the connection test wrote nothing");
 
   await configure(`${endpoint.url}/v1`);
   await app.click("#settings-form button[type=submit]");
@@ -329,8 +339,13 @@ test("the popup's recall for a second page on the same topic: matching pages, su
 });
 
 test("CJK: the popup recalls the Chinese page for another Chinese page on the same topic, and nothing else", { timeout: 120_000 }, async () => {
+  // The interface language is the app's (one origin, one localStorage).
+  await app.evaluate(() => localStorage.setItem("llm-wiki.lang", "zh"));
   const tab = await visit("sourdough-starter.html");
   const popup = await popupFor(tab);
+  await app.evaluate(() => localStorage.removeItem("llm-wiki.lang"));
+  assert.equal(await popup.textContent("#clip-compile"), "剪藏并编译");
+  assert.equal(await popup.textContent("#recall h2"), "知识库里关于本页的内容");
   assert.equal(await popup.textContent("#page-title"), "天然酵种的养护");
   const titles = await popup.$$eval("#recall-pages li > a", (as) => as.map((a) => a.textContent));
   assert.ok(titles.includes("酸面包的发酵"), JSON.stringify(titles));
