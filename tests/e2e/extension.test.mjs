@@ -144,6 +144,26 @@ async function vault() {
   return files;
 }
 
+/** Fills the app's endpoint settings (the scripted endpoint, OpenAI-compatible) without saving. */
+async function configure(baseUrl) {
+  await app.selectOption("#cfg-preset", "openai");
+  await app.fill("#cfg-base-url", baseUrl);
+  await app.fill("#cfg-model", "scripted-chat");
+  await app.fill("#cfg-api-key", "sk-test-not-a-real-key");
+  await app.fill("#cfg-context", "16384");
+}
+
+/** Saves the endpoint settings in the app's Settings tab, then goes back to Sources. */
+async function saveEndpoint(baseUrl) {
+  await app.click("#tabs button[data-tab=settings]");
+  await app.waitForSelector("#cfg-preset option", { state: "attached" });
+  await configure(baseUrl);
+  await app.evaluate(() => { document.querySelector("#status").textContent = ""; });
+  await app.click("#settings-form button[type=submit]");
+  await app.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
+  await app.click("#tabs button[data-tab=sources]");
+}
+
 /** The requests the scripted endpoint received from the extension's origin. */
 async function requestsFromExtension() {
   const all = await (await fetch(`${endpoint.url}/__requests`)).json();
@@ -162,13 +182,6 @@ test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a r
   await app.waitForFunction(() => document.querySelector("#cfg-origins").textContent !== "");
   assert.equal(await app.textContent("#cfg-origins"), `OLLAMA_ORIGINS=chrome-extension://${id}`);
 
-  const configure = async (baseUrl) => {
-    await app.selectOption("#cfg-preset", "openai");
-    await app.fill("#cfg-base-url", baseUrl);
-    await app.fill("#cfg-model", "scripted-chat");
-    await app.fill("#cfg-api-key", "sk-test-not-a-real-key");
-    await app.fill("#cfg-context", "16384");
-  };
   // The scripted endpoint's cors fault path answers like Ollama does for an origin it does not
   // list: 403, empty body, no CORS headers.
   await configure(`${endpoint.url}/fault/cors/v1`);
@@ -184,10 +197,7 @@ test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a r
   assert.ok(refused.length > 0 && refused.length <= 10, JSON.stringify(refused.map((q) => `${q.method} ${q.path}`)));
   assert.equal((await wikiFacts()).ops, opsBefore, "the connection test wrote nothing");
 
-  await configure(`${endpoint.url}/v1`);
-  await app.click("#settings-form button[type=submit]");
-  await app.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
-  await app.click("#tabs button[data-tab=sources]");
+  await saveEndpoint(`${endpoint.url}/v1`);
   errors.length = 0; // the refused requests above are logged by the browser, as they should be
 });
 
@@ -291,9 +301,21 @@ test("the popup writes only under the wiki's Web Lock (one writer with the app's
   await tab.close();
 
   // One more unrelated page, in English: it shares only common words with the backpressure pages.
+  // Its compile runs in the background service worker and goes on after the popup is closed (a
+  // slow endpoint, 400 ms before each answer, keeps it running long enough to close the popup).
+  await saveEndpoint(`${endpoint.url}/fault/delay=400/v1`);
   const rye = await visit("rye.html");
-  const ryePopup = await popupFor(rye);
-  assert.match(await press(ryePopup, "#clip-compile"), /Compiled 1 source\(s\), 0 failed/);
+  let ryePopup = await popupFor(rye);
+  await ryePopup.click("#clip-compile");
+  await ryePopup.waitForFunction(() => /Compiling/.test(document.querySelector("#status").textContent));
+  await ryePopup.close();
+  const ryeState = async () => (await wikiFacts()).sources.find((x) => x.key === `${base}/rye.html`)?.status.state;
+  assert.equal(await ryeState(), "pending", "the compile was still running when the popup closed");
+  const deadline = Date.now() + 90_000;
+  while ((await ryeState()) !== "compiled" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await ryeState(), "compiled", "the background finished the compile");
+  await saveEndpoint(`${endpoint.url}/v1`);
+  ryePopup = await popupFor(rye);
   assert.equal(await ryePopup.isVisible("#recall-empty"), false, "it recalls its own page after compiling");
   await ryePopup.close();
   await rye.close();
