@@ -177,8 +177,11 @@ async function endpointCallsFromExtension() {
 
 test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a refusing endpoint names it", { timeout: 120_000 }, async () => {
   app = watch(await context.newPage(), "app");
-  await app.goto(`chrome-extension://${id}/app/index.html#/settings`);
+  // The extension's options page opens the app's Settings tab.
+  await app.goto(`chrome-extension://${id}/options.html`);
+  await app.waitForURL(`chrome-extension://${id}/app/index.html#/settings`);
   await app.waitForSelector("body[data-ready=true]");
+  await app.waitForSelector("#tab-settings:not([hidden])");
   await app.waitForFunction(() => document.querySelector("#cfg-origins").textContent !== "");
   assert.equal(await app.textContent("#cfg-origins"), `OLLAMA_ORIGINS=chrome-extension://${id}`);
 
