@@ -257,6 +257,16 @@ test("F23: a page with a cookie banner and navigation is clipped as its article;
   assert.equal(again.sources[0].version, s.version);
   await popup.close();
   await tab.close();
+
+  // The same article reached through a tracking link with a fragment is the same source.
+  const tracked = await visit("backpressure.html?utm_source=newsletter&utm_medium=email#reactive");
+  const trackedPopup = await popupFor(tracked);
+  assert.equal(await trackedPopup.textContent("#page-url"), url);
+  assert.match(await trackedPopup.textContent("#clip-state"), /Clipped .* · pending/);
+  assert.match(await press(trackedPopup, "#clip"), /is unchanged: nothing to do/);
+  assert.equal((await wikiFacts()).sources.length, 1);
+  await trackedPopup.close();
+  await tracked.close();
 });
 
 test("clip and compile runs against the scripted endpoint from the extension's origin", { timeout: 180_000 }, async () => {
