@@ -1,16 +1,13 @@
 // The llm-wiki web app shell. Everything is stored in this browser (IndexedDB) by the wasm core;
 // this file only wires the DOM to the `Wiki` class. Untrusted text is always set with textContent.
 import init, { Wiki } from "./pkg/llm_wiki.js";
-import { strings, pickLanguage } from "./i18n.js";
+import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
 import { withWriteLock, listen } from "./writer.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
-const t = (key, ...args) => {
-  const v = strings[lang][key] ?? strings.en[key] ?? key;
-  return typeof v === "function" ? v(...args) : v;
-};
+const t = (key, ...args) => translate(lang, key, ...args);
 
 const state = { wiki: null, tab: "sources", editing: null, session: null };
 

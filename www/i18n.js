@@ -118,6 +118,12 @@ export const strings = {
   },
 };
 
+/** The string `key` in language `lang` (English when missing there), called with `args` if a function. */
+export function translate(lang, key, ...args) {
+  const v = (strings[lang] || strings.en)[key] ?? strings.en[key] ?? key;
+  return typeof v === "function" ? v(...args) : v;
+}
+
 export function pickLanguage() {
   const saved = localStorage.getItem("llm-wiki.lang");
   if (saved === "en" || saved === "zh") return saved;

@@ -2,14 +2,13 @@
 // the popup closes. It opens the same wiki (the extension's origin, Decision 9), writes only under
 // the wiki's Web Lock, posts progress over the BroadcastChannel and tells the app's tabs to refresh.
 import init, { Wiki } from "./app/pkg/llm_wiki.js";
-import { strings } from "./app/i18n.js";
+import { translate } from "./app/i18n.js";
 import { withWriteLock, announce } from "./app/writer.js";
 
 let ready = null;
 const wasm = () => (ready ??= init());
 
 async function compile({ wiki: name, sources, lang }) {
-  const words = strings[lang] || strings.en;
   await wasm();
   const wiki = await Wiki.open(name);
   // An extension service worker stops after 30 s without extension events; a model call can take
@@ -19,8 +18,8 @@ async function compile({ wiki: name, sources, lang }) {
     return await withWriteLock(name, () => wiki.compile({
       sources,
       onProgress: (p) => {
-        if (p.stage === "source") announce(name, "progress", { text: words.compiling(p.index + 1, p.total, p.key) });
-        else if (p.stage === "integrated") announce(name, "progress", { text: `${words.compiling(1, 1, p.key)} · ${p.done}/${p.total} ${p.page}` });
+        if (p.stage === "source") announce(name, "progress", { text: translate(lang, "compiling", p.index + 1, p.total, p.key) });
+        else if (p.stage === "integrated") announce(name, "progress", { text: `${translate(lang, "compiling", 1, 1, p.key)} · ${p.done}/${p.total} ${p.page}` });
       },
     }));
   } finally {

@@ -3,16 +3,13 @@
 // IndexedDB, Decision 9) and writes only under the wiki's Web Lock; the compile itself runs in the
 // background service worker, so closing the popup does not stop it.
 import init, { Wiki } from "./app/pkg/llm_wiki.js";
-import { strings, pickLanguage } from "./app/i18n.js";
+import { translate, pickLanguage } from "./app/i18n.js";
 import { withWriteLock, listen } from "./app/writer.js";
 import { readTab, toSource, recall } from "./clipper.js";
 
 const $ = (sel) => document.querySelector(sel);
 const lang = pickLanguage();
-const t = (key, ...args) => {
-  const v = strings[lang][key] ?? strings.en[key] ?? key;
-  return typeof v === "function" ? v(...args) : v;
-};
+const t = (key, ...args) => translate(lang, key, ...args);
 
 const state = { name: localStorage.getItem("llm-wiki.current") || "default", wiki: null, source: null };
 
