@@ -1,38 +1,26 @@
 // The llm-wiki web app shell. Everything is stored in this browser (IndexedDB) by the wasm core;
 // this file only wires the DOM to the `Wiki` class. Untrusted text is always set with textContent.
 import init, { Wiki } from "./pkg/llm_wiki.js";
-import { strings, pickLanguage } from "./i18n.js";
+import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
+import { withWriteLock, listen } from "./writer.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
-const t = (key, ...args) => {
-  const v = strings[lang][key] ?? strings.en[key] ?? key;
-  return typeof v === "function" ? v(...args) : v;
-};
+const t = (key, ...args) => translate(lang, key, ...args);
 
 const state = { wiki: null, tab: "sources", editing: null, session: null };
-const channel = "BroadcastChannel" in self ? new BroadcastChannel("llm-wiki") : null;
 
 /**
- * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension page)
- * writes at a time (Decision 9); then tells the other tabs to refresh.
+ * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension's
+ * popup and background) writes at a time (Decision 9); then tells the other pages to refresh.
  */
-async function write(fn) {
-  const name = state.wiki.name;
-  const run = async () => {
-    try { return await fn(); } finally { channel?.postMessage({ wiki: name, kind: "changed" }); }
-  };
-  if (!navigator.locks) return run();
-  return navigator.locks.request(`llm-wiki/${name}`, { ifAvailable: true }, async (lock) => {
-    if (lock) return run();
-    setStatus(t("waitingForOtherTab"));
-    return navigator.locks.request(`llm-wiki/${name}`, run);
-  });
+function write(fn) {
+  return withWriteLock(state.wiki.name, fn, { onWait: () => setStatus(t("waitingForOtherTab")) });
 }
 
-channel?.addEventListener("message", (e) => {
-  if (state.wiki && e.data && e.data.wiki === state.wiki.name && e.data.kind === "changed") {
+listen((m) => {
+  if (state.wiki && m.wiki === state.wiki.name && m.kind === "changed") {
     setStatus(t("otherTabChanged"));
     refresh().catch(showError);
   }
@@ -323,8 +311,11 @@ async function loadAsset(img) {
 }
 
 function route() {
+  if (!state.wiki) return;
+  const tab = location.hash.match(/^#\/(sources|pages|ask|lint|index|log|schema|settings)$/);
+  if (tab) { showTab(tab[1]); return; }
   const m = location.hash.match(/^#\/page\/(.+)$/);
-  if (!m || !state.wiki) return;
+  if (!m) return;
   if (state.tab !== "pages") showTab("pages");
   viewPage(decodeURIComponent(m[1])).catch(showError);
 }
@@ -551,6 +542,9 @@ async function renderSettings() {
     return o;
   }));
   fillConfig(c, view.hasApiKey);
+  // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
+  // (for the extension, chrome-extension://<its id>).
+  $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
 }
 
 function fillConfig(c, hasKey) {
@@ -751,6 +745,7 @@ async function main() {
 main().catch(showError);
 
 // An offline app shell: the site keeps working without a network once loaded.
-if ("serviceWorker" in navigator && location.protocol !== "file:") {
+// (Not in the extension: its files are packaged, and its own service worker is background.js.)
+if ("serviceWorker" in navigator && /^https?:$/.test(location.protocol)) {
   navigator.serviceWorker.register("./sw.js").catch(() => {});
 }

@@ -30,6 +30,15 @@ export const strings = {
     contextWindow: "Context window (tokens)", maxOutput: "Max output tokens", testConnection: "Test connection",
     settingsSaved: "Settings saved.", keyStored: "(a key is stored; leave empty to keep it)",
     originHint: (o) => `If a local server refuses this page, allow its origin: OLLAMA_ORIGINS=${o}`,
+    originsTitle: "Local Ollama",
+    recallTitle: "Your wiki on this page", recallEmpty: "Nothing in your wiki matches this page yet.",
+    recallContradictions: "Open contradictions", clip: "Clip", clipAndCompile: "Clip and compile",
+    openWiki: "Open the wiki", notClipped: "Not clipped yet.",
+    clippedBefore: (d, s) => `Clipped ${d} · ${s}`,
+    clippedNotCompiled: (w) => `Clipped, not compiled: ${w} Look at it in the wiki, then compile there.`,
+    alreadyCompiled: "Unchanged and already compiled: nothing to do.",
+    cannotClip: (m) => `This page cannot be read by an extension (${m}).`,
+    originsHelp: "Ollama answers only the web origins it lists. Start it with this value, added to any you already set (comma-separated), then restart it:",
     rename: "Rename", delete: "Delete", backlinks: "Backlinks", noBacklinks: "No page links here.",
     proposalHeld: "A compile's update to this page is held: it would drop paragraphs you wrote.",
     proposalShow: "Show the proposed page", proposalAccept: "Accept the update", proposalReject: "Keep my version",
@@ -82,6 +91,15 @@ export const strings = {
     contextWindow: "上下文窗口（token）", maxOutput: "最大输出 token", testConnection: "测试连接",
     settingsSaved: "设置已保存。", keyStored: "（已保存密钥；留空则保留）",
     originHint: (o) => `如果本地服务器拒绝本页面，请允许其来源：OLLAMA_ORIGINS=${o}`,
+    originsTitle: "本地 Ollama",
+    recallTitle: "知识库里关于本页的内容", recallEmpty: "知识库中还没有与本页相关的内容。",
+    recallContradictions: "未解决的矛盾", clip: "剪藏", clipAndCompile: "剪藏并编译",
+    openWiki: "打开知识库", notClipped: "尚未剪藏。",
+    clippedBefore: (d, s) => `剪藏于 ${d} · ${s}`,
+    clippedNotCompiled: (w) => `已剪藏，未编译：${w} 请先在知识库中查看，再在那里编译。`,
+    alreadyCompiled: "内容没有变化且已编译，无需处理。",
+    cannotClip: (m) => `扩展无法读取此页面（${m}）。`,
+    originsHelp: "Ollama 只响应它列出的网页来源。请用下面的值启动它（如已设置其他来源，用逗号追加），然后重启：",
     rename: "重命名", delete: "删除", backlinks: "反向链接", noBacklinks: "没有页面链接到这里。",
     proposalHeld: "编译对本页的更新已暂缓：它会删掉你写的段落。",
     proposalShow: "查看建议的页面", proposalAccept: "接受更新", proposalReject: "保留我的版本",
@@ -105,6 +123,12 @@ export const strings = {
     askNote: "如何解决的？（简短说明）", fixed: "已修复。", reverted: (n) => `已恢复到修订 ${n}。`,
   },
 };
+
+/** The string `key` in language `lang` (English when missing there), called with `args` if a function. */
+export function translate(lang, key, ...args) {
+  const v = (strings[lang] || strings.en)[key] ?? strings.en[key] ?? key;
+  return typeof v === "function" ? v(...args) : v;
+}
 
 export function pickLanguage() {
   const saved = localStorage.getItem("llm-wiki.lang");

@@ -1,7 +1,7 @@
 // Offline app shell: the app's own files are served from a cache when the network is away.
 // Only same-origin GET requests are handled; the LLM endpoint (another origin) is never cached.
 const CACHE = "llm-wiki-shell-v1";
-const SHELL = ["./", "./index.html", "./app.js", "./i18n.js", "./style.css", "./build/convert.js",
+const SHELL = ["./", "./index.html", "./app.js", "./i18n.js", "./writer.js", "./style.css", "./build/convert.js",
   "./pkg/llm_wiki.js", "./pkg/llm_wiki_bg.wasm"];
 
 self.addEventListener("install", (e) => {
