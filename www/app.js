@@ -202,6 +202,7 @@ async function compile() {
       : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
       report.failed.length ? "error" : "info");
     progress.textContent = "";
+    if (report.compiled.length) await embedNewPages(controller.signal);
   } catch (e) {
     if (e && e.code === "CANCELLED") setStatus(t("cancelled"), "error"); else showError(e);
     progress.textContent = "";
@@ -209,6 +210,23 @@ async function compile() {
     $("#compile").disabled = false;
     $("#compile-cancel").hidden = true;
     await refresh();
+  }
+}
+
+// An embedding endpoint embeds new pages after a compile (the built-in offline embedding does it
+// in the commit itself). A failure leaves search on BM25 for those pages; it is reported, not fatal.
+async function embedNewPages(signal) {
+  const status = await state.wiki.embeddingStatus();
+  if (!(status.state === "ready" && status.missing > 0) && status.state !== "noVectors") return;
+  const progress = $("#compile-progress");
+  try {
+    await write(() => state.wiki.embedPages({
+      signal, onProgress: (p) => { progress.textContent = t("embedding", p.done, p.total); },
+    }));
+  } catch (e) {
+    if (!(e && e.code === "CANCELLED")) setStatus(`${$("#status").textContent} ${t("embeddingFailed", e.message)}`, "error");
+  } finally {
+    progress.textContent = "";
   }
 }
 
