@@ -38,3 +38,6 @@ glue=$(gzip -9 -c pkg/llm_wiki.js | wc -c)
 awk -v raw="$raw" -v gz="$gz" -v glue="$glue" 'BEGIN {
   printf "release wasm: %d bytes raw (%.1f KB), %d bytes gzipped (%.1f KB); JS glue %d bytes gzipped\n",
     raw, raw / 1024, gz, gz / 1024, glue }'
+
+# The browser extension ships the same app and package (www/extension/app/, git-ignored).
+scripts/build-extension.sh

@@ -532,18 +532,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut after = Vec::with_capacity(pages.len());
         let mut unlinked = Vec::new();
         for p in pages.iter().filter(|p| p.key != gone.key) {
-            let body = wikilinks::rewrite(&p.body, |l| {
-                (full.resolve_link(l, Some(&p.key)) == Resolution::Page(gone.key.clone())).then(
-                    || {
-                        let text = l.display();
-                        if l.in_table {
-                            text.replace('|', "\\|")
-                        } else {
-                            text
-                        }
-                    },
-                )
-            });
+            let body = unlink_page(&p.body, &full, &p.key, &gone.key);
             if body == p.body {
                 after.push(p.clone());
                 continue;
@@ -1288,6 +1277,23 @@ fn page_ref(p: &Page) -> PageRef {
         title: p.title.clone(),
         kind: p.kind,
     }
+}
+
+/// `body` (of page `self_key`) with every link that resolves to `gone` turned into its display
+/// text (alias pipes escaped inside table cells); other links, resolving or not, stay as written.
+pub(crate) fn unlink_page(body: &str, resolver: &Resolver, self_key: &str, gone: &str) -> String {
+    wikilinks::rewrite(body, |l| {
+        (resolver.resolve_link(l, Some(self_key)) == Resolution::Page(gone.to_string())).then(
+            || {
+                let text = l.display();
+                if l.in_table {
+                    text.replace('|', "\\|")
+                } else {
+                    text
+                }
+            },
+        )
+    })
 }
 
 fn find_page(pages: &[Page], key: &str) -> Result<usize> {

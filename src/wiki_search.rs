@@ -14,19 +14,72 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::llm::client::AnyEmbedder;
 use crate::llm::config::EmbeddingProvider;
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
+use crate::llm::transport::Transport;
+use crate::llm::{Cancel, Embedder};
 use crate::model::Page;
+use crate::model::TokenUsage;
 use crate::search::bm25::DocFields;
-use crate::search::{SearchIndex, SearchOptions, SearchResults};
+use crate::search::{
+    EmbeddingStatus, QueryVector, SearchIndex, SearchMode, SearchOptions, SearchResults,
+};
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::Wiki;
 
 /// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
 /// decimal text.
 pub const SEARCH_OP_KEY: &str = "op";
+
+/// Options of [`Wiki::embed_pages`] (JS: `embedPages({...})`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct EmbedOptions {
+    /// Start a re-embed when the stored vectors are of another model. Default false.
+    pub confirm: bool,
+    /// Texts per embedding call. Range 1–256; default 32.
+    pub batch_size: usize,
+}
+
+impl Default for EmbedOptions {
+    fn default() -> Self {
+        EmbedOptions {
+            confirm: false,
+            batch_size: 32,
+        }
+    }
+}
+
+/// Progress of [`Wiki::embed_pages`]: pages embedded so far of those that needed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct EmbedProgress {
+    /// Pages embedded and saved.
+    pub done: usize,
+    /// Pages that needed a vector when the run started.
+    pub total: usize,
+}
+
+/// What [`Wiki::embed_pages`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedReport {
+    /// The embedding model.
+    pub model: String,
+    /// Pages embedded and saved in this run.
+    pub embedded: usize,
+    /// Where the model stands now (`reembedRequired` when it needs `confirm`).
+    pub status: EmbeddingStatus,
+    /// Token usage of the embedding calls.
+    pub usage: TokenUsage,
+}
 
 /// Adds the index's changed records and the stamp `op` to `batch` (puts and deletes, no
 /// expectation: commits are sequential under the one-writer rule, Decision 9).
@@ -196,29 +249,195 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Searches the pages (see [`SearchIndex::search`]).
     /// Without a `query_vector`, the vector and hybrid modes embed the query with the built-in
-    /// offline embedding when that is the configured one.
+    /// offline embedding when that is the configured one (see [`Wiki::search_configured`] for an
+    /// embedding endpoint).
     pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResults> {
         let mut options = options.clone();
-        if options.query_vector.is_none() && options.mode != crate::search::SearchMode::Bm25 {
+        if options.query_vector.is_none() && options.mode != SearchMode::Bm25 {
             options.query_vector = self.query_vector(query).await?;
         }
         Ok(self.search_index().await?.search(query, &options))
     }
 
+    /// [`Wiki::search`] with the configured embedding: an endpoint embeds the query (one call)
+    /// when the stored vectors are of its model; when the endpoint fails, the search runs on
+    /// BM25 and says so in its status, like any search without a query vector.
+    pub async fn search_configured<T: Transport>(
+        &self,
+        transport: T,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults> {
+        let mut options = options.clone();
+        if options.query_vector.is_none() && options.mode != SearchMode::Bm25 {
+            options.query_vector = self
+                .query_vector_configured(transport, query, &Cancel::new())
+                .await
+                .unwrap_or(None);
+        }
+        self.search(query, &options).await
+    }
+
     /// The question's embedding with the built-in offline model, when that is the configured
     /// embedding (endpoint embeddings of questions need the endpoint: BM25 serves meanwhile).
-    pub(crate) async fn query_vector(
-        &self,
-        question: &str,
-    ) -> Result<Option<crate::search::QueryVector>> {
-        use crate::llm::config::EmbeddingProvider;
-        use crate::llm::offline::{OfflineEmbedder, OFFLINE_MODEL};
+    pub(crate) async fn query_vector(&self, question: &str) -> Result<Option<QueryVector>> {
         if self.llm_config().await?.embeddings.provider != EmbeddingProvider::Offline {
             return Ok(None);
         }
-        Ok(Some(crate::search::QueryVector {
+        Ok(Some(QueryVector {
             model: OFFLINE_MODEL.into(),
             vector: OfflineEmbedder::new().embed_one(question),
         }))
+    }
+
+    /// The question's embedding with the configured embedder — `None` when the stored vectors
+    /// are of another model (a query vector could not be compared with them), so no call is made.
+    ///
+    /// Errors: the endpoint's (see [`Embedder::embed`]).
+    pub(crate) async fn query_vector_configured<T: Transport>(
+        &self,
+        transport: T,
+        question: &str,
+        cancel: &Cancel,
+    ) -> Result<Option<QueryVector>> {
+        let config = self.llm_config().await?;
+        if config.embeddings.provider == EmbeddingProvider::Offline {
+            return self.query_vector(question).await;
+        }
+        let embedder = AnyEmbedder::from_config(&config, transport)?;
+        let model = embedder.model();
+        let index = self.search_index().await?;
+        if !matches!(
+            index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0)),
+            EmbeddingStatus::Ready { .. }
+        ) {
+            return Ok(None);
+        }
+        let mut e = embedder.embed(&[question.to_string()], cancel).await?;
+        Ok(e.vectors.pop().map(|vector| QueryVector { model, vector }))
+    }
+
+    /// Where the configured embedding stands: `ready` (with pages still `missing` a vector),
+    /// `noVectors`, `reembedding` (done of total) or `reembedRequired` (the stored vectors are of
+    /// another model: search uses BM25 until [`Wiki::embed_pages`] runs with `confirm`).
+    pub async fn embedding_status(&self) -> Result<EmbeddingStatus> {
+        let config = self.llm_config().await?;
+        let model = match config.embeddings.provider {
+            EmbeddingProvider::Offline => OFFLINE_MODEL.to_string(),
+            _ => config.embeddings.model.clone(),
+        };
+        let index = self.search_index().await?;
+        Ok(index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0)))
+    }
+
+    /// Embeds the pages that lack a vector of `embedder`'s model, in batches of
+    /// `options.batch_size` texts (each batch saved as it lands, so an interrupted run resumes
+    /// where it stopped). When the stored vectors are of another model, nothing is embedded
+    /// unless `options.confirm`: then a re-embed starts, the old vectors serve searches until
+    /// every page has a new one, and they are replaced in one step (F28). Not an operation: the
+    /// pages do not change.
+    ///
+    /// Errors: the embedder's (endpoint errors, [`Error::Cancelled`]); storage errors. What was
+    /// saved before the error stays.
+    pub async fn embed_pages<E: Embedder>(
+        &self,
+        embedder: &E,
+        options: &EmbedOptions,
+        on_progress: &dyn Fn(EmbedProgress),
+        cancel: &Cancel,
+    ) -> Result<EmbedReport> {
+        let model = embedder.model();
+        let batch_size = options.batch_size.clamp(1, 256);
+        let mut index = self.search_index().await?;
+        let mut usage = TokenUsage::default();
+        let mut embedded = 0;
+        let status = |index: &SearchIndex| {
+            index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0))
+        };
+        if matches!(status(&index), EmbeddingStatus::ReembedRequired { .. }) && !options.confirm {
+            let status = status(&index);
+            return Ok(EmbedReport {
+                model,
+                embedded,
+                status,
+                usage,
+            });
+        }
+        let todo = |index: &SearchIndex| match index.embedding_dim(&model) {
+            Some(dim) => index.missing_embeddings(&model, dim),
+            None => index.keys(),
+        };
+        let total = todo(&index).len();
+        // Each round either saves a batch or reloads after a conflict; bounded so a wiki that
+        // keeps changing underneath cannot loop forever.
+        let mut rounds = 2 * total.div_ceil(batch_size) + 8;
+        loop {
+            cancel.check()?;
+            let keys = todo(&index);
+            if keys.is_empty() || rounds == 0 {
+                break;
+            }
+            rounds -= 1;
+            let mut batch_keys = Vec::new();
+            let mut texts = Vec::new();
+            for k in keys.into_iter().take(batch_size) {
+                if let Some(p) = self.page(&k).await? {
+                    texts.push(embedding_text(&p));
+                    batch_keys.push(k);
+                }
+            }
+            if texts.is_empty() {
+                // Indexed pages that are gone: the index is behind; reload it.
+                index = self.search_index().await?;
+                continue;
+            }
+            let e = embedder.embed(&texts, cancel).await?;
+            usage.add(&e.usage);
+            if index.embedding_dim(&model).is_none() && index.active_model().is_some() {
+                index.confirm_reembed(&model, e.dimension);
+            }
+            let items: Vec<(&str, &[f32])> = batch_keys
+                .iter()
+                .map(String::as_str)
+                .zip(e.vectors.iter().map(Vec::as_slice))
+                .collect();
+            index
+                .put_embeddings(&model, &items)
+                .map_err(|err| Error::LlmBadResponse(format!("embeddings: {err}")))?;
+            match self.save_search_index(&mut index).await {
+                Ok(()) => {
+                    embedded += items.len();
+                    on_progress(EmbedProgress {
+                        done: embedded,
+                        total,
+                    });
+                }
+                // An operation landed meanwhile: its pages may have changed; start from it.
+                Err(Error::Conflict { .. }) => index = self.search_index().await?,
+                Err(err) => return Err(err),
+            }
+        }
+        let status = status(&index);
+        Ok(EmbedReport {
+            model,
+            embedded,
+            status,
+            usage,
+        })
+    }
+
+    /// [`Wiki::embed_pages`] with the configured embedder (the built-in offline one or an
+    /// endpoint). Errors: as `embed_pages`, plus [`Error::LlmConfig`].
+    pub async fn embed_pages_configured<T: Transport>(
+        &self,
+        transport: T,
+        options: &EmbedOptions,
+        on_progress: &dyn Fn(EmbedProgress),
+        cancel: &Cancel,
+    ) -> Result<EmbedReport> {
+        let config = self.llm_config().await?;
+        let embedder = AnyEmbedder::from_config(&config, transport)?;
+        self.embed_pages(&embedder, options, on_progress, cancel)
+            .await
     }
 }

@@ -575,6 +575,55 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
         .expect("the held update is kept as a proposal");
     let proposed: llm_wiki::model::Page = serde_json::from_slice(&proposal.data).unwrap();
     assert!(proposed.body.contains("Rewritten from scratch."));
+
+    // The user sees it, with the paragraphs it would drop.
+    let held = block_on(w.proposals()).unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].key, "Widgetron");
+    assert!(
+        held[0]
+            .dropped
+            .iter()
+            .any(|p| p.contains("Another note of mine.")),
+        "{held:?}"
+    );
+    assert_eq!(held[0].proposed, proposed);
+
+    // Rejecting keeps the page and drops the proposal; nothing else changes.
+    let ops = block_on(w.operations()).unwrap().len();
+    block_on(w.reject_proposal("Widgetron")).unwrap();
+    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert_eq!(page_body(&w, "Widgetron"), before);
+    assert_eq!(block_on(w.operations()).unwrap().len(), ops);
+    assert!(matches!(
+        block_on(w.reject_proposal("Widgetron")),
+        Err(Error::NotFound(_))
+    ));
+
+    // Held again, then accepted: the proposed body is the next revision, written by the model,
+    // and the next compile takes it as its base (no human paragraph left to keep).
+    add(&w, "d", "# Yet more\n\n## Widgetron\n\nWidgetron hums.\n");
+    let r = compile(&w, &dropper).unwrap();
+    assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
+    let revision = block_on(w.page("Widgetron")).unwrap().unwrap().revision;
+    let op = block_on(w.accept_proposal("Widgetron")).unwrap();
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    assert_eq!(page.revision, revision + 1);
+    assert!(
+        page.body.contains("Rewritten from scratch."),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("Another note of mine."));
+    let last = block_on(w.history("Widgetron")).unwrap().pop().unwrap();
+    assert_eq!((last.author, last.op), (llm_wiki::model::Author::Llm, op));
+    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert!(block_on(w.log())
+        .unwrap()
+        .contains("accepted held update: Widgetron"));
+    add(&w, "e", "# Last\n\n## Widgetron\n\nWidgetron glows.\n");
+    let r = compile(&w, &dropper).unwrap();
+    assert!(r.compiled[0].held.is_empty(), "{:?}", r.compiled[0]);
 }
 
 #[test]
@@ -962,4 +1011,152 @@ fn rust_book_through_the_scripted_endpoint() {
     for s in block_on(w.sources()).unwrap() {
         assert!(index.contains(&format!("[[{}", s.summary_page.unwrap())));
     }
+}
+
+/// The claims and open ledger records of a wiki, comparable across wikis.
+fn claims_and_open_records(w: &W) -> (Vec<Claim>, Vec<(String, Vec<String>)>) {
+    let (_, claims, ledger, _) = content(w);
+    let open = ledger
+        .into_iter()
+        .filter(|r| r.status == llm_wiki::model::ContradictionStatus::Open)
+        .map(|r| (r.id, r.claims))
+        .collect();
+    (claims, open)
+}
+
+#[test]
+fn remove_source_takes_its_page_claims_links_and_contradictions_in_one_operation() {
+    let (_b, w) = scenario();
+    compile(&w, &Scripted::default()).unwrap();
+    let gone = "notes/widget-history.md";
+    let summary = block_on(w.source(gone))
+        .unwrap()
+        .unwrap()
+        .source
+        .summary_page
+        .unwrap();
+    let ops_before = block_on(w.operations()).unwrap().len();
+    let (_, _, ledger, _) = content(&w);
+    assert_eq!(ledger.len(), 1, "S1 and S3 disagree on the release year");
+
+    let r = block_on(w.remove_source(gone)).unwrap();
+    assert_eq!(r.summary_page.as_deref(), Some(summary.as_str()));
+    assert_eq!(r.contradictions_closed, vec![ledger[0].id.clone()]);
+    assert!(!r.claims_removed.is_empty());
+    assert!(r.updated.contains(&"Widgetron".to_string()), "{r:?}");
+    // One operation, logged.
+    let ops = block_on(w.operations()).unwrap();
+    assert_eq!(ops.len(), ops_before + 1);
+    assert_eq!(
+        ops.last().unwrap().kind,
+        llm_wiki::model::OperationKind::RemoveSource
+    );
+    assert!(block_on(w.log()).unwrap().contains("removed: "));
+
+    // Nothing refers to the source or its summary page any more.
+    assert!(block_on(w.source(gone)).unwrap().is_none());
+    assert!(block_on(w.page(&summary)).unwrap().is_none());
+    let (pages, claims, ledger, index) = content(&w);
+    assert!(claims.iter().all(|c| c.source_key != gone));
+    assert!(!index.contains(&format!("[[{summary}")), "{index}");
+    for p in block_on(w.all_pages()).unwrap() {
+        assert!(!p.sources.contains(&gone.to_string()), "{} lists it", p.key);
+        for id in &r.claims_removed {
+            assert!(
+                !p.body.contains(&format!("[^{id}]")),
+                "{} cites {id}",
+                p.key
+            );
+        }
+        assert!(!p.body.contains("[!contradiction]"), "{}", p.body);
+        for l in links_of(&p.body) {
+            let target = l.split(['|', '#']).next().unwrap().trim_end_matches('\\');
+            assert!(pages.contains_key(target), "{} links {target}", p.key);
+        }
+    }
+    assert!(
+        !pages["Widgetron"].contains("2016"),
+        "{}",
+        pages["Widgetron"]
+    );
+    assert!(
+        pages["Widgetron"].contains("2015"),
+        "{}",
+        pages["Widgetron"]
+    );
+    assert_eq!(
+        ledger[0].status,
+        llm_wiki::model::ContradictionStatus::Resolved
+    );
+    assert!(ledger[0]
+        .note
+        .as_deref()
+        .unwrap()
+        .starts_with("source removed"));
+    // The summary page's history stays readable; its last revision has no state.
+    let history = block_on(w.history(&summary)).unwrap();
+    assert!(history.len() >= 2 && history.last().unwrap().page_state.is_none());
+    // Lint finds no broken link.
+    let findings = block_on(w.lint(&llm_wiki::lint::LintOptions::default())).unwrap();
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.kind != llm_wiki::lint::FindingKind::BrokenLink),
+        "{findings:#?}"
+    );
+    // The search index moved with the pages.
+    let hits = block_on(w.search("Widget history", &Default::default())).unwrap();
+    assert!(hits.hits.iter().all(|h| h.key != summary), "{hits:?}");
+
+    // Claims and open contradictions equal those of a wiki that never had the source.
+    let backend = MemoryBackend::new();
+    let never = open(&backend, "never");
+    add(&never, "notes/widgetron.md", S1);
+    add(&never, "notes/流量控制.md", S2);
+    compile(&never, &Scripted::default()).unwrap();
+    assert_eq!(claims_and_open_records(&w), claims_and_open_records(&never));
+
+    // Unknown key: typed error, nothing written.
+    let before = content(&w);
+    assert!(matches!(
+        block_on(w.remove_source(gone)),
+        Err(Error::NotFound(_))
+    ));
+    assert_eq!(content(&w), before);
+}
+
+#[test]
+fn a_fault_at_any_write_of_remove_source_leaves_the_wiki_as_it_was() {
+    let (_b, w) = scenario();
+    compile(&w, &Scripted::default()).unwrap();
+    let probe = {
+        let (_b, w) = scenario();
+        compile(&w, &Scripted::default()).unwrap();
+        let base = w.storage().writes_attempted();
+        block_on(w.remove_source("notes/widgetron.md")).unwrap();
+        w.storage().writes_attempted() - base
+    };
+    assert!(probe > 5, "remove_source writes {probe} records");
+    for k in 1..=probe {
+        let before = content(&w);
+        let sources = block_on(w.sources()).unwrap().len();
+        let base = w.storage().writes_attempted();
+        w.storage()
+            .inject_fault(Some(llm_wiki::storage::Fault::AtGlobalWrite(base + k)));
+        assert!(
+            block_on(w.remove_source("notes/widgetron.md")).is_err(),
+            "write {k}"
+        );
+        w.storage().inject_fault(None);
+        assert_eq!(content(&w), before, "fault at write {k}");
+        assert_eq!(block_on(w.sources()).unwrap().len(), sources);
+    }
+    block_on(w.remove_source("notes/widgetron.md")).unwrap();
+    // A pending (never compiled) source goes without touching a page.
+    add(&w, "notes/pending.md", "# Pending\n\nNot compiled yet.\n");
+    let pages = content(&w).0;
+    let r = block_on(w.remove_source("notes/pending.md")).unwrap();
+    assert_eq!(r.summary_page, None);
+    assert!(r.updated.is_empty());
+    assert_eq!(content(&w).0, pages);
 }

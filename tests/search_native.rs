@@ -134,3 +134,146 @@ fn corrupt_records_are_rebuilt() {
     block_on(w.search_index()).unwrap();
     assert_eq!(tokenizer_calls(), before);
 }
+
+/// An embedding model of its own (another name and dimension than the offline one), counting
+/// its calls: the offline hashed vectors, folded to 32 dimensions.
+struct Folded {
+    calls: std::cell::Cell<usize>,
+}
+
+impl llm_wiki::llm::Embedder for Folded {
+    fn model(&self) -> String {
+        "folded-32".into()
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        cancel: &llm_wiki::llm::Cancel,
+    ) -> llm_wiki::Result<llm_wiki::llm::Embeddings> {
+        cancel.check()?;
+        self.calls.set(self.calls.get() + 1);
+        let offline = llm_wiki::llm::offline::OfflineEmbedder::new();
+        let vectors: Vec<Vec<f32>> = texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 32];
+                for (i, x) in offline.embed_one(t).into_iter().enumerate() {
+                    v[i % 32] += x;
+                }
+                v
+            })
+            .collect();
+        Ok(llm_wiki::llm::Embeddings {
+            model: self.model(),
+            dimension: 32,
+            vectors,
+            usage: Default::default(),
+        })
+    }
+}
+
+#[test]
+fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batches() {
+    use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
+    use llm_wiki::wiki_search::{EmbedOptions, EmbedProgress};
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for (t, b) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("Borrowing", "References borrow a value without owning it."),
+        ("Slices", "A slice references a contiguous sequence."),
+        ("静夜思", "床前明月光，疑是地上霜。"),
+        ("Threads", "Threads run code at the same time."),
+    ] {
+        put(&w, t, b);
+    }
+    // The offline vectors are there (the default embedding).
+    assert_eq!(
+        block_on(w.embedding_status()).unwrap(),
+        EmbeddingStatus::Ready { missing: 0 }
+    );
+    let model = Folded {
+        calls: Default::default(),
+    };
+    let none = llm_wiki::llm::Cancel::new();
+    // Another model: nothing is embedded without confirmation.
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!(r.embedded, 0);
+    assert_eq!(model.calls.get(), 0);
+    assert!(
+        matches!(r.status, EmbeddingStatus::ReembedRequired { .. }),
+        "{r:?}"
+    );
+
+    // Confirmed, in batches of 2; cancelled after the first batch: that batch stays saved.
+    let cancel = llm_wiki::llm::Cancel::new();
+    let seen = std::cell::RefCell::new(Vec::<EmbedProgress>::new());
+    let options = EmbedOptions {
+        confirm: true,
+        batch_size: 2,
+    };
+    let r = block_on(w.embed_pages(
+        &model,
+        &options,
+        &|p| {
+            seen.borrow_mut().push(p);
+            cancel.cancel();
+        },
+        &cancel,
+    ));
+    assert!(matches!(r, Err(llm_wiki::Error::Cancelled)), "{r:?}");
+    assert_eq!(*seen.borrow(), vec![EmbedProgress { done: 2, total: 5 }]);
+    // Meanwhile searches keep the old vectors: an offline query vector is still served.
+    let hybrid = SearchOptions::default();
+    let r = block_on(w.search("owner", &hybrid)).unwrap();
+    assert_eq!(r.status, SearchStatus::Ok);
+    assert_eq!(r.hits[0].key, "Ownership");
+
+    // Reopened, the run resumes with the 3 pages left and then replaces the old vectors.
+    w.storage().close();
+    let w = open(&backend);
+    seen.borrow_mut().clear();
+    let r =
+        block_on(w.embed_pages(&model, &options, &|p| seen.borrow_mut().push(p), &none)).unwrap();
+    assert_eq!(r.embedded, 3);
+    assert_eq!(r.status, EmbeddingStatus::Ready { missing: 0 });
+    assert_eq!(
+        seen.borrow().last(),
+        Some(&EmbedProgress { done: 3, total: 3 })
+    );
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(index.active_model(), Some(("folded-32", 32)));
+    // The new model's query vectors are served; the old model's fall back to BM25, saying why.
+    let q = block_on(llm_wiki::llm::Embedder::embed(
+        &model,
+        &["owner".into()],
+        &none,
+    ))
+    .unwrap();
+    let with = SearchOptions {
+        query_vector: Some(QueryVector {
+            model: "folded-32".into(),
+            vector: q.vectors[0].clone(),
+        }),
+        mode: SearchMode::Vector,
+        ..SearchOptions::default()
+    };
+    let r = block_on(w.search("owner", &with)).unwrap();
+    assert_eq!((r.mode, &r.status), (SearchMode::Vector, &SearchStatus::Ok));
+    let r = block_on(w.search("owner", &hybrid)).unwrap();
+    assert_eq!(r.mode, SearchMode::Bm25);
+    assert!(
+        matches!(r.status, SearchStatus::ReembedRequired { .. }),
+        "{r:?}"
+    );
+    assert_eq!(r.hits[0].key, "Ownership");
+
+    // A new page lacks a vector of the model until the next run embeds just that one.
+    put(&w, "Closures", "Closures capture their environment.");
+    let calls = model.calls.get();
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!((r.embedded, model.calls.get()), (1, calls + 1));
+    // Nothing left: no call at all.
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!((r.embedded, model.calls.get()), (0, calls + 1));
+}

@@ -534,3 +534,80 @@ fn offline_embedding_is_the_same_in_the_browser() {
         ]
     );
 }
+
+#[wasm_bindgen_test]
+async fn js_api_endpoint_embeddings_re_embed_on_confirmation_and_serve_hybrid_search() {
+    use llm_wiki::wasm::Wiki;
+    let name = "web-llm-embed";
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+    let wiki = open(name).await;
+    for (title, body) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("借用", "引用借用一个值而不拥有它。"),
+        ("Threads", "Threads run code at the same time."),
+    ] {
+        let page = js(&json!({"title": title, "body": body}));
+        JsFuture::from(wiki.put_page(tsify::Ts::new_unchecked(page)))
+            .await
+            .unwrap();
+    }
+    // The pages have offline vectors; the endpoint's model needs a confirmed re-embed.
+    let mut cfg = serde_json::to_value(config(Provider::OpenAiCompatible, &endpoint())).unwrap();
+    cfg["apiKey"] = json!("sk-test-browser-key-0001");
+    cfg["embeddings"] = json!({"provider": "ollama", "model": "scripted-embed-768"});
+    JsFuture::from(wiki.set_config(js(&cfg))).await.unwrap();
+    let status = JsFuture::from(wiki.embedding_status()).await.unwrap();
+    assert_eq!(
+        get(&status, "state").as_string().as_deref(),
+        Some("reembedRequired")
+    );
+    let report = JsFuture::from(wiki.embed_pages(JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(get(&report, "embedded").as_f64(), Some(0.0));
+
+    // Confirmed, one page per call, with progress.
+    let seen = std::rc::Rc::new(RefCell::new(Vec::<f64>::new()));
+    let sink = seen.clone();
+    let on_progress =
+        wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |p: JsValue| {
+            sink.borrow_mut().push(get(&p, "done").as_f64().unwrap());
+        });
+    let request = js(&json!({"confirm": true, "batchSize": 1}));
+    Reflect::set(&request, &"onProgress".into(), on_progress.as_ref()).unwrap();
+    let report = JsFuture::from(wiki.embed_pages(request)).await.unwrap();
+    assert_eq!(get(&report, "embedded").as_f64(), Some(3.0));
+    assert_eq!(*seen.borrow(), vec![1.0, 2.0, 3.0]);
+    let status = get(&report, "status");
+    assert_eq!(get(&status, "state").as_string().as_deref(), Some("ready"));
+    assert_eq!(get(&status, "missing").as_f64(), Some(0.0));
+
+    // Hybrid search embeds the query at the endpoint and fuses.
+    let r = JsFuture::from(wiki.search("owner".into(), js(&json!({"mode": "hybrid"}))))
+        .await
+        .unwrap();
+    assert_eq!(get(&r, "mode").as_string().as_deref(), Some("hybrid"));
+    assert_eq!(
+        get(&get(&r, "status"), "state").as_string().as_deref(),
+        Some("ok")
+    );
+    let hits = js_sys::Array::from(&get(&r, "hits"));
+    assert_eq!(
+        get(&hits.get(0), "key").as_string().as_deref(),
+        Some("Ownership")
+    );
+    // An endpoint that is down: search still answers, on BM25, saying why.
+    cfg["baseUrl"] = json!("http://127.0.0.1:9");
+    JsFuture::from(wiki.set_config(js(&cfg))).await.unwrap();
+    let r = JsFuture::from(wiki.search("owner".into(), js(&json!({"mode": "hybrid"}))))
+        .await
+        .unwrap();
+    assert_eq!(get(&r, "mode").as_string().as_deref(), Some("bm25"));
+    let hits = js_sys::Array::from(&get(&r, "hits"));
+    assert_eq!(
+        get(&hits.get(0), "key").as_string().as_deref(),
+        Some("Ownership")
+    );
+    wiki.close();
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+}

@@ -93,13 +93,13 @@ async fn js_search_method() {
             .as_deref(),
         Some("故乡")
     );
-    // Hybrid without a query vector falls back to BM25 and says so.
+    // Hybrid: the query is embedded with the built-in offline model (the default embedding).
     assert_eq!(
         Reflect::get(&r, &"mode".into())
             .unwrap()
             .as_string()
             .as_deref(),
-        Some("bm25")
+        Some("hybrid")
     );
     let status = Reflect::get(&r, &"status".into()).unwrap();
     assert_eq!(
@@ -107,7 +107,7 @@ async fn js_search_method() {
             .unwrap()
             .as_string()
             .as_deref(),
-        Some("noQueryVector")
+        Some("ok")
     );
     let explain = Reflect::get(&hit, &"explain".into()).unwrap();
     assert_eq!(

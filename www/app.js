@@ -1,38 +1,26 @@
 // The llm-wiki web app shell. Everything is stored in this browser (IndexedDB) by the wasm core;
 // this file only wires the DOM to the `Wiki` class. Untrusted text is always set with textContent.
 import init, { Wiki } from "./pkg/llm_wiki.js";
-import { strings, pickLanguage } from "./i18n.js";
+import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
+import { withWriteLock, listen } from "./writer.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
-const t = (key, ...args) => {
-  const v = strings[lang][key] ?? strings.en[key] ?? key;
-  return typeof v === "function" ? v(...args) : v;
-};
+const t = (key, ...args) => translate(lang, key, ...args);
 
 const state = { wiki: null, tab: "sources", editing: null, session: null };
-const channel = "BroadcastChannel" in self ? new BroadcastChannel("llm-wiki") : null;
 
 /**
- * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension page)
- * writes at a time (Decision 9); then tells the other tabs to refresh.
+ * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension's
+ * popup and background) writes at a time (Decision 9); then tells the other pages to refresh.
  */
-async function write(fn) {
-  const name = state.wiki.name;
-  const run = async () => {
-    try { return await fn(); } finally { channel?.postMessage({ wiki: name, kind: "changed" }); }
-  };
-  if (!navigator.locks) return run();
-  return navigator.locks.request(`llm-wiki/${name}`, { ifAvailable: true }, async (lock) => {
-    if (lock) return run();
-    setStatus(t("waitingForOtherTab"));
-    return navigator.locks.request(`llm-wiki/${name}`, run);
-  });
+function write(fn) {
+  return withWriteLock(state.wiki.name, fn, { onWait: () => setStatus(t("waitingForOtherTab")) });
 }
 
-channel?.addEventListener("message", (e) => {
-  if (state.wiki && e.data && e.data.wiki === state.wiki.name && e.data.kind === "changed") {
+listen((m) => {
+  if (state.wiki && m.wiki === state.wiki.name && m.kind === "changed") {
     setStatus(t("otherTabChanged"));
     refresh().catch(showError);
   }
@@ -289,6 +277,7 @@ async function compile(options = {}) {
       : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
       report.failed.length ? "error" : "info");
     progress.textContent = "";
+    if (report.compiled.length) await embedNewPages(controller.signal);
   } catch (e) {
     if (e && e.code === "CANCELLED") setStatus(t("cancelled"), "error"); else showError(e);
     progress.textContent = "";
@@ -297,6 +286,23 @@ async function compile(options = {}) {
     $("#compile-cancel").hidden = true;
     state.compileController = null;
     await refresh();
+  }
+}
+
+// An embedding endpoint embeds new pages after a compile (the built-in offline embedding does it
+// in the commit itself). A failure leaves search on BM25 for those pages; it is reported, not fatal.
+async function embedNewPages(signal) {
+  const status = await state.wiki.embeddingStatus();
+  if (!(status.state === "ready" && status.missing > 0) && status.state !== "noVectors") return;
+  const progress = $("#compile-progress");
+  try {
+    await write(() => state.wiki.embedPages({
+      signal, onProgress: (p) => { progress.textContent = t("embedding", p.done, p.total); },
+    }));
+  } catch (e) {
+    if (!(e && e.code === "CANCELLED")) setStatus(`${$("#status").textContent} ${t("embeddingFailed", e.message)}`, "error");
+  } finally {
+    progress.textContent = "";
   }
 }
 
@@ -331,6 +337,7 @@ async function viewPage(key) {
     if (a.classList.contains("missing")) a.title = t("missingLink");
   }
   for (const img of body.querySelectorAll("img[data-asset]")) loadAsset(img);
+  await showProposal(p.key);
   const backlinks = $("#pv-backlinks");
   backlinks.replaceChildren(...view.backlinks.map((b) => {
     const li = document.createElement("li");
@@ -371,6 +378,26 @@ async function viewPage(key) {
   article.hidden = false;
 }
 
+// A compile's update held because it would drop the user's paragraphs (Decision 5).
+async function showProposal(key) {
+  const box = $("#pv-proposal");
+  const proposal = (await state.wiki.proposals()).find((x) => x.key === key);
+  box.hidden = !proposal;
+  if (!proposal) return;
+  $("#pv-proposal-dropped").replaceChildren(...proposal.dropped.map((text) => {
+    const li = document.createElement("li"); li.textContent = text; return li;
+  }));
+  const pre = $("#pv-proposal-body");
+  pre.textContent = proposal.proposed.body; pre.hidden = true;
+  $("#pv-proposal-show").onclick = () => { pre.hidden = !pre.hidden; };
+  $("#pv-proposal-accept").onclick = async () => {
+    try { await write(() => state.wiki.acceptProposal(key)); setStatus(t("proposalAccepted")); await viewPage(key); } catch (err) { showError(err); }
+  };
+  $("#pv-proposal-reject").onclick = async () => {
+    try { await write(() => state.wiki.rejectProposal(key)); setStatus(t("proposalRejected")); await viewPage(key); } catch (err) { showError(err); }
+  };
+}
+
 async function loadAsset(img) {
   const bytes = await state.wiki.asset(img.dataset.asset);
   if (!bytes) return;
@@ -378,8 +405,11 @@ async function loadAsset(img) {
 }
 
 function route() {
+  if (!state.wiki) return;
+  const tab = location.hash.match(/^#\/(sources|pages|graph|ask|lint|index|log|schema|settings)$/);
+  if (tab) { showTab(tab[1]); return; }
   const m = location.hash.match(/^#\/page\/(.+)$/);
-  if (!m || !state.wiki) return;
+  if (!m) return;
   if (state.tab !== "pages") showTab("pages");
   viewPage(decodeURIComponent(m[1])).catch(showError);
 }
@@ -398,6 +428,8 @@ function openEditor(page) {
 
 /** The graph of pages and links (Cytoscape.js, loaded on first use). Click a node to open it. */
 async function renderGraphTab() {
+  // data-nodes / data-edges / data-layout-ms describe the drawn graph: cleared until it is redrawn.
+  for (const a of ["data-nodes", "data-edges", "data-layout-ms"]) $("#graph").removeAttribute(a);
   const [{ renderGraph, KIND_COLOURS }, graph] = await Promise.all([import("./build/graph.js"), state.wiki.graph()]);
   if (state.tab !== "graph") return;
   const container = $("#graph");
@@ -633,6 +665,9 @@ async function renderSettings() {
   }));
   state.config = view;
   fillConfig(c, view.hasApiKey, view.embeddingsHasApiKey);
+  // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
+  // (for the extension, chrome-extension://<its id>).
+  $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
 }
 
 const PURPOSES = ["compile", "query", "lint"];
@@ -867,6 +902,7 @@ async function main() {
 main().catch(showError);
 
 // An offline app shell: the site keeps working without a network once loaded.
-if ("serviceWorker" in navigator && location.protocol !== "file:") {
+// (Not in the extension: its files are packaged, and its own service worker is background.js.)
+if ("serviceWorker" in navigator && /^https?:$/.test(location.protocol)) {
   navigator.serviceWorker.register("./sw.js").catch(() => {});
 }

@@ -35,7 +35,7 @@ export const strings = {
     perOperation: "Model per operation", perOperationHelp: "Leave empty to use the model above.",
     compileModel: "Compile", queryModel: "Ask", lintModel: "Lint",
     embeddings: "Embeddings", embeddingsProvider: "Provider", embOffline: "Built-in (offline)",
-    embeddingsHelp: "The built-in embedding works offline. Endpoint embeddings are checked by Test connection; pages are not embedded with them yet, so with one selected, search ranks pages by keywords (BM25) only.",
+    embeddingsHelp: "The built-in embedding works offline. With an endpoint's embeddings (checked by Test connection), new pages are embedded after each compile; pages without a vector are still found by keywords (BM25).",
     embUrlPlaceholder: "(the chat endpoint's)", embKeyPlaceholder: "(the chat endpoint's key)",
     settings: "Settings", endpoint: "LLM endpoint",
     endpointHelp: "With no endpoint the wiki compiles offline: extractive summaries and facts, no invented text. Configure a local (Ollama, LM Studio, llama.cpp) or hosted endpoint for an LLM-written wiki; your notes go only to that endpoint.",
@@ -43,7 +43,20 @@ export const strings = {
     contextWindow: "Context window (tokens)", maxOutput: "Max output tokens", testConnection: "Test connection",
     settingsSaved: "Settings saved.", keyStored: "(a key is stored; leave empty to keep it)",
     originHint: (o) => `If a local server refuses this page, allow its origin: OLLAMA_ORIGINS=${o}`,
+    originsTitle: "Local Ollama",
+    recallTitle: "Your wiki on this page", recallEmpty: "Nothing in your wiki matches this page yet.",
+    recallContradictions: "Open contradictions", clip: "Clip", clipAndCompile: "Clip and compile",
+    openWiki: "Open the wiki", notClipped: "Not clipped yet.",
+    clippedBefore: (d, s) => `Clipped ${d} · ${s}`,
+    clippedNotCompiled: (w) => `Clipped, not compiled: ${w} Look at it in the wiki, then compile there.`,
+    alreadyCompiled: "Unchanged and already compiled: nothing to do.",
+    cannotClip: (m) => `This page cannot be read by an extension (${m}).`,
+    originsHelp: "Ollama answers only the web origins it lists. Start it with this value, added to any you already set (comma-separated), then restart it:",
     rename: "Rename", delete: "Delete", backlinks: "Backlinks", noBacklinks: "No page links here.",
+    proposalHeld: "A compile's update to this page is held: it would drop paragraphs you wrote.",
+    proposalShow: "Show the proposed page", proposalAccept: "Accept the update", proposalReject: "Keep my version",
+    embedding: (d, n) => `Embedding pages ${d}/${n}…`, embeddingFailed: (m) => `Embedding new pages failed (search uses BM25 for them): ${m}`,
+    proposalAccepted: "The update was applied.", proposalRejected: "Your version stays; the update was discarded.",
     askNewTitle: "New title:", confirmDeletePage: (t) => `Delete the page "${t}"? Links to it become plain text.`,
     pageDeleted: (t) => `Deleted "${t}".`, pageRenamed: (t) => `Renamed to "${t}".`,
     exportVault: "Export vault", importVault: "Import vault…", exported: (n) => `Exported ${n}.`,
@@ -97,7 +110,7 @@ export const strings = {
     perOperation: "按操作设置模型", perOperationHelp: "留空则使用上面的模型。",
     compileModel: "编译", queryModel: "提问", lintModel: "检查",
     embeddings: "向量嵌入", embeddingsProvider: "提供方", embOffline: "内置（离线）",
-    embeddingsHelp: "内置嵌入无需联网。端点的嵌入由“测试连接”检查；页面尚未用它生成向量，所以选用端点嵌入时，搜索只按关键词（BM25）排序。",
+    embeddingsHelp: "内置嵌入无需联网。使用端点的嵌入时（由“测试连接”检查），每次编译后为新页面生成向量；没有向量的页面仍可按关键词（BM25）找到。",
     embUrlPlaceholder: "（使用聊天端点的）", embKeyPlaceholder: "（使用聊天端点的密钥）",
     settings: "设置", endpoint: "LLM 端点",
     endpointHelp: "未配置端点时，知识库以离线方式编译：抽取式摘要和事实，不生成任何新文字。配置本地（Ollama、LM Studio、llama.cpp）或在线端点即可由 LLM 撰写知识库；你的笔记只会发送到该端点。",
@@ -105,7 +118,20 @@ export const strings = {
     contextWindow: "上下文窗口（token）", maxOutput: "最大输出 token", testConnection: "测试连接",
     settingsSaved: "设置已保存。", keyStored: "（已保存密钥；留空则保留）",
     originHint: (o) => `如果本地服务器拒绝本页面，请允许其来源：OLLAMA_ORIGINS=${o}`,
+    originsTitle: "本地 Ollama",
+    recallTitle: "知识库里关于本页的内容", recallEmpty: "知识库中还没有与本页相关的内容。",
+    recallContradictions: "未解决的矛盾", clip: "剪藏", clipAndCompile: "剪藏并编译",
+    openWiki: "打开知识库", notClipped: "尚未剪藏。",
+    clippedBefore: (d, s) => `剪藏于 ${d} · ${s}`,
+    clippedNotCompiled: (w) => `已剪藏，未编译：${w} 请先在知识库中查看，再在那里编译。`,
+    alreadyCompiled: "内容没有变化且已编译，无需处理。",
+    cannotClip: (m) => `扩展无法读取此页面（${m}）。`,
+    originsHelp: "Ollama 只响应它列出的网页来源。请用下面的值启动它（如已设置其他来源，用逗号追加），然后重启：",
     rename: "重命名", delete: "删除", backlinks: "反向链接", noBacklinks: "没有页面链接到这里。",
+    proposalHeld: "编译对本页的更新已暂缓：它会删掉你写的段落。",
+    proposalShow: "查看建议的页面", proposalAccept: "接受更新", proposalReject: "保留我的版本",
+    embedding: (d, n) => `正在生成页面向量 ${d}/${n}…`, embeddingFailed: (m) => `新页面的向量生成失败（这些页面的搜索使用 BM25）：${m}`,
+    proposalAccepted: "已应用更新。", proposalRejected: "保留了你的版本，更新已丢弃。",
     askNewTitle: "新标题：", confirmDeletePage: (t) => `删除页面“${t}”？指向它的链接将变为纯文本。`,
     pageDeleted: (t) => `已删除“${t}”。`, pageRenamed: (t) => `已重命名为“${t}”。`,
     exportVault: "导出知识库", importVault: "导入知识库…", exported: (n) => `已导出 ${n}。`,
@@ -125,6 +151,12 @@ export const strings = {
     askNote: "如何解决的？（简短说明）", fixed: "已修复。", reverted: (n) => `已恢复到修订 ${n}。`,
   },
 };
+
+/** The string `key` in language `lang` (English when missing there), called with `args` if a function. */
+export function translate(lang, key, ...args) {
+  const v = (strings[lang] || strings.en)[key] ?? strings.en[key] ?? key;
+  return typeof v === "function" ? v(...args) : v;
+}
 
 export function pickLanguage() {
   const saved = localStorage.getItem("llm-wiki.lang");

@@ -374,17 +374,17 @@ impl Budget {
 }
 
 /// The snapshot of the wiki a plan is made from.
-struct Snapshot {
-    pages: BTreeMap<String, (Page, u64)>,
-    claims: BTreeMap<String, Claim>,
-    ledger: BTreeMap<String, Contradiction>,
-    sources: BTreeMap<String, Source>,
-    source_rev: u64,
-    schema_md: String,
+pub(super) struct Snapshot {
+    pub(super) pages: BTreeMap<String, (Page, u64)>,
+    pub(super) claims: BTreeMap<String, Claim>,
+    pub(super) ledger: BTreeMap<String, Contradiction>,
+    pub(super) sources: BTreeMap<String, Source>,
+    pub(super) source_rev: u64,
+    pub(super) schema_md: String,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    async fn snapshot(&self, source_key: &str) -> Result<Snapshot> {
+    pub(super) async fn snapshot(&self, source_key: &str) -> Result<Snapshot> {
         let mut pages = BTreeMap::new();
         for (k, r) in self.storage.scan(Store::Pages, "").await? {
             let p: Page = from_json(Store::Pages, &k, &r.data)?;
@@ -1439,7 +1439,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
     /// when the LLM never wrote it).
-    async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
+    pub(super) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
         let history = self.history(key).await?;
         let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
         let human_after = history
@@ -1544,12 +1544,25 @@ fn canonical_ids(
 }
 
 /// Source key → (summary page key, title), for footnote definitions.
-fn source_page_map(
+pub(super) fn source_page_map(
     sources: &BTreeMap<String, Source>,
     pages: &BTreeMap<String, Page>,
     this_key: &str,
     this_page: &str,
     this_title: &str,
+) -> BTreeMap<String, (String, String)> {
+    let mut m = summary_pages(sources, pages);
+    m.insert(
+        this_key.to_string(),
+        (this_page.to_string(), this_title.to_string()),
+    );
+    m
+}
+
+/// Source key → (summary page key, title), for the sources whose summary page is in `pages`.
+pub(super) fn summary_pages(
+    sources: &BTreeMap<String, Source>,
+    pages: &BTreeMap<String, Page>,
 ) -> BTreeMap<String, (String, String)> {
     let mut m: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (k, s) in sources {
@@ -1557,9 +1570,5 @@ fn source_page_map(
             m.insert(k.clone(), (p.key.clone(), p.title.clone()));
         }
     }
-    m.insert(
-        this_key.to_string(),
-        (this_page.to_string(), this_title.to_string()),
-    );
     m
 }

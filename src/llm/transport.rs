@@ -149,6 +149,32 @@ pub trait Transport {
     }
 }
 
+/// A shared transport serves as well (one `fetch` for an embedding and a chat call).
+impl<T: Transport> Transport for &T {
+    type Body = T::Body;
+
+    async fn send(
+        &self,
+        request: &HttpRequest,
+        cancel: &Cancel,
+        timeout_ms: u64,
+    ) -> Result<HttpResponse<Self::Body>> {
+        (**self).send(request, cancel, timeout_ms).await
+    }
+
+    async fn sleep(&self, ms: u64, cancel: &Cancel) -> Result<()> {
+        (**self).sleep(ms, cancel).await
+    }
+
+    fn now_ms(&self) -> Millis {
+        (**self).now_ms()
+    }
+
+    fn page_origin(&self) -> Option<String> {
+        (**self).page_origin()
+    }
+}
+
 /// A body that is already complete, handed out in the chunks given (tests, in-process servers).
 #[derive(Debug, Clone, Default)]
 pub struct ChunkedBody {

@@ -61,6 +61,11 @@ pub struct AskOptions {
     pub routing_share: f64,
     /// Index lines the search shortlist gives the router. Range 5–200; default 40.
     pub shortlist: usize,
+    /// The question's embedding for the search steps (set by [`Wiki::ask_configured`] from an
+    /// embedding endpoint); `None`: the built-in offline embedding when configured, else BM25.
+    #[serde(skip)]
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "never"))]
+    pub query_vector: Option<crate::search::QueryVector>,
 }
 
 impl Default for AskOptions {
@@ -72,6 +77,7 @@ impl Default for AskOptions {
             hop_pages: 3,
             routing_share: 0.5,
             shortlist: 40,
+            query_vector: None,
         }
     }
 }
@@ -447,7 +453,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             query_vector: None,
             ..Default::default()
         };
-        let query_vector = self.query_vector(question).await?;
+        let query_vector = match &options.query_vector {
+            Some(v) => Some(v.clone()),
+            None => self.query_vector(question).await?,
+        };
         let (index_text, method_if_model) = if est.estimate(&index_md) <= routing_budget {
             (index_md.clone(), RouteMethod::Index)
         } else {
@@ -758,6 +767,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .ask(&OfflineQuery, question, options, budget, on_token, cancel)
                 .await;
         }
+        // The question's embedding from the endpoint, when the stored vectors are of its model;
+        // an endpoint error leaves the search steps on BM25 (the answer does not depend on it).
+        let mut options = options.clone();
+        if options.query_vector.is_none() {
+            options.query_vector = self
+                .query_vector_configured(&transport, question, cancel)
+                .await
+                .unwrap_or(None);
+        }
+        let options = &options;
         let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
         let budgeted = Budgeted::new(&llm, &config, Purpose::Query);
         let model = LlmQuery {

@@ -230,6 +230,7 @@ pub enum VectorOutcome {
 
 /// Where embeddings stand for a configured model (see [`SearchIndex::embedding_status`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(tag = "state", rename_all = "camelCase")]
 pub enum EmbeddingStatus {
     /// The active vectors are of this model; `missing` pages still need one.
@@ -402,6 +403,18 @@ impl SearchIndex {
     /// Number of indexed pages.
     pub fn len(&self) -> usize {
         self.docs.len()
+    }
+
+    /// Keys of the indexed pages, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.docs.by_key.keys().cloned().collect();
+        crate::util::sort(&mut keys);
+        keys
+    }
+
+    /// Model and dimension of the vectors searches use now, if any.
+    pub fn active_model(&self) -> Option<(&str, usize)> {
+        self.active.as_ref().map(|s| (s.model(), s.dim()))
     }
 
     /// True when no page is indexed.
@@ -636,6 +649,15 @@ impl SearchIndex {
         };
         crate::util::sort(&mut keys);
         keys
+    }
+
+    /// The dimension of the stored vectors of `model` (active or being re-embedded), if any.
+    pub fn embedding_dim(&self, model: &str) -> Option<usize> {
+        [&self.staging, &self.active]
+            .into_iter()
+            .flatten()
+            .find(|s| s.model() == model)
+            .map(|s| s.dim())
     }
 
     /// Where embeddings stand for the configured `(model, dim)`.

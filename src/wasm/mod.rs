@@ -23,6 +23,7 @@ use crate::search::SearchOptions;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
+use crate::wiki_search::{EmbedOptions, EmbedProgress};
 use interop::bytes_to_js;
 use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js, ts_to_rust};
 
@@ -60,6 +61,14 @@ export interface CompileRequest extends Partial<CompileOptions> {
   /** Called as the compile goes: per source, per chunk, per page, commit or failure. */
   onProgress?: (progress: Progress) => void;
   /** Aborts the compile after the current model call; committed sources stay. */
+  signal?: AbortSignal;
+}
+
+/** Options of `embedPages()`; every field optional. */
+export interface EmbedRequest extends Partial<EmbedOptions> {
+  /** Called after each saved batch. */
+  onProgress?: (progress: EmbedProgress) => void;
+  /** Stops after the current batch; saved batches stay. */
   signal?: AbortSignal;
 }
 
@@ -117,16 +126,25 @@ type AbortListener = Option<AbortGuard>;
 fn compile_request(
     request: &JsValue,
 ) -> Result<(CompileOptions, impl Fn(&Progress), Cancel, AbortListener), JsValue> {
-    let options: CompileOptions = if request.is_object() {
-        serde_wasm_bindgen::from_value(request.clone())
-            .map_err(|e| interop::bad_input("compile options", e))?
+    progress_request("compile options", request)
+}
+
+/// An options bag `{...options, onProgress?, signal?}`: the options (defaults for the missing
+/// fields), a callback calling `onProgress` with each progress value, and the cancellation of
+/// `signal`.
+fn progress_request<O: serde::de::DeserializeOwned + Default, P: serde::Serialize + ?Sized>(
+    what: &str,
+    request: &JsValue,
+) -> Result<(O, impl Fn(&P), Cancel, AbortListener), JsValue> {
+    let options: O = if request.is_object() {
+        serde_wasm_bindgen::from_value(request.clone()).map_err(|e| interop::bad_input(what, e))?
     } else {
-        CompileOptions::default()
+        O::default()
     };
     let callback = Reflect::get(request, &"onProgress".into())
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    let on_progress = move |p: &Progress| {
+    let on_progress = move |p: &P| {
         if let (Some(f), Ok(v)) = (&callback, interop::to_js(p)) {
             let _ = f.call1(&JsValue::UNDEFINED, &v);
         }
@@ -422,6 +440,39 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.rename_page(&key, &title).await) })
     }
 
+    /// Compile updates held because they would drop a human's paragraphs (Decision 5), each with
+    /// the proposed page and the paragraphs it would drop.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Proposal[]>")]
+    pub fn proposals(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.proposals().await) })
+    }
+
+    /// Accepts the held update of a page: it becomes the next revision, in one operation.
+    /// Resolves to the operation id. Throws `NOT_FOUND`, `CONFLICT`.
+    #[wasm_bindgen(js_name = acceptProposal, unchecked_return_type = "Promise<number>")]
+    pub fn accept_proposal(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.accept_proposal(&key).await) })
+    }
+
+    /// Rejects the held update of a page: the page stays as it is. Throws `NOT_FOUND`.
+    #[wasm_bindgen(js_name = rejectProposal, unchecked_return_type = "Promise<void>")]
+    pub fn reject_proposal(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.reject_proposal(&key).await) })
+    }
+
+    /// Removes a source in one operation: its summary page, its claims (and the lines citing
+    /// them), its place in every page's `sources`, links to its summary page (now plain text);
+    /// contradictions resting on its claims are closed. No model call. Throws `NOT_FOUND`,
+    /// `CONFLICT`.
+    #[wasm_bindgen(js_name = removeSource, unchecked_return_type = "Promise<RemoveSourceReport>")]
+    pub fn remove_source(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.remove_source(&key).await) })
+    }
+
     /// Deletes a page; every link to it becomes plain text, in one operation. Throws `NOT_FOUND`,
     /// `CONFLICT`.
     #[wasm_bindgen(js_name = deletePage, unchecked_return_type = "Promise<DeleteReport>")]
@@ -604,7 +655,47 @@ impl Wiki {
     ) -> Promise {
         let inner = self.inner.clone();
         let options = js_to_rust_or_default::<SearchOptions>("search options", options);
-        promise(async move { result_to_js(inner.core.search(&text, &options?).await) })
+        promise(async move {
+            let options = options?;
+            result_to_js(
+                inner
+                    .core
+                    .search_configured(FetchTransport::new(), &text, &options)
+                    .await,
+            )
+        })
+    }
+
+    /// Where the configured embedding stands: `{state: "ready", missing}`, `{state:
+    /// "noVectors"}`, `{state: "reembedding", done, total}` or `{state: "reembedRequired",
+    /// storedModel, storedDim}` (search runs on BM25 until `embedPages({confirm: true})`).
+    #[wasm_bindgen(js_name = embeddingStatus, unchecked_return_type = "Promise<EmbeddingStatus>")]
+    pub fn embedding_status(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.embedding_status().await) })
+    }
+
+    /// Embeds the pages that lack a vector of the configured embedding model, in batches saved
+    /// as they land (an interrupted run resumes). With vectors of another model stored, nothing
+    /// happens unless `confirm: true`; then the old vectors serve until the new ones are
+    /// complete. Throws the endpoint's `LLM_*` errors, `CANCELLED`.
+    #[wasm_bindgen(js_name = embedPages, unchecked_return_type = "Promise<EmbedReport>")]
+    pub fn embed_pages(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EmbedRequest | undefined")] request: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let (options, on_progress, cancel, _listener) =
+                progress_request::<EmbedOptions, EmbedProgress>("embed options", &request)?;
+            let on_progress = |p: EmbedProgress| on_progress(&p);
+            result_to_js(
+                inner
+                    .core
+                    .embed_pages_configured(FetchTransport::new(), &options, &on_progress, &cancel)
+                    .await,
+            )
+        })
     }
 
     /// Storage usage and quota of this origin, and whether it is persistent.

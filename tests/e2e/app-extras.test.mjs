@@ -384,3 +384,4 @@ test("offline pages: once an endpoint is configured the app offers to recompile 
   console.log(JSON.stringify({ recompile: { offlineBefore: offlineBefore.length, offlineAfter: offlineAfter.length, estimate: estimate.total, chatCalls: models.length } }));
   await context.close();
 });
+

@@ -168,6 +168,8 @@ test("error paths: endpoint down, CORS refusal, malformed replies — clear mess
     await page.click("#tabs button[data-tab=sources]");
     await page.click("#compile");
     await page.waitForFunction(() => /Compiled 0 source\(s\), 1 failed/.test(document.querySelector("#status").textContent), null, { timeout: 90_000 });
+    // The status line is set before the table refreshes: wait for the row itself.
+    await page.waitForFunction(() => /failed/.test(document.querySelector("#sources-table tbody tr")?.textContent || ""));
     const row = await page.textContent("#sources-table tbody tr");
     assert.match(row, /failed/);
     assert.match(row, new RegExp(code === "LLM_UNREACHABLE" ? "reach|unreachable|connect" : code === "LLM_ORIGIN_NOT_ALLOWED" ? "OLLAMA_ORIGINS|origin" : "JSON|output|expected", "i"));

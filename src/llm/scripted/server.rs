@@ -26,6 +26,7 @@
 //! | `bad-body` | 200 with a body that is not JSON |
 //! | `truncate` | half the reply, finish `length` / `max_tokens` / done_reason `length` |
 //! | `malformed[=N]` | the (first N) replies are broken JSON after prose |
+//! | `rewrite` | integrate replies replace the whole page with one sentence (drops human paragraphs: Decision 5) |
 //! | `empty` | empty content |
 //! | `reasoning-only` | empty content, the answer in `reasoning_content` / `thinking` |
 //! | `think` | the answer after a `<think>` block |
@@ -726,6 +727,9 @@ fn chat(
         if u64::from(state.bump(&format!("{}#malformed", faults.spec))) <= limit {
             content = malformed(&full);
         }
+    }
+    if faults.has("rewrite") && request.json.as_ref().is_some_and(|j| j.name == "integrate") {
+        content = json!({"body": "Rewritten by the model.", "summary": "Rewritten."}).to_string();
     }
     if faults.has("empty") {
         content.clear();

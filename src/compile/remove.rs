@@ -1,0 +1,244 @@
+//! Removing a source: the inverse of ingest + compile, as one operation, with no model calls.
+//!
+//! *Invariant:* after [`Wiki::remove_source`], no claim, footnote, `sources` entry or link refers to
+//! the removed source or its summary page, every open contradiction that rested on one of its
+//! claims is closed, and every link that resolved before and did not point at the summary page
+//! still resolves. The raw bytes stay in `raw/` (content-addressed and immutable, so re-adding the
+//! same text costs nothing and earlier revisions stay readable).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::integrate::{finalize_body, Finalize};
+use super::pipeline::{summary_pages, FAILURE_PREFIX, PROPOSAL_PREFIX};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::markdown::resolve::Resolver;
+use crate::model::{
+    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, Revision,
+};
+use crate::storage::{Expect, Storage, Store};
+use crate::vault::unlink_page;
+use crate::wiki::{revision_key, to_json, Wiki};
+
+/// What [`Wiki::remove_source`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RemoveSourceReport {
+    /// The removed source's key.
+    pub key: String,
+    /// Its summary page, deleted with it (`None` when it was never compiled).
+    pub summary_page: Option<String>,
+    /// Pages rewritten: claims removed, the source pruned from `sources`, or links to the summary
+    /// page turned into plain text. Sorted.
+    pub updated: Vec<String>,
+    /// Ids of the claims removed. Sorted.
+    pub claims_removed: Vec<String>,
+    /// Ids of the open contradictions closed because one side was a removed claim. Sorted.
+    pub contradictions_closed: Vec<String>,
+    /// The operation.
+    pub op: OpId,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Removes a source from the wiki in one [`OperationKind::RemoveSource`] operation: its
+    /// summary page is deleted (its history stays readable), its claims are removed — and with
+    /// them every line citing one, as when a corrected source retracts a claim — it is pruned
+    /// from every page's `sources`, links to its summary page become their display text, and the
+    /// open contradictions resting on its claims are closed as resolved with a note. index.md,
+    /// log.md and the search index change in the same transaction. No model is called.
+    ///
+    /// Pages the source alone supported stay (lint reports pages without sources); the raw text
+    /// and original bytes stay in `raw/`, content-addressed.
+    ///
+    /// Errors: [`Error::NotFound`] for an unknown key; [`Error::Conflict`] when another operation
+    /// landed meanwhile (nothing written: call again).
+    pub async fn remove_source(&self, key: &str) -> Result<RemoveSourceReport> {
+        let snap = self.snapshot(key).await?;
+        let Some(source) = snap.sources.get(key).cloned() else {
+            return Err(Error::NotFound(format!("source {key:?}")));
+        };
+        let now = self.clock.now_ms();
+        let mut ob = self
+            .begin(
+                OperationKind::RemoveSource,
+                format!("removed: {}", source.title),
+            )
+            .await?;
+        let op = ob.op.id;
+        ob.op.time = now;
+        ob.op.sources.push(source.key.clone());
+
+        // The summary page, when it is still this source's (a renamed or deleted one is gone).
+        let summary = source
+            .summary_page
+            .clone()
+            .filter(|k| snap.pages.contains_key(k));
+
+        let removed: BTreeSet<String> = crate::util::btree_set(
+            snap.claims
+                .values()
+                .filter(|c| c.source_key == source.key)
+                .map(|c| c.id.clone()),
+        );
+        let claims_after: BTreeMap<String, Claim> = crate::util::btree_map(
+            snap.claims
+                .iter()
+                .filter(|(id, _)| !removed.contains(*id))
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        let mut closed: Vec<Contradiction> = Vec::new();
+        let mut ledger_after = snap.ledger.clone();
+        for r in ledger_after.values_mut() {
+            if r.status == ContradictionStatus::Open && r.claims.iter().any(|c| removed.contains(c))
+            {
+                r.status = ContradictionStatus::Resolved;
+                r.note = Some(format!("source removed: {}", source.title));
+                r.closed_by = Some(op);
+                closed.push(r.clone());
+            }
+        }
+        // Pages whose text the removal changes: they hold a removed claim, show a closed
+        // contradiction, or list the source.
+        let closed_pages: BTreeSet<&String> = closed.iter().flat_map(|r| r.pages.iter()).collect();
+        let claim_pages: BTreeSet<&String> = snap
+            .claims
+            .values()
+            .filter(|c| removed.contains(&c.id))
+            .map(|c| &c.page)
+            .collect();
+
+        let before: Vec<Page> = snap.pages.values().map(|(p, _)| p.clone()).collect();
+        let resolver = Resolver::from_pages(&before);
+        let after_map: BTreeMap<String, Page> = crate::util::btree_map(
+            before
+                .iter()
+                .filter(|p| Some(&p.key) != summary.as_ref())
+                .map(|p| (p.key.clone(), p.clone())),
+        );
+        let titles: BTreeMap<String, String> =
+            crate::util::btree_map(after_map.values().map(|p| (p.key.clone(), p.title.clone())));
+        let mut others = snap.sources.clone();
+        others.remove(&source.key);
+        // Footnote definitions name the summary pages of the sources that remain.
+        let source_pages = summary_pages(&others, &after_map);
+
+        let mut after: Vec<Page> = Vec::with_capacity(after_map.len());
+        let mut updated = Vec::new();
+        for page in after_map.values() {
+            let mut body = match &summary {
+                Some(gone) => unlink_page(&page.body, &resolver, &page.key, gone),
+                None => page.body.clone(),
+            };
+            if claim_pages.contains(&page.key) || closed_pages.contains(&page.key) {
+                let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
+                    claims_after
+                        .values()
+                        .filter(|c| c.page == page.key)
+                        .map(|c| (c.id.clone(), c.clone())),
+                );
+                let open: Vec<&Contradiction> = ledger_after
+                    .values()
+                    .filter(|r| {
+                        r.status == ContradictionStatus::Open && r.pages.contains(&page.key)
+                    })
+                    .collect();
+                let f = Finalize {
+                    page_claims: &page_claims,
+                    retracted: &removed,
+                    open_contradictions: &open,
+                    all_claims: &claims_after,
+                    titles: &titles,
+                    source_pages: &source_pages,
+                    self_key: &page.key,
+                };
+                body = finalize_body(&body, &f, str::to_string);
+            }
+            let mut sources = page.sources.clone();
+            sources.retain(|s| *s != source.key);
+            if body == page.body && sources == page.sources {
+                after.push(page.clone());
+                continue;
+            }
+            let mut q = page.clone();
+            q.body = body;
+            q.sources = sources;
+            q.revision += 1;
+            q.updated = now;
+            ob.batch.put(
+                Store::Pages,
+                q.key.clone(),
+                to_json(&q),
+                Expect::Rev(snap.pages[&q.key].1),
+            );
+            ob.batch.put(
+                Store::Revisions,
+                revision_key(&q.key, q.revision),
+                to_json(&Revision {
+                    page: q.key.clone(),
+                    number: q.revision,
+                    author: Author::Human,
+                    op,
+                    time: now,
+                    page_state: Some(q.clone()),
+                }),
+                Expect::Absent,
+            );
+            ob.op.pages.push(q.key.clone());
+            updated.push(q.key.clone());
+            after.push(q);
+        }
+        if let Some(gone) = &summary {
+            let (page, rev) = &snap.pages[gone];
+            ob.batch
+                .delete(Store::Pages, gone.clone(), Expect::Rev(*rev));
+            ob.batch.put(
+                Store::Revisions,
+                revision_key(gone, page.revision + 1),
+                to_json(&Revision {
+                    page: gone.clone(),
+                    number: page.revision + 1,
+                    author: Author::Human,
+                    op,
+                    time: now,
+                    page_state: None,
+                }),
+                Expect::Absent,
+            );
+            ob.batch
+                .delete(Store::Meta, format!("{PROPOSAL_PREFIX}{gone}"), Expect::Any);
+            ob.op.pages.insert(0, gone.clone());
+        }
+        for id in &removed {
+            ob.batch.delete(Store::Claims, id.clone(), Expect::Any);
+        }
+        for r in &closed {
+            ob.batch
+                .put(Store::Ledger, r.id.clone(), to_json(r), Expect::Any);
+        }
+        ob.batch.delete(
+            Store::Sources,
+            source.key.clone(),
+            Expect::Rev(snap.source_rev),
+        );
+        ob.batch.delete(
+            Store::Meta,
+            format!("{FAILURE_PREFIX}{}", source.key),
+            Expect::Any,
+        );
+        let pages_changed = summary.is_some() || !updated.is_empty();
+        let op = self
+            .finish(ob, pages_changed.then_some(after.as_slice()))
+            .await?;
+        Ok(RemoveSourceReport {
+            key: source.key,
+            summary_page: summary,
+            updated,
+            claims_removed: removed.into_iter().collect(),
+            contradictions_closed: closed.into_iter().map(|r| r.id).collect(),
+            op: op.id,
+        })
+    }
+}

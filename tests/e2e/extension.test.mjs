@@ -1,0 +1,429 @@
+// The clipper extension (issue 9), loaded unpacked in headless Chromium: clip pages served by a
+// local fixture server (a cookie banner, navigation, a consent overlay added by script), find the
+// article and not the banner in raw/, compile against the scripted endpoint from the extension's
+// own origin, see the popup's recall (matching pages, their summaries, an open contradiction) for
+// a second page on the same topic, re-clip unchanged and changed pages, and the one-writer lock.
+// Field cases F06 (OLLAMA_ORIGINS for chrome-extension://<id>) and F23 (banner vs article).
+//
+// The popup is opened as a page, `popup.html?tab=<id>` (headless Chromium does not show the
+// toolbar popup to Playwright). The shipped manifest asks for `activeTab`, which only a click on
+// the toolbar grants; the copy loaded here adds `host_permissions` for the fixture host,
+// http://localhost/* — the one difference. The scripted endpoint is on 127.0.0.1, another host,
+// so its calls stay subject to CORS as in real use.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
+import { chromium } from "playwright-core";
+import { CHROMIUM_ARGS, artifacts, root, scriptedEndpoint } from "./harness.mjs";
+
+const extensionDir = `${root}/www/extension`;
+const fixtures = `${root}/tests/fixtures/extension`;
+
+let context, sw, id, endpoint, fixtureServer, base, app, tmp;
+const site = { edition: 1 };
+
+/** Serves tests/fixtures/extension/; edition 2 of backpressure.html has one more paragraph. */
+function startFixtures() {
+  return new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      const name = new URL(req.url, "http://x").pathname.slice(1);
+      if (name === "favicon.ico") { res.writeHead(204).end(); return; }
+      if (!/^[a-z-]+\.html$/.test(name) || !existsSync(`${fixtures}/${name}`)) { res.writeHead(404).end(); return; }
+      let html = readFileSync(`${fixtures}/${name}`, "utf8");
+      if (name === "backpressure.html" && site.edition === 2) {
+        html = html.replace("<p>Claim.", "<p>Credit-based flow control is the same idea across a network: the receiver grants credits and the sender spends one per message.</p>\n<p>Claim.");
+      }
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
+    });
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}
+
+before(async () => {
+  assert.ok(existsSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`), "build the extension first: scripts/build.sh");
+  for (const f of ["index.html", "app.js", "i18n.js", "writer.js", "style.css", "build/convert.js"]) {
+    assert.ok(readFileSync(`${root}/www/${f}`).equals(readFileSync(`${extensionDir}/app/${f}`)), `www/extension/app/${f} is stale: run scripts/build-extension.sh`);
+  }
+  assert.ok(readFileSync(`${root}/pkg/llm_wiki_bg.wasm`).equals(readFileSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`)), "the extension's pkg/ is stale: run scripts/build-extension.sh");
+  endpoint = await scriptedEndpoint();
+  fixtureServer = await startFixtures();
+  base = `http://localhost:${fixtureServer.address().port}`;
+  tmp = mkdtempSync(join(tmpdir(), "llm-wiki-extension-"));
+  const ext = `${tmp}/extension`;
+  cpSync(extensionDir, ext, { recursive: true, dereference: true });
+  const manifest = JSON.parse(readFileSync(`${ext}/manifest.json`, "utf8"));
+  assert.deepEqual(manifest.permissions, ["activeTab", "scripting", "unlimitedStorage"]);
+  assert.equal(manifest.host_permissions, undefined);
+  manifest.host_permissions = ["http://localhost/*"];
+  writeFileSync(`${ext}/manifest.json`, JSON.stringify(manifest, null, 2));
+  context = await chromium.launchPersistentContext(`${tmp}/profile`, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true, acceptDownloads: true,
+    args: [...CHROMIUM_ARGS, `--disable-extensions-except=${ext}`, `--load-extension=${ext}`],
+  });
+  [sw] = context.serviceWorkers();
+  sw ??= await context.waitForEvent("serviceworker");
+  id = new URL(sw.url()).host;
+});
+
+after(async () => {
+  await context?.close();
+  fixtureServer?.close();
+  endpoint?.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+const errors = [];
+function watch(page, label) {
+  page.on("pageerror", (e) => errors.push(`${label}: ${e}`));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`${label}: ${m.text()}`); });
+  return page;
+}
+
+/** Opens a fixture page in a tab. */
+async function visit(name) {
+  const page = watch(await context.newPage(), name);
+  await page.goto(`${base}/${name}`);
+  return page;
+}
+
+/** Opens the popup for the tab showing `tab` and waits until it has read the page and the wiki. */
+async function popupFor(tab) {
+  // The newest tab with that URL (a closed one can linger in the list for a moment).
+  const tabId = await sw.evaluate((url) => chrome.tabs.query({}).then((all) => Math.max(...all.filter((t) => t.url === url).map((t) => t.id))), tab.url());
+  assert.ok(tabId > 0, `no tab for ${tab.url()}`);
+  const popup = watch(await context.newPage(), "popup");
+  await popup.goto(`chrome-extension://${id}/popup.html?tab=${tabId}`);
+  await popup.waitForSelector("body[data-ready=true]");
+  return popup;
+}
+
+/** Clicks a popup button and waits for its action to finish; returns the popup's status line. */
+async function press(popup, button) {
+  const done = Number(await popup.getAttribute("body", "data-done") || 0);
+  await popup.click(button);
+  await popup.waitForSelector(`body[data-done="${done + 1}"]`, { timeout: 120_000 });
+  return popup.textContent("#status");
+}
+
+/** Facts about the wiki, read through the JS API on the extension's app page. */
+function wikiFacts(page = app) {
+  return page.evaluate(async () => {
+    const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open("default");
+    try {
+      const sources = [];
+      for (const s of await w.sources()) sources.push(await w.source(s.key));
+      return { sources, pages: await w.pages(), ops: (await w.operations()).length };
+    } finally { w.close(); }
+  });
+}
+
+/** The wiki's vault (Decision 10) as { path: Buffer }, unzipped here (stored or deflated entries). */
+async function vault() {
+  const bytes = Buffer.from(await app.evaluate(async () => {
+    const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open("default");
+    try { return Array.from(await w.exportVault()); } finally { w.close(); }
+  }));
+  const files = {};
+  const eocd = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  let at = bytes.readUInt32LE(eocd + 16);
+  for (let n = bytes.readUInt16LE(eocd + 10); n > 0; n--) {
+    assert.equal(bytes.readUInt32LE(at), 0x02014b50, "central directory entry");
+    const method = bytes.readUInt16LE(at + 10), size = bytes.readUInt32LE(at + 20);
+    const nameLen = bytes.readUInt16LE(at + 28), extra = bytes.readUInt16LE(at + 30), comment = bytes.readUInt16LE(at + 32);
+    const local = bytes.readUInt32LE(at + 42);
+    const name = bytes.subarray(at + 46, at + 46 + nameLen).toString("utf8");
+    const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+    const data = bytes.subarray(start, start + size);
+    files[name] = method === 8 ? inflateRawSync(data) : Buffer.from(data);
+    at += 46 + nameLen + extra + comment;
+  }
+  return files;
+}
+
+/** Fills the app's endpoint settings (the scripted endpoint, OpenAI-compatible) without saving. */
+async function configure(baseUrl) {
+  await app.selectOption("#cfg-preset", "openai");
+  await app.fill("#cfg-base-url", baseUrl);
+  await app.fill("#cfg-model", "scripted-chat");
+  await app.fill("#cfg-api-key", "sk-test-not-a-real-key");
+  await app.fill("#cfg-context", "16384");
+}
+
+/** Saves the endpoint settings in the app's Settings tab, then goes back to Sources. */
+async function saveEndpoint(baseUrl) {
+  await app.click("#tabs button[data-tab=settings]");
+  await app.waitForSelector("#cfg-preset option", { state: "attached" });
+  await configure(baseUrl);
+  await app.evaluate(() => { document.querySelector("#status").textContent = ""; });
+  await app.click("#settings-form button[type=submit]");
+  await app.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
+  await app.click("#tabs button[data-tab=sources]");
+}
+
+/** The requests the scripted endpoint received from the extension's origin. */
+async function requestsFromExtension() {
+  const all = await (await fetch(`${endpoint.url}/__requests`)).json();
+  return all.filter((q) => q.headers.origin === `chrome-extension://${id}`);
+}
+
+/** How many model calls (POSTs) the scripted endpoint received from the extension's origin. */
+async function endpointCallsFromExtension() {
+  return (await requestsFromExtension()).filter((q) => q.method === "POST").length;
+}
+
+test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a refusing endpoint names it", { timeout: 120_000 }, async () => {
+  app = watch(await context.newPage(), "app");
+  // The extension's options page opens the app's Settings tab.
+  await app.goto(`chrome-extension://${id}/options.html`);
+  await app.waitForURL(`chrome-extension://${id}/app/index.html#/settings`);
+  await app.waitForSelector("body[data-ready=true]");
+  await app.waitForSelector("#tab-settings:not([hidden])");
+  await app.waitForFunction(() => document.querySelector("#cfg-origins").textContent !== "");
+  assert.equal(await app.textContent("#cfg-origins"), `OLLAMA_ORIGINS=chrome-extension://${id}`);
+
+  // The scripted endpoint's cors fault path answers like Ollama does for an origin it does not
+  // list: 403, empty body, no CORS headers.
+  await configure(`${endpoint.url}/fault/cors/v1`);
+  const opsBefore = (await wikiFacts()).ops;
+  await app.click("#cfg-test");
+  await app.waitForFunction(() => /LLM_ORIGIN_NOT_ALLOWED/.test(document.querySelector("#cfg-report").textContent));
+  const report = await app.textContent("#cfg-report");
+  assert.ok(report.includes(`OLLAMA_ORIGINS=chrome-extension://${id}`), report);
+  assert.ok(!/LLM_AUTH|LLM_UNREACHABLE/.test(report), report);
+  // No retry storm: each refused step is tried once (a CORS refusal is not retried).
+  const refused = (await requestsFromExtension()).filter((q) => q.path.startsWith("/fault/cors/"));
+  console.log(`F06: ${refused.length} refused requests for the connection test`);
+  assert.ok(refused.length > 0 && refused.length <= 10, JSON.stringify(refused.map((q) => `${q.method} ${q.path}`)));
+  assert.equal((await wikiFacts()).ops, opsBefore, "the connection test wrote nothing");
+
+  await saveEndpoint(`${endpoint.url}/v1`);
+  errors.length = 0; // the refused requests above are logged by the browser, as they should be
+});
+
+test("F23: a page with a cookie banner and navigation is clipped as its article; the original HTML is kept", { timeout: 120_000 }, async () => {
+  const tab = await visit("backpressure.html");
+  // The consent overlay is in the live page the extension reads.
+  assert.match(await tab.textContent("body"), /Accept all cookies to continue reading/);
+  const popup = await popupFor(tab);
+  assert.equal(await popup.textContent("#page-title"), "Understanding Backpressure");
+  assert.equal(await popup.isVisible("#recall-empty"), true, "an empty wiki has nothing to say about the page");
+  assert.equal(await popup.isVisible("#warnings"), false);
+  assert.match(await press(popup, "#clip"), /Added "Understanding Backpressure"/);
+
+  // The open app tab refreshes itself (BroadcastChannel) and lists the clip.
+  const url = `${base}/backpressure.html`;
+  await app.waitForSelector(`#sources-table tr[data-key="${url}"]`);
+
+  const { sources, ops } = await wikiFacts();
+  assert.equal(sources.length, 1);
+  const s = sources[0];
+  assert.equal(s.key, url, "the URL is the source key");
+  assert.equal(s.url, url);
+  assert.equal(s.title, "Understanding Backpressure");
+  assert.equal(typeof s.capturedAt, "number");
+  assert.ok(Math.abs(Date.now() - s.capturedAt) < 120_000, "capture time is now");
+  assert.equal(s.status.state, "pending");
+  assert.equal(s.original.mime, "text/html");
+
+  const files = await vault();
+  const text = Object.entries(files).filter(([p]) => p.startsWith("raw/text/"));
+  const original = Object.entries(files).filter(([p]) => p.startsWith("raw/original/"));
+  assert.equal(text.length, 1, Object.keys(files).join("\n"));
+  assert.equal(original.length, 1, Object.keys(files).join("\n"));
+  const md = text[0][1].toString("utf8");
+  assert.ok(md.startsWith("# Understanding Backpressure\n"), md);
+  for (const p of ["Backpressure is how a slow consumer", "The default stream buffer holds 16 chunks", "Reactive libraries make the demand explicit"]) {
+    assert.ok(md.includes(p), `raw/ misses the paragraph "${p}":\n${md}`);
+  }
+  assert.match(md, /\[\^fn1\]: Footnote text\./);
+  for (const bad of ["cookies", "Accept all", "Pricing", "privacy", "©", "trackEverything", "842 partners"]) {
+    assert.ok(!md.includes(bad), `raw/ text contains "${bad}":\n${md}`);
+  }
+  // The raw artifact is the page as the reader had it: banner, overlay and all.
+  const html = original[0][1].toString("utf8");
+  assert.ok(original[0][0].endsWith(".html"), original[0][0]);
+  for (const kept of ["We value your privacy", "Accept all cookies to continue reading", "<h1>Understanding Backpressure</h1>"]) {
+    assert.ok(html.includes(kept), `the original misses ${kept}`);
+  }
+
+  // Re-clipping the unchanged page is a no-op: no operation, no new version.
+  assert.match(await press(popup, "#clip"), /is unchanged: nothing to do/);
+  const again = await wikiFacts();
+  assert.equal(again.ops, ops);
+  assert.equal(again.sources[0].version, s.version);
+  await popup.close();
+  await tab.close();
+
+  // The same article reached through a tracking link with a fragment is the same source.
+  const tracked = await visit("backpressure.html?utm_source=newsletter&utm_medium=email#reactive");
+  const trackedPopup = await popupFor(tracked);
+  assert.equal(await trackedPopup.textContent("#page-url"), url);
+  assert.match(await trackedPopup.textContent("#clip-state"), /Clipped .* · pending/);
+  assert.match(await press(trackedPopup, "#clip"), /is unchanged: nothing to do/);
+  assert.equal((await wikiFacts()).sources.length, 1);
+  await trackedPopup.close();
+  await tracked.close();
+});
+
+test("clip and compile runs against the scripted endpoint from the extension's origin", { timeout: 180_000 }, async () => {
+  const before = await endpointCallsFromExtension();
+  const tab = await visit("backpressure.html");
+  const popup = await popupFor(tab);
+  const status = await press(popup, "#clip-compile");
+  assert.match(status, /Compiled 1 source\(s\), 0 failed; [1-9]\d* page\(s\) written/);
+  assert.ok(await endpointCallsFromExtension() > before, "the compile called the endpoint with Origin chrome-extension://<id>");
+  const { sources, pages } = await wikiFacts();
+  assert.equal(sources[0].status.state, "compiled");
+  assert.ok(pages.some((p) => p.title === "Understanding Backpressure" && p.kind === "source"), JSON.stringify(pages.map((p) => p.title)));
+  // The popup now finds the page it just compiled.
+  await popup.reload();
+  await popup.waitForSelector("body[data-ready=true]");
+  assert.match(await popup.textContent("#recall-pages"), /Understanding Backpressure/);
+  assert.match(await popup.textContent("#clip-state"), /compiled/);
+  // The app tab was told and refreshed its list.
+  await app.waitForFunction((url) => /compiled/.test(document.querySelector(`#sources-table tr[data-key="${url}"]`)?.textContent || ""), `${base}/backpressure.html`);
+  await popup.close();
+  await tab.close();
+});
+
+test("the popup writes only under the wiki's Web Lock (one writer with the app's tabs)", { timeout: 180_000 }, async () => {
+  // The app page holds the wiki's write lock, as it does while it compiles.
+  await app.evaluate(() => {
+    window.__release = null;
+    navigator.locks.request("llm-wiki/default", () => new Promise((resolve) => { window.__release = resolve; }));
+  });
+  await app.waitForFunction(() => typeof window.__release === "function");
+  const tab = await visit("sourdough.html");
+  const popup = await popupFor(tab);
+  assert.equal(await popup.textContent("#page-title"), "酸面包的发酵");
+  const done = Number(await popup.getAttribute("body", "data-done") || 0);
+  await popup.click("#clip-compile");
+  await popup.waitForFunction(() => /Another tab is writing/.test(document.querySelector("#status").textContent));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await wikiFacts()).sources.length, 1, "nothing written while another page holds the lock");
+  await app.evaluate(() => window.__release());
+  await popup.waitForSelector(`body[data-done="${done + 1}"]`, { timeout: 120_000 });
+  assert.match(await popup.textContent("#status"), /Compiled 1 source\(s\), 0 failed/);
+  const { sources } = await wikiFacts();
+  assert.deepEqual(sources.map((s) => s.status.state), ["compiled", "compiled"]);
+  await popup.close();
+  await tab.close();
+
+  // One more unrelated page, in English: it shares only common words with the backpressure pages.
+  // Its compile runs in the background service worker and goes on after the popup is closed (a
+  // slow endpoint, 400 ms before each answer, keeps it running long enough to close the popup).
+  await saveEndpoint(`${endpoint.url}/fault/delay=400/v1`);
+  const rye = await visit("rye.html");
+  let ryePopup = await popupFor(rye);
+  await ryePopup.click("#clip-compile");
+  await ryePopup.waitForFunction(() => /Compiling/.test(document.querySelector("#status").textContent));
+  await ryePopup.close();
+  const ryeState = async () => (await wikiFacts()).sources.find((x) => x.key === `${base}/rye.html`)?.status.state;
+  assert.equal(await ryeState(), "pending", "the compile was still running when the popup closed");
+  const deadline = Date.now() + 90_000;
+  while ((await ryeState()) !== "compiled" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await ryeState(), "compiled", "the background finished the compile");
+  await saveEndpoint(`${endpoint.url}/v1`);
+  ryePopup = await popupFor(rye);
+  assert.equal(await ryePopup.isVisible("#recall-empty"), false, "it recalls its own page after compiling");
+  await ryePopup.close();
+  await rye.close();
+});
+
+test("the popup's recall for a second page on the same topic: matching pages, summaries, then an open contradiction", { timeout: 180_000 }, async () => {
+  const tab = await visit("streams.html");
+  let popup = await popupFor(tab);
+  assert.equal(await popup.textContent("#page-title"), "Backpressure in Stream Pipelines");
+  assert.match(await popup.textContent("#clip-state"), /Not clipped yet/);
+  const { pages } = await wikiFacts();
+  const recalled = await popup.$$eval("#recall-pages li", (lis) => lis.map((li) => ({ key: li.dataset.key, title: li.querySelector("a").textContent, summary: li.querySelector(".summary").textContent })));
+  const summaryPage = pages.find((p) => p.title === "Understanding Backpressure" && p.kind === "source");
+  const hit = recalled.find((r) => r.key === summaryPage.key);
+  assert.ok(hit, `the first article's page is recalled: ${JSON.stringify(recalled)}`);
+  assert.ok(hit.summary.length > 0);
+  assert.equal(hit.summary, summaryPage.summary, "the one-line summary is the page's");
+  // The bread pages share no topic with it: the rye page shares common English words ("the",
+  // "is", "with"…), which BM25 alone would rank; recall leaves both out.
+  const unrelated = new Set(pages.filter((p) => /[\u4e00-\u9fff]|Rye/.test(p.title) || /rye/i.test(p.summary)).map((p) => p.key));
+  assert.ok(unrelated.size >= 2, JSON.stringify(pages.map((p) => p.title)));
+  assert.ok(!recalled.some((r) => unrelated.has(r.key)), `the bread pages are not about this page: ${JSON.stringify(recalled)}`);
+  assert.equal(await popup.isVisible("#recall-contradictions-box"), false, "no contradiction yet");
+
+  // Compiling it: its 64-chunk buffer disagrees with the first article's 16.
+  assert.match(await press(popup, "#clip-compile"), /Compiled 1 source\(s\), 0 failed/);
+  await popup.waitForSelector("#recall-contradictions li");
+  const items = await popup.$$eval("#recall-contradictions li", (lis) => lis.map((li) => li.textContent));
+  assert.equal(items.length, 1, JSON.stringify(items));
+  assert.match(items[0], /64 chunks/);
+  assert.match(items[0], /16 chunks/);
+  await popup.close();
+
+  // A fresh popup on the first article shows the same open contradiction.
+  const first = await visit("backpressure.html");
+  popup = await popupFor(first);
+  const again = await popup.$$eval("#recall-contradictions li", (lis) => lis.map((li) => li.dataset.id));
+  assert.equal(again.length, 1);
+  await popup.screenshot({ path: `${artifacts}/extension-popup-contradiction.png` });
+  await popup.close();
+  await first.close();
+  await tab.close();
+});
+
+test("CJK: the popup recalls the Chinese page for another Chinese page on the same topic, and nothing else", { timeout: 120_000 }, async () => {
+  // The interface language is the app's (one origin, one localStorage).
+  await app.evaluate(() => localStorage.setItem("llm-wiki.lang", "zh"));
+  const tab = await visit("sourdough-starter.html");
+  const popup = await popupFor(tab);
+  await app.evaluate(() => localStorage.removeItem("llm-wiki.lang"));
+  assert.equal(await popup.textContent("#clip-compile"), "剪藏并编译");
+  assert.equal(await popup.textContent("#recall h2"), "知识库里关于本页的内容");
+  assert.equal(await popup.textContent("#page-title"), "天然酵种的养护");
+  const titles = await popup.$$eval("#recall-pages li > a", (as) => as.map((a) => a.textContent));
+  assert.ok(titles.includes("酸面包的发酵"), JSON.stringify(titles));
+  assert.ok(!titles.some((x) => /Backpressure/i.test(x)), JSON.stringify(titles));
+  await popup.close();
+  await tab.close();
+});
+
+test("a changed page is a new version of the same source", { timeout: 120_000 }, async () => {
+  const url = `${base}/backpressure.html`;
+  const before = (await wikiFacts()).sources.find((s) => s.key === url);
+  site.edition = 2;
+  const tab = await visit("backpressure.html");
+  const popup = await popupFor(tab);
+  assert.match(await press(popup, "#clip"), /was corrected: a new version is pending compile/);
+  const { sources } = await wikiFacts();
+  assert.equal(sources.length, 4, "still one source for the URL");
+  const after = sources.find((s) => s.key === url);
+  assert.notEqual(after.version, before.version);
+  assert.deepEqual(after.previousVersions, [before.version]);
+  assert.equal(after.status.state, "pending");
+  assert.ok(after.text.includes("Credit-based flow control"), after.text);
+  await popup.close();
+  await tab.close();
+});
+
+test("F23: when the article is shorter than the banner, the clip is kept but not compiled, with a warning", { timeout: 120_000 }, async () => {
+  const before = await endpointCallsFromExtension();
+  const tab = await visit("thin.html");
+  const popup = await popupFor(tab);
+  assert.equal(await popup.isVisible("#warnings"), true);
+  assert.match(await popup.textContent("#warnings"), /low-confidence/);
+  assert.match(await press(popup, "#clip-compile"), /Clipped, not compiled: low-confidence/);
+  const s = (await wikiFacts()).sources.find((x) => x.key === `${base}/thin.html`);
+  assert.equal(s.status.state, "pending");
+  assert.ok(!s.text.includes("cookies"), s.text);
+  assert.equal(await endpointCallsFromExtension(), before, "no model call for it");
+  await popup.close();
+  await tab.close();
+  await app.screenshot({ path: `${artifacts}/extension-app.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
