@@ -116,7 +116,10 @@ async function renderSources() {
     const title = document.createElement("a");
     title.href = "#"; title.textContent = s.title;
     title.addEventListener("click", (e) => { e.preventDefault(); viewSource(s.key).catch(showError); });
-    const cells = [title, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt)];
+    const remove = document.createElement("button");
+    remove.className = "danger"; remove.textContent = t("remove"); remove.dataset.testid = "remove-source";
+    remove.addEventListener("click", () => removeSource(s).catch(showError));
+    const cells = [title, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt), remove];
     for (const c of cells) {
       const td = document.createElement("td");
       if (c instanceof Node) td.append(c); else td.textContent = c;
@@ -173,6 +176,18 @@ async function estimateRecompile() {
   el.hidden = false;
   $("#recompile-estimate-btn").hidden = true;
   $("#recompile-go").hidden = false;
+}
+
+/**
+ * Removes a source after asking: its summary page and claims go (and the lines citing them); other
+ * pages stay, without it in their sources; links to its summary page become plain text.
+ */
+async function removeSource(s) {
+  if (!confirm(t("confirmRemoveSource", s.title))) return;
+  const r = await write(() => state.wiki.removeSource(s.key));
+  setStatus(t("sourceRemoved", s.title, r.updated.length, r.claimsRemoved.length));
+  $("#source-view").hidden = true;
+  await refresh();
 }
 
 async function viewSource(key) {
@@ -273,6 +288,8 @@ async function compile(options = {}) {
     }));
     bar.hidden = true;
     const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
+    // The list shows the new statuses before the message says the compile is done.
+    await refresh();
     setStatus(report.compiled.length + report.failed.length === 0 ? t("nothingToCompile")
       : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
       report.failed.length ? "error" : "info");

@@ -233,6 +233,7 @@ test("PDF import: the text of every page becomes a source, the PDF is kept, CJK 
     const hits = await page.$$eval("#search-results li a", (as) => as.map((a) => decodeURIComponent(a.getAttribute("href").replace("#/page/", ""))));
     assert.ok(hits.some((h) => fromPdf.includes(h)), `"${q}" finds a page of the PDF: ${hits}`);
     await page.fill("#search", "");
+    await page.waitForSelector("#search-results", { state: "hidden" }); // the next results are the next query's
   }
 
   // A PDF without a text layer adds nothing and says why.
@@ -385,3 +386,40 @@ test("offline pages: once an endpoint is configured the app offers to recompile 
   await context.close();
 });
 
+test("removing a source: its row, summary page and citations go; other pages stay and keep working links", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext({ locale: "zh-CN" });
+  const { page, log } = await openApp(context);
+  const notes = [
+    ["notes/a.md", "# Backpressure\n\nBackpressure lets a slow consumer slow down a fast producer. Flow control is the general idea behind backpressure.\n\n## Flow Control\n\nTCP uses flow control through its receive window. Flow control keeps queues bounded.\n"],
+    ["notes/b.md", "# 流量控制\n\n流量控制让生产者等待慢的消费者。Flow control keeps queues bounded. 很多系统都用流量控制。\n\n## 背压\n\n背压是一种流量控制机制。背压保护队列不溢出。\n"],
+  ];
+  for (const [key, content] of notes) {
+    await page.fill("#source-key", key);
+    await page.fill("#source-content", content);
+    await page.click("#add-source button[type=submit]");
+    await page.waitForFunction((k) => [...document.querySelectorAll("#sources-table tbody tr")].some((r) => r.dataset.key === k), key);
+  }
+  await page.click("#compile");
+  await page.waitForFunction(() => /已编译 2 个资料/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 });
+  const before = await api(page, "default", "return (await w.graph()).nodes;");
+  const summaryB = before.find((n) => n.kind === "source" && n.sources.includes("notes/b.md"));
+  assert.ok(summaryB, "notes/b.md has a summary page");
+
+  await page.click('#sources-table tbody tr[data-key="notes/b.md"] [data-testid=remove-source]');
+  await page.waitForFunction(() => /已移除/.test(document.querySelector("#status").textContent));
+  assert.equal(await page.locator("#sources-table tbody tr").count(), 1);
+  assert.equal(await page.getAttribute("#sources-table tbody tr", "data-key"), "notes/a.md");
+  const after = await api(page, "default", `
+    const g = await w.graph();
+    let missing = 0;
+    for (const n of g.nodes) missing += (await w.pageView(n.key)).missing.length;
+    return { nodes: g.nodes, missing, sources: (await w.sources()).map((s) => s.key) };`);
+  assert.deepEqual(after.sources, ["notes/a.md"]);
+  assert.ok(!after.nodes.some((n) => n.key === summaryB.key), "the summary page is gone");
+  assert.ok(!after.nodes.some((n) => n.sources.includes("notes/b.md")), "no page names the removed source");
+  assert.ok(after.nodes.some((n) => n.kind === "source" && n.sources.includes("notes/a.md")), "the other source's pages stay");
+  assert.equal(after.missing, 0, "no link was left dangling");
+  await page.screenshot({ path: `${artifacts}/extras-source-removed.png`, fullPage: true });
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
