@@ -322,3 +322,10 @@ pub fn offline_model() -> Array {
     out.push(&JsValue::from_f64(OFFLINE_DIMENSION as f64));
     out
 }
+
+/// The default token estimate of `text` (`text::estimate_tokens`, Decision 12): what the scripted
+/// endpoint reports as usage, so a baseline prompt can be counted the same way.
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(text: &str) -> f64 {
+    crate::text::estimate_tokens(text) as f64
+}
