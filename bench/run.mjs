@@ -354,7 +354,8 @@ async function main() {
       const fresh = await vectorPhase();
       const id = (r) => `${r.kind}/${r.n}/${r.lib}`;
       const keep = (R.vectors || []).filter((r) => !fresh.some((f) => id(f) === id(r)));
-      R.vectors = [...keep, ...fresh].sort((a, b) => a.kind.localeCompare(b.kind) || a.n - b.n);
+      const order = ["js-exact", "llm-wiki-exact", "llm-wiki-product", "llm-wiki-graph", "hnswlib-wasm", "edgevec", "voy"];
+      R.vectors = [...keep, ...fresh].sort((a, b) => a.kind.localeCompare(b.kind) || a.n - b.n || order.indexOf(a.lib) - order.indexOf(b.lib));
       save();
     }
     if (CFG.phases.includes("tokens") && t2) { R.tokens = await tokenPhase(t2); save(); }
