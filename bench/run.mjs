@@ -8,10 +8,13 @@ import { readFileSync, readdirSync, statSync, writeFileSync, existsSync } from "
 import { readFile } from "node:fs/promises";
 import { join, extname, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { gzipSync, brotliCompressSync, constants as zc } from "node:zlib";
 import os from "node:os";
 import { chromium } from "playwright-core";
+// The scripted LLM endpoint (LLM_WIKI_TEST_ENDPOINT, else target/debug/examples/scripted-llm-server)
+// and the Chromium flags, as the web app tests start them.
+import { scriptedEndpoint, CHROMIUM_ARGS } from "../tests/e2e/harness.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const env = (k, d) => process.env[k] ?? d;
@@ -59,23 +62,10 @@ function serve() {
   return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
 }
 
-function scriptedEndpoint() {
-  const bin = join(env("CARGO_TARGET_DIR", join(root, "target")), "debug/examples/scripted-llm-server");
-  return new Promise((ok, fail) => {
-    const child = spawn(bin, ["--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => { out += d; const m = out.match(/listening on (http:\/\/\S+)/); if (m) ok({ url: m[1], stop: () => child.kill() }); });
-    child.on("error", (e) => fail(new Error(`start ${bin}: ${e.message}`)));
-  });
-}
-
 // ---------------------------------------------------------------- browser
 
-const ARGS = [
-  "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  "--disable-quic", "--no-first-run", "--enable-precise-memory-info", "--js-flags=--expose-gc",
-];
+// The test harness's flags (closed network, root, headless) plus precise heap figures and gc().
+const ARGS = [...CHROMIUM_ARGS, "--enable-precise-memory-info", "--js-flags=--expose-gc"];
 
 let browser, site;
 async function inPage(context, fn, arg) {
