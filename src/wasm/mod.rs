@@ -4,6 +4,8 @@
 //! method is async and returns a `Promise`; the class holds `Rc<Inner>` and clones it before
 //! awaiting, so a second call while one is pending never throws "recursive use of an object".
 
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod interop;
 
 use std::rc::Rc;

@@ -1,0 +1,331 @@
+//! Benchmark-only JavaScript exports (cargo feature `bench`, never in the release product): the
+//! search index and one vector store in isolation, without a wiki or IndexedDB around them, so the
+//! browser benchmark (`bench/`) can time build, add, query, persist and open against other
+//! libraries. Every method is a thin call into `search::`: nothing here changes how the product
+//! indexes or ranks.
+
+use js_sys::{Array, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
+use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
+use crate::search::{DocFields, Embedding, QueryVector, SearchIndex, SearchMode, SearchOptions};
+
+fn js_err(e: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&e.to_string()).into()
+}
+
+/// A [`SearchIndex`] (BM25F + vectors + fusion) with no storage around it.
+#[wasm_bindgen]
+pub struct BenchIndex {
+    index: SearchIndex,
+}
+
+impl Default for BenchIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen]
+impl BenchIndex {
+    /// An empty index with the product's default settings.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> BenchIndex {
+        BenchIndex {
+            index: SearchIndex::default(),
+        }
+    }
+
+    /// Indexes many pages in one batch (`SearchIndex::upsert_many`: one BM25 merge), as a full
+    /// rebuild does. The three arrays are parallel.
+    #[wasm_bindgen(js_name = addPages)]
+    pub fn add_pages(&mut self, keys: Vec<String>, titles: Vec<String>, bodies: Vec<String>) {
+        let n = keys.len().min(titles.len()).min(bodies.len());
+        self.index.upsert_many((0..n).map(|i| {
+            (
+                keys[i].as_str(),
+                DocFields {
+                    title: &titles[i],
+                    aliases: &[],
+                    body: &bodies[i],
+                },
+            )
+        }));
+    }
+
+    /// Indexes one page (`SearchIndex::upsert`, the path of one commit), with its embedding when
+    /// `vector` is given (model `model`).
+    pub fn upsert(
+        &mut self,
+        key: &str,
+        title: &str,
+        body: &str,
+        model: &str,
+        vector: Option<Vec<f32>>,
+    ) {
+        let embedding = vector.as_deref().map(|v| Embedding { model, vector: v });
+        self.index.upsert(
+            key,
+            &DocFields {
+                title,
+                aliases: &[],
+                body,
+            },
+            embedding,
+        );
+    }
+
+    /// Stores embeddings of indexed pages: `flat` holds `keys.len()` rows of `dim` floats.
+    #[wasm_bindgen(js_name = putEmbeddings)]
+    pub fn put_embeddings(
+        &mut self,
+        model: &str,
+        keys: Vec<String>,
+        flat: &[f32],
+        dim: usize,
+    ) -> Result<usize, JsValue> {
+        if dim == 0 || flat.len() != keys.len() * dim {
+            return Err(js_err(
+                "putEmbeddings: flat.length must be keys.length * dim",
+            ));
+        }
+        let items: Vec<(&str, &[f32])> = keys
+            .iter()
+            .zip(flat.chunks_exact(dim))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        self.index.put_embeddings(model, &items).map_err(js_err)
+    }
+
+    /// `SearchIndex::search` without explanations: the keys of the hits, best first. `mode` is
+    /// "bm25", "vector" or "hybrid"; `vector` (of `model`) is the query embedding; `depth` is the
+    /// fusion depth (the product's default is 50).
+    pub fn search(
+        &self,
+        query: &str,
+        k: usize,
+        mode: &str,
+        model: &str,
+        vector: Option<Vec<f32>>,
+        depth: usize,
+    ) -> Vec<String> {
+        self.search_with(query, k, mode, model, vector, depth, false)
+    }
+
+    /// Like `search`, with the per-term BM25 explanations the product's `wiki.search` returns by
+    /// default (computed, then dropped): returns the number of hits.
+    #[wasm_bindgen(js_name = searchExplained)]
+    pub fn search_explained(
+        &self,
+        query: &str,
+        k: usize,
+        mode: &str,
+        model: &str,
+        vector: Option<Vec<f32>>,
+        depth: usize,
+    ) -> usize {
+        self.search_with(query, k, mode, model, vector, depth, true)
+            .len()
+    }
+
+    /// Every record of the index as `[key, Uint8Array]` pairs (what a first save writes).
+    #[wasm_bindgen(js_name = toRecords)]
+    pub fn to_records(&self) -> Array {
+        let out = Array::new();
+        for (key, bytes) in self.index.to_records() {
+            let pair = Array::new();
+            pair.push(&JsValue::from_str(&key));
+            pair.push(&Uint8Array::from(bytes.as_slice()));
+            out.push(&pair);
+        }
+        out
+    }
+
+    /// The records one commit would write now (`dirty_records`), then marks them persisted:
+    /// returns the bytes written (deletions count 0).
+    #[wasm_bindgen(js_name = commitDirty)]
+    pub fn commit_dirty(&mut self) -> f64 {
+        let bytes: usize = self
+            .index
+            .dirty_records()
+            .iter()
+            .map(|r| r.data.as_ref().map_or(0, Vec::len))
+            .sum();
+        self.index.mark_persisted();
+        bytes as f64
+    }
+
+    /// Opens an index from records (`SearchIndex::from_records`): parallel arrays of keys and
+    /// bytes. Throws on a corrupt record.
+    #[wasm_bindgen(js_name = fromRecords)]
+    pub fn from_records(keys: Vec<String>, values: Vec<Uint8Array>) -> Result<BenchIndex, JsValue> {
+        let bytes: Vec<Vec<u8>> = values.iter().map(Uint8Array::to_vec).collect();
+        let index = SearchIndex::from_records(
+            keys.iter()
+                .map(String::as_str)
+                .zip(bytes.iter().map(Vec::as_slice)),
+        )
+        .map_err(js_err)?;
+        Ok(BenchIndex { index })
+    }
+
+    /// Indexed pages.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when no page is indexed.
+    #[wasm_bindgen(js_name = isEmpty)]
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Bytes the BM25 index and the active vectors account for on the Rust heap.
+    #[wasm_bindgen(js_name = heapBytes)]
+    pub fn heap_bytes(&self) -> f64 {
+        (self.index.bm25().heap_bytes() + self.index.vectors().map_or(0, VectorStore::heap_bytes))
+            as f64
+    }
+}
+
+impl BenchIndex {
+    #[allow(clippy::too_many_arguments)]
+    fn search_with(
+        &self,
+        query: &str,
+        k: usize,
+        mode: &str,
+        model: &str,
+        vector: Option<Vec<f32>>,
+        depth: usize,
+        explain: bool,
+    ) -> Vec<String> {
+        let mode = match mode {
+            "vector" => SearchMode::Vector,
+            "hybrid" => SearchMode::Hybrid,
+            _ => SearchMode::Bm25,
+        };
+        let options = SearchOptions {
+            k,
+            mode,
+            query_vector: vector.map(|vector| QueryVector {
+                model: model.to_string(),
+                vector,
+            }),
+            depth,
+            explain,
+        };
+        self.index
+            .search(query, &options)
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect()
+    }
+}
+
+/// One [`VectorStore`] (document ids = row numbers) with the product's HNSW parameters.
+#[wasm_bindgen]
+pub struct BenchVectors {
+    store: VectorStore,
+    rows: u32,
+}
+
+#[wasm_bindgen]
+impl BenchVectors {
+    /// An empty store of `dim`-dimensional vectors.
+    #[wasm_bindgen(constructor)]
+    pub fn new(dim: usize) -> BenchVectors {
+        BenchVectors {
+            store: VectorStore::new("bench", dim, HnswParams::default()),
+            rows: 0,
+        }
+    }
+
+    /// Appends rows (`flat.length / dim` of them) with consecutive document ids, one `put` each.
+    pub fn append(&mut self, flat: &[f32]) -> Result<(), JsValue> {
+        let dim = self.store.dim();
+        if dim == 0 || flat.len() % dim != 0 {
+            return Err(js_err("append: flat.length must be a multiple of dim"));
+        }
+        for row in flat.chunks_exact(dim) {
+            self.store.put(self.rows, row).map_err(js_err)?;
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    /// The product's rebuild (`VectorStore::rebuild_now`): an HNSW graph only from
+    /// `HNSW_MIN_ROWS` rows on and only if it passes calibration, else the exact scan.
+    #[wasm_bindgen(js_name = rebuildProduct)]
+    pub fn rebuild_product(&mut self) {
+        self.store.rebuild_now();
+    }
+
+    /// A graph at any size (`VectorStore::rebuild_with_graph`), kept only if it passes
+    /// calibration; for finding where the graph starts to beat the exact scan.
+    #[wasm_bindgen(js_name = rebuildGraph)]
+    pub fn rebuild_graph(&mut self) {
+        self.store.rebuild_with_graph();
+    }
+
+    /// True when a graph serves the base.
+    #[wasm_bindgen(js_name = hasGraph)]
+    pub fn has_graph(&self) -> bool {
+        self.store.has_graph()
+    }
+
+    /// The calibrated `ef_search` of the graph (0 without one).
+    #[wasm_bindgen(js_name = efSearch)]
+    pub fn ef_search(&self) -> usize {
+        self.store.graph_ef_search().unwrap_or(0)
+    }
+
+    /// `VectorStore::search` (the graph when there is one): document ids, best first.
+    pub fn search(&self, query: &[f32], k: usize) -> Result<Vec<u32>, JsValue> {
+        let hits = self.store.search(query, k).map_err(js_err)?;
+        Ok(hits.into_iter().map(|h| h.0).collect())
+    }
+
+    /// `VectorStore::search_exact` (the simd128 scan): document ids, best first.
+    #[wasm_bindgen(js_name = searchExact)]
+    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<u32>, JsValue> {
+        let hits = self.store.search_exact(query, k).map_err(js_err)?;
+        Ok(hits.into_iter().map(|h| h.0).collect())
+    }
+
+    /// Bytes the store accounts for on the Rust heap (rows, ids, graph).
+    #[wasm_bindgen(js_name = heapBytes)]
+    pub fn heap_bytes(&self) -> f64 {
+        self.store.heap_bytes() as f64
+    }
+
+    /// `HNSW_MIN_ROWS`: from this many rows on the product builds a graph.
+    #[wasm_bindgen(js_name = hnswMinRows)]
+    pub fn hnsw_min_rows() -> usize {
+        HNSW_MIN_ROWS
+    }
+}
+
+/// The built-in offline embedding (`offline-hash-v1`) of `text`.
+#[wasm_bindgen(js_name = offlineEmbed)]
+pub fn offline_embed(text: &str) -> Vec<f32> {
+    OfflineEmbedder::new().embed_one(text)
+}
+
+/// The offline embedding's model id and dimension, `[model, dim]`.
+#[wasm_bindgen(js_name = offlineModel)]
+pub fn offline_model() -> Array {
+    let out = Array::new();
+    out.push(&JsValue::from_str(OFFLINE_MODEL));
+    out.push(&JsValue::from_f64(OFFLINE_DIMENSION as f64));
+    out
+}
+
+/// The default token estimate of `text` (`text::estimate_tokens`, Decision 12): what the scripted
+/// endpoint reports as usage, so a baseline prompt can be counted the same way.
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(text: &str) -> f64 {
+    crate::text::estimate_tokens(text) as f64
+}
