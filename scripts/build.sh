@@ -20,9 +20,17 @@ else
   echo "note: $WASM_OPT missing (run scripts/setup.sh); size is before wasm-opt" >&2
 fi
 
-# The app's JS libraries (HTML → markdown: Readability + Turndown), bundled for the browser.
-node_modules/.bin/esbuild www/src/convert.js --bundle --format=esm --minify --log-level=warning \
-  --outfile=www/build/convert.js
+# The app's JS libraries, bundled for the browser: HTML → markdown (Readability + Turndown), the
+# graph view (Cytoscape.js) and PDF → text (pdf.js). The last two load on first use.
+for module in convert graph pdf; do
+  node_modules/.bin/esbuild "www/src/$module.js" --bundle --format=esm --minify --log-level=warning \
+    --outfile="www/build/$module.js"
+done
+# pdf.js's worker, CMaps (CJK text) and standard font data, served from this origin (no CDN).
+rm -rf www/build/pdfjs
+mkdir -p www/build/pdfjs
+cp node_modules/pdfjs-dist/build/pdf.worker.min.mjs www/build/pdfjs/pdf.worker.mjs
+cp -r node_modules/pdfjs-dist/cmaps node_modules/pdfjs-dist/standard_fonts www/build/pdfjs/
 
 raw=$(wc -c < pkg/llm_wiki_bg.wasm)
 gz=$(gzip -9 -c pkg/llm_wiki_bg.wasm | wc -c)

@@ -103,6 +103,47 @@ pub struct PageRef {
     pub kind: PageKind,
 }
 
+/// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
+/// links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
+/// through aliases; links to missing or ambiguous targets and to the page itself are left out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct WikiGraph {
+    /// Every page, sorted by key.
+    pub nodes: Vec<GraphNode>,
+    /// Every link between two distinct pages, sorted by `from`, then `to`.
+    pub edges: Vec<GraphEdge>,
+}
+
+/// A page in [`WikiGraph`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+    /// Tags (e.g. `offline` for pages the offline compiler wrote).
+    pub tags: Vec<String>,
+    /// Keys of the sources the page draws on.
+    pub sources: Vec<String>,
+}
+
+/// A link in [`WikiGraph`]: page `from` links to page `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdge {
+    /// Key of the linking page.
+    pub from: String,
+    /// Key of the linked page.
+    pub to: String,
+}
+
 /// A page as the viewer shows it (JS: `pageView(key)`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -256,6 +297,33 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// aliases; see `markdown::resolve`).
     pub async fn backlinks(&self, key: &str) -> Result<Vec<String>> {
         Ok(LinkGraph::build(&self.all_pages().await?).backlinks_of(key))
+    }
+
+    /// Every page and every link between pages (see [`WikiGraph`]), for a graph view.
+    pub async fn graph(&self) -> Result<WikiGraph> {
+        let pages = self.all_pages().await?; // ordered by key
+        let links = LinkGraph::build(&pages);
+        let edges = links
+            .outgoing
+            .iter()
+            .flat_map(|(from, tos)| {
+                tos.iter().map(move |to| GraphEdge {
+                    from: from.clone(),
+                    to: to.clone(),
+                })
+            })
+            .collect();
+        let nodes = pages
+            .into_iter()
+            .map(|p| GraphNode {
+                key: p.key,
+                title: p.title,
+                kind: p.kind,
+                tags: p.tags,
+                sources: p.sources,
+            })
+            .collect();
+        Ok(WikiGraph { nodes, edges })
     }
 
     // ---------------------------------------------------------------- attachments

@@ -208,3 +208,35 @@ fn rust_book_chapters_compile_offline_into_their_central_concepts() {
         report.compiled.iter().map(|r| r.claims).sum::<usize>()
     );
 }
+
+#[test]
+fn graph_of_an_offline_wiki_marks_its_pages_and_names_their_sources() {
+    let zh = "# 流量控制\n\n流量控制让生产者等待慢的消费者。没有流量控制，队列会无限增长。\n\n## 背压\n\n背压是一种流量控制机制。背压保护队列不溢出。很多系统都用背压。\n\n## 有界队列\n\n有界队列在满的时候阻塞生产者。有界队列让内存使用可以预测。流量控制常常依靠有界队列。\n";
+    let (_b, w) = wiki(&[("zh.md", zh.to_string())]);
+    compile_offline(&w);
+    let pages = block_on(w.all_pages()).unwrap();
+    let g = block_on(w.graph()).unwrap();
+    assert_eq!(g.nodes.len(), pages.len());
+    for (n, p) in g.nodes.iter().zip(&pages) {
+        assert_eq!((&n.key, &n.title, n.kind), (&p.key, &p.title, p.kind));
+        assert!(n.tags.contains(&"offline".to_string()), "{}", n.key);
+        assert_eq!(n.sources, p.sources, "{}", n.key);
+    }
+    let summary = g.nodes.iter().find(|n| n.kind == PageKind::Source).unwrap();
+    assert_eq!(summary.sources, vec!["zh.md".to_string()]);
+    // Every link written into a body is an edge, once, between two existing pages.
+    let mut expected: Vec<(String, String)> = pages
+        .iter()
+        .flat_map(|p| links(&p.body).into_iter().map(|l| (p.key.clone(), l)))
+        .collect();
+    expected.sort();
+    expected.dedup();
+    let edges: Vec<(String, String)> = g
+        .edges
+        .iter()
+        .map(|e| (e.from.clone(), e.to.clone()))
+        .collect();
+    assert!(!edges.is_empty());
+    assert_eq!(edges, expected);
+    assert!(edges.iter().any(|(_, to)| to == "背压"), "{edges:?}");
+}

@@ -741,3 +741,73 @@ fn attachments_are_content_addressed_and_named_portably() {
         "INVALID_INPUT"
     );
 }
+
+#[test]
+fn graph_has_every_page_and_each_resolved_link_once() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "graph");
+    block_on(w.put_page(PageEdit {
+        title: Some("人工智能".into()),
+        aliases: Some(vec!["Artificial Intelligence".into()]),
+        body: Some("See [[机器学习]] and [[人工智能]] (itself).\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    new_page(&w, "机器学习", PageKind::Concept, "Part of [[人工智能]].\n");
+    // Two links to one page (by key and by alias), one with a heading, one missing, one ambiguous.
+    new_page(
+        &w,
+        "Note",
+        PageKind::Overview,
+        "[[人工智能]] [[Artificial Intelligence|AI]] [[机器学习#监督学习]] [[Deep Learning]] [[Shared]]\n",
+    );
+    for title in ["Twin A", "Twin B"] {
+        block_on(w.put_page(PageEdit {
+            title: Some(title.into()),
+            aliases: Some(vec!["Shared".into()]),
+            body: Some(String::new()),
+            ..Default::default()
+        }))
+        .unwrap();
+    }
+    new_page(&w, "Lonely", PageKind::Entity, "No links.\n");
+
+    let g = block_on(w.graph()).unwrap();
+    let keys: Vec<&str> = g.nodes.iter().map(|n| n.key.as_str()).collect();
+    let pages = block_on(w.pages()).unwrap();
+    assert_eq!(
+        keys,
+        pages.iter().map(|p| p.key.as_str()).collect::<Vec<_>>()
+    );
+    assert_eq!(g.nodes.len(), 6);
+    let lonely = g.nodes.iter().find(|n| n.key == "Lonely").unwrap();
+    assert_eq!(
+        (lonely.title.as_str(), lonely.kind),
+        ("Lonely", PageKind::Entity)
+    );
+    let edges: Vec<(&str, &str)> = g
+        .edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    // `[[Shared]]` names two pages: ambiguous, so no edge; missing targets and self-links neither.
+    assert_eq!(
+        edges,
+        vec![
+            ("Note", "人工智能"),
+            ("Note", "机器学习"),
+            ("人工智能", "机器学习"),
+            ("机器学习", "人工智能"),
+        ]
+    );
+    // The same links the page views show as backlinks.
+    for n in &g.nodes {
+        let mut from: Vec<&str> = edges
+            .iter()
+            .filter(|(_, to)| *to == n.key)
+            .map(|(f, _)| *f)
+            .collect();
+        from.sort();
+        assert_eq!(block_on(w.backlinks(&n.key)).unwrap(), from, "{}", n.key);
+    }
+}

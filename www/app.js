@@ -95,6 +95,7 @@ async function refresh() {
   switch (state.tab) {
     case "sources": await renderSources(); break;
     case "pages": await renderPages(); break;
+    case "graph": await renderGraphTab(); break;
     case "index": $("#index-md").textContent = await state.wiki.index(); break;
     case "log": $("#log-md").textContent = await state.wiki.log(); break;
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
@@ -115,7 +116,10 @@ async function renderSources() {
     const title = document.createElement("a");
     title.href = "#"; title.textContent = s.title;
     title.addEventListener("click", (e) => { e.preventDefault(); viewSource(s.key).catch(showError); });
-    const cells = [title, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt)];
+    const remove = document.createElement("button");
+    remove.className = "danger"; remove.textContent = t("remove"); remove.dataset.testid = "remove-source";
+    remove.addEventListener("click", () => removeSource(s).catch(showError));
+    const cells = [title, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt), remove];
     for (const c of cells) {
       const td = document.createElement("td");
       if (c instanceof Node) td.append(c); else td.textContent = c;
@@ -126,6 +130,64 @@ async function renderSources() {
   }));
   $("#sources-empty").hidden = sources.length > 0;
   $("#sources-table").hidden = sources.length === 0;
+  await renderRecompileOffer();
+}
+
+/**
+ * Sources whose pages the offline compiler wrote (their summary page still carries the `offline`
+ * tag), with the number of offline pages in all. An LLM recompile rewrites the summary page and
+ * clears the tag (issue #10).
+ */
+async function offlineCompiled() {
+  const graph = await state.wiki.graph();
+  const offline = graph.nodes.filter((n) => n.tags.includes("offline"));
+  const sources = [...new Set(offline.filter((n) => n.kind === "source").flatMap((n) => n.sources))].sort();
+  return { sources, pages: offline.length };
+}
+
+/**
+ * With an endpoint configured and pages compiled offline, offers to recompile their sources: the
+ * cost estimate first, then `compile({ force: true, sources })`. Human edits are kept (or the
+ * update held as a proposal) by the compile itself (Decision 5).
+ */
+async function renderRecompileOffer() {
+  const box = $("#recompile-offer");
+  const config = await state.wiki.config();
+  const { sources, pages } = config.provider === "offline" ? { sources: [], pages: 0 } : await offlineCompiled();
+  const dismissed = sessionStorage.getItem(`llm-wiki.recompile-dismissed.${state.wiki.name}`) === sources.join("\n");
+  if (!sources.length || dismissed || state.compileController) { box.hidden = true; return; }
+  const model = config.compile && config.compile.model ? config.compile.model : config.model;
+  box.dataset.sources = JSON.stringify(sources);
+  $("#recompile-text").textContent = t("recompileOffer", pages, sources.length, model);
+  if (box.hidden || box.dataset.shown !== sources.join("\n")) {
+    $("#recompile-estimate").hidden = true;
+    $("#recompile-go").hidden = true;
+    $("#recompile-estimate-btn").hidden = false;
+  }
+  box.dataset.shown = sources.join("\n");
+  box.hidden = false;
+}
+
+async function estimateRecompile() {
+  const sources = JSON.parse($("#recompile-offer").dataset.sources || "[]");
+  const estimate = await state.wiki.estimate({ force: true, sources });
+  const el = $("#recompile-estimate");
+  el.textContent = t("recompileCost", estimate.total, estimate.sources.length);
+  el.hidden = false;
+  $("#recompile-estimate-btn").hidden = true;
+  $("#recompile-go").hidden = false;
+}
+
+/**
+ * Removes a source after asking: its summary page and claims go (and the lines citing them); other
+ * pages stay, without it in their sources; links to its summary page become plain text.
+ */
+async function removeSource(s) {
+  if (!confirm(t("confirmRemoveSource", s.title))) return;
+  const r = await write(() => state.wiki.removeSource(s.key));
+  setStatus(t("sourceRemoved", s.title, r.updated.length, r.claimsRemoved.length));
+  $("#source-view").hidden = true;
+  await refresh();
 }
 
 async function viewSource(key) {
@@ -140,21 +202,21 @@ async function viewSource(key) {
   view.hidden = false;
 }
 
-async function addSource({ title, key, mime, content }) {
+async function addSource({ title, key, mime, content, original, originalMime }) {
   const url = /^https?:\/\//.test(key || "") ? key : undefined;
-  let original;
   if (mime === "text/html") {
     // Decision 2: HTML becomes markdown here, in JS; the original HTML is kept as the raw artifact.
     const converted = htmlToMarkdown(content, { url });
     for (const w of converted.warnings) setStatus(t("convertWarning", converted.title, w), "error");
     original = new TextEncoder().encode(content);
+    originalMime = "text/html";
     title = title || converted.title;
     content = converted.markdown;
     mime = "text/markdown";
   }
   const report = await write(() => state.wiki.addSource({
     title: title || undefined, key: key || undefined, mime, content, url,
-    original, originalMime: original ? "text/html" : undefined,
+    original, originalMime: original ? originalMime : undefined,
     capturedAt: Date.now(),
   }));
   const shown = title || report.key;
@@ -165,6 +227,10 @@ async function addSource({ title, key, mime, content }) {
 
 async function addFiles(files) {
   for (const f of files) {
+    if (/\.pdf$/i.test(f.name) || f.type === "application/pdf") {
+      await addPdf(f);
+      continue;
+    }
     const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
       : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
     await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() });
@@ -172,9 +238,32 @@ async function addFiles(files) {
   await refresh();
 }
 
+/**
+ * A PDF becomes a source: its text (pdf.js, pages joined by a blank line) as `text/plain`, the PDF
+ * bytes kept as the raw artifact (Decision 2). A PDF without a text layer (a scan) is refused with
+ * a message: there is no OCR.
+ */
+async function addPdf(file) {
+  setStatus(t("readingPdf", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const { pdfToText } = await import("./build/pdf.js");
+  let pdf;
+  try {
+    pdf = await pdfToText(bytes);
+  } catch (e) {
+    setStatus(t("pdfFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return;
+  }
+  if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return; }
+  await addSource({
+    title: pdf.title || file.name.replace(/\.pdf$/i, ""), key: `file:${file.name}`, mime: "text/plain",
+    content: pdf.text, original: bytes, originalMime: "application/pdf",
+  });
+}
+
 // ---------------------------------------------------------------- compile
 
-async function compile() {
+async function compile(options = {}) {
   const controller = new AbortController();
   state.compileController = controller;
   $("#compile").disabled = true;
@@ -185,6 +274,7 @@ async function compile() {
     bar.hidden = false; bar.value = 0;
     let total = 1, index = 0;
     const report = await write(() => state.wiki.compile({
+      ...options,
       signal: controller.signal,
       onProgress: (p) => {
         if (p.stage === "source") {
@@ -198,6 +288,8 @@ async function compile() {
     }));
     bar.hidden = true;
     const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
+    // The list shows the new statuses before the message says the compile is done.
+    await refresh();
     setStatus(report.compiled.length + report.failed.length === 0 ? t("nothingToCompile")
       : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
       report.failed.length ? "error" : "info");
@@ -209,6 +301,7 @@ async function compile() {
   } finally {
     $("#compile").disabled = false;
     $("#compile-cancel").hidden = true;
+    state.compileController = null;
     await refresh();
   }
 }
@@ -330,7 +423,7 @@ async function loadAsset(img) {
 
 function route() {
   if (!state.wiki) return;
-  const tab = location.hash.match(/^#\/(sources|pages|ask|lint|index|log|schema|settings)$/);
+  const tab = location.hash.match(/^#\/(sources|pages|graph|ask|lint|index|log|schema|settings)$/);
   if (tab) { showTab(tab[1]); return; }
   const m = location.hash.match(/^#\/page\/(.+)$/);
   if (!m) return;
@@ -346,6 +439,34 @@ function openEditor(page) {
   $("#page-body").value = page ? page.body : "";
   $("#page-editor").hidden = false;
   $("#page-view").hidden = true;
+}
+
+// ---------------------------------------------------------------- graph
+
+/** The graph of pages and links (Cytoscape.js, loaded on first use). Click a node to open it. */
+async function renderGraphTab() {
+  // data-nodes / data-edges / data-layout-ms describe the drawn graph: cleared until it is redrawn.
+  for (const a of ["data-nodes", "data-edges", "data-layout-ms"]) $("#graph").removeAttribute(a);
+  const [{ renderGraph, KIND_COLOURS }, graph] = await Promise.all([import("./build/graph.js"), state.wiki.graph()]);
+  if (state.tab !== "graph") return;
+  const container = $("#graph");
+  $("#graph-empty").hidden = graph.nodes.length > 0;
+  container.hidden = graph.nodes.length === 0;
+  $("#graph-summary").textContent = t("graphSummary", graph.nodes.length, graph.edges.length);
+  const kinds = [...new Set(graph.nodes.map((n) => n.kind))].sort();
+  $("#graph-legend").replaceChildren(...kinds.map((k) => {
+    const li = document.createElement("li");
+    const dot = document.createElement("span"); dot.className = "dot"; dot.style.background = KIND_COLOURS[k] || "#667";
+    li.append(dot, k);
+    return li;
+  }));
+  const started = performance.now();
+  const cy = renderGraph(container, graph, {
+    onOpen: (key) => { location.hash = `#/page/${encodeURIComponent(key)}`; },
+  });
+  container.dataset.nodes = String(cy.nodes().length);
+  container.dataset.edges = String(cy.edges().length);
+  container.dataset.layoutMs = String(Math.round(performance.now() - started));
 }
 
 // ---------------------------------------------------------------- search
@@ -559,19 +680,29 @@ async function renderSettings() {
     o.value = p.id; o.textContent = p.label; o.selected = p.id === (c.preset || c.provider);
     return o;
   }));
-  fillConfig(c, view.hasApiKey);
+  state.config = view;
+  fillConfig(c, view.hasApiKey, view.embeddingsHasApiKey);
   // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
   // (for the extension, chrome-extension://<its id>).
   $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
 }
 
-function fillConfig(c, hasKey) {
+const PURPOSES = ["compile", "query", "lint"];
+
+function fillConfig(c, hasKey, embeddingsHasKey) {
   $("#cfg-base-url").value = c.baseUrl || "";
   $("#cfg-model").value = c.model || "";
   $("#cfg-api-key").value = "";
   $("#cfg-api-key").placeholder = hasKey ? t("keyStored") : "";
   $("#cfg-context").value = c.contextWindow || "";
   $("#cfg-max-output").value = c.maxOutputTokens || "";
+  for (const p of PURPOSES) $(`#cfg-model-${p}`).value = (c[p] && c[p].model) || "";
+  const e = c.embeddings || {};
+  $("#cfg-emb-provider").value = e.provider || "offline";
+  $("#cfg-emb-model").value = e.model || "";
+  $("#cfg-emb-url").value = e.baseUrl || "";
+  $("#cfg-emb-key").value = "";
+  $("#cfg-emb-key").placeholder = embeddingsHasKey ? t("keyStored") : t("embKeyPlaceholder");
   const preset = (state.presets || []).find((p) => p.id === $("#cfg-preset").value);
   $("#cfg-preset-notes").textContent = preset ? preset.notes : "";
 }
@@ -585,6 +716,19 @@ function configFromForm() {
   if (key) c.apiKey = key;
   const ctx = Number($("#cfg-context").value); if (ctx) c.contextWindow = ctx;
   const out = Number($("#cfg-max-output").value); if (out) c.maxOutputTokens = out;
+  // Model per operation: the other per-operation settings (output cap, budget) stay as stored.
+  const stored = state.config || {};
+  for (const p of PURPOSES) {
+    const model = $(`#cfg-model-${p}`).value.trim();
+    c[p] = { ...(stored[p] || {}), model: model || undefined };
+  }
+  const embeddings = { ...(stored.embeddings || {}), ...(c.embeddings || {}) };
+  embeddings.provider = $("#cfg-emb-provider").value;
+  embeddings.model = $("#cfg-emb-model").value.trim();
+  embeddings.baseUrl = $("#cfg-emb-url").value.trim() || undefined;
+  const embKey = $("#cfg-emb-key").value;
+  if (embKey) embeddings.apiKey = embKey;
+  c.embeddings = embeddings;
   return c;
 }
 
@@ -682,6 +826,18 @@ function wire() {
     if (e.dataTransfer && e.dataTransfer.files.length) { e.preventDefault(); addFiles([...e.dataTransfer.files]).catch(showError); }
   });
   $("#compile").addEventListener("click", () => compile().catch(showError));
+  $("#recompile-estimate-btn").addEventListener("click", () => estimateRecompile().catch(showError));
+  $("#recompile-go").addEventListener("click", () => {
+    const sources = JSON.parse($("#recompile-offer").dataset.sources || "[]");
+    $("#recompile-offer").hidden = true;
+    compile({ force: true, sources }).catch(showError);
+  });
+  $("#recompile-dismiss").addEventListener("click", () => {
+    const sources = JSON.parse($("#recompile-offer").dataset.sources || "[]");
+    sessionStorage.setItem(`llm-wiki.recompile-dismissed.${state.wiki.name}`, sources.join("\n"));
+    $("#recompile-offer").hidden = true;
+  });
+  $("#graph-fit").addEventListener("click", () => $("#graph").cy?.fit(undefined, 20));
   $("#compile-cancel").addEventListener("click", () => state.compileController?.abort());
   $("#page-new").addEventListener("click", () => openEditor(null));
   $("#page-cancel").addEventListener("click", () => { $("#page-editor").hidden = true; });
@@ -702,7 +858,7 @@ function wire() {
   });
   $("#cfg-preset").addEventListener("change", () => {
     const preset = state.presets.find((p) => p.id === $("#cfg-preset").value);
-    if (preset) fillConfig(preset.config, false);
+    if (preset) fillConfig(preset.config, false, false);
   });
   $("#settings-form").addEventListener("submit", async (e) => {
     e.preventDefault();

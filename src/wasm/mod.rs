@@ -425,6 +425,15 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.backlinks(&key).await) })
     }
 
+    /// Every page (`{ key, title, kind, tags, sources }`, sorted by key) and every link between two pages
+    /// (`{ from, to }`, resolved like the page view's links; missing and ambiguous targets are left
+    /// out), for a graph view.
+    #[wasm_bindgen(unchecked_return_type = "Promise<WikiGraph>")]
+    pub fn graph(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.graph().await) })
+    }
+
     /// Renames a page (new title, and the key it gives) and rewrites every link to it, in one
     /// operation. Throws `NOT_FOUND`, `INVALID_INPUT` (empty title), `CONFLICT`.
     #[wasm_bindgen(js_name = renamePage, unchecked_return_type = "Promise<RenameReport>")]

@@ -1,0 +1,77 @@
+// PDF → text with pdf.js (Decision 2: PDFs are converted in the JS layer; the core stores the text
+// and keeps the PDF bytes as the raw artifact). Bundled by scripts/build.sh into www/build/pdf.js;
+// pdf.js's worker, CMaps (CJK fonts) and standard font data are copied beside it into
+// www/build/pdfjs/ and loaded from this origin only: no CDN.
+import { getDocument, GlobalWorkerOptions } from "pdfjs-dist";
+
+const base = new URL("./pdfjs/", import.meta.url);
+GlobalWorkerOptions.workerSrc = new URL("pdf.worker.mjs", base).href;
+
+/**
+ * Lines of one page's text items: an item ending a line (`hasEOL`) or a move to another baseline
+ * ends the line; a vertical gap clearly wider than the line height starts a new paragraph.
+ */
+function pageText(items) {
+  const out = [];
+  let line = "";
+  let lastY = null;
+  let lastH = 0;
+  // pdf.js also marks line ends with empty items: an empty line is no line.
+  const flush = () => {
+    const text = line.replace(/[ \t\u00a0]+/g, " ").trim();
+    line = "";
+    if (text) out.push(text);
+  };
+  for (const it of items) {
+    if (typeof it.str !== "string") continue; // marked-content markers
+    const y = it.transform ? it.transform[5] : null;
+    const h = it.height || lastH;
+    if (lastY !== null && y !== null && line && Math.abs(y - lastY) > Math.max(h, lastH) * 0.5) {
+      flush();
+    }
+    if (lastY !== null && y !== null && Math.abs(y - lastY) > Math.max(h, lastH, 1) * 1.8 && out.length && out[out.length - 1] !== "") {
+      out.push("");
+    }
+    line += it.str;
+    if (y !== null) { lastY = y; lastH = h || lastH; }
+    if (it.hasEOL) flush();
+  }
+  if (line) flush();
+  return out.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+/**
+ * The text of a PDF: `{ title, text, pages, emptyPages }`. `title` is the document's Title
+ * metadata when it has one; `text` joins the pages with a blank line and ends with a line break.
+ * A scanned PDF without a text layer gives an empty `text` (there is no OCR).
+ */
+export async function pdfToText(bytes) {
+  // pdf.js transfers the buffer to its worker: give it a copy so the caller keeps the original.
+  const task = getDocument({
+    data: new Uint8Array(bytes),
+    cMapUrl: new URL("cmaps/", base).href,
+    cMapPacked: true,
+    standardFontDataUrl: new URL("standard_fonts/", base).href,
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+  });
+  const doc = await task.promise;
+  try {
+    const meta = await doc.getMetadata().catch(() => null);
+    const title = ((meta && meta.info && meta.info.Title) || "").trim();
+    const pages = [];
+    let emptyPages = 0;
+    for (let i = 1; i <= doc.numPages; i++) {
+      const page = await doc.getPage(i);
+      const content = await page.getTextContent();
+      const text = pageText(content.items);
+      if (text) pages.push(text); else emptyPages++;
+      page.cleanup();
+    }
+    const text = pages.length ? `${pages.join("\n\n")}\n` : "";
+    return { title, text, pages: doc.numPages, emptyPages };
+  } finally {
+    await task.destroy(); // ends the worker's document (pdf.js 6: on the loading task)
+  }
+}
