@@ -685,6 +685,31 @@ async function renderSettings() {
   // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
   // (for the extension, chrome-extension://<its id>).
   $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
+  await renderEmbeddingStatus();
+}
+
+// Where the configured embedding stands, and the action it needs: embed the pages that lack a
+// vector, or — after a change of model — re-embed them all (the old vectors serve meanwhile).
+async function renderEmbeddingStatus() {
+  const s = await state.wiki.embeddingStatus();
+  const button = $("#cfg-emb-run");
+  const text = {
+    ready: () => t("embReady", s.missing), noVectors: () => t("embNone"),
+    reembedding: () => t("embReembedding", s.done, s.total), reembedRequired: () => t("embRequired", s.storedModel, s.storedDim),
+  }[s.state]();
+  $("#cfg-emb-status").textContent = text;
+  const confirm = s.state === "reembedRequired" || s.state === "reembedding";
+  button.hidden = !(confirm || s.state === "noVectors" || (s.state === "ready" && s.missing > 0));
+  button.textContent = t(confirm ? "embReembed" : "embEmbed");
+  button.onclick = async () => {
+    button.disabled = true;
+    try {
+      const r = await write(() => state.wiki.embedPages({
+        confirm, onProgress: (p) => { $("#cfg-emb-status").textContent = t("embedding", p.done, p.total); },
+      }));
+      setStatus(t("embDone", r.embedded, r.model));
+    } catch (err) { showError(err); } finally { button.disabled = false; await renderEmbeddingStatus(); }
+  };
 }
 
 const PURPOSES = ["compile", "query", "lint"];

@@ -317,6 +317,30 @@ test("settings: a model per operation and the embeddings endpoint are saved and 
   await context.close();
 });
 
+test("embeddings: a new model waits for the user's go, then re-embeds every page with progress", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const { page, log } = await openApp(context);
+  // Three pages with the built-in offline vectors.
+  await api(page, "default", `
+    for (const [title, body] of [["Ownership", "Each value has one owner."], ["借用", "引用借用一个值。"], ["Threads", "Threads run at once."]])
+      await w.putPage({ title, body });
+    return null;`);
+  await configure(page, { embeddings: { provider: "ollama", model: "scripted-embed-768", url: endpoint.url } });
+  await page.waitForFunction(() => /stored vectors are of offline-hash-v1/.test(document.querySelector("#cfg-emb-status").textContent));
+  assert.equal(await page.textContent("#cfg-emb-run"), "Re-embed all pages");
+  await page.click("#cfg-emb-run");
+  await page.waitForFunction(() => /Every page has a vector of this model/.test(document.querySelector("#cfg-emb-status").textContent), null, { timeout: 60_000 });
+  assert.match(await page.textContent("#status"), /Embedded 3 page\(s\) with scripted-embed-768/);
+  assert.equal(await page.isHidden("#cfg-emb-run"), true);
+  assert.ok(log.requests.filter((u) => u === `${endpoint.url}/api/embed`).length >= 1, log.requests.join("\n"));
+  // Search now embeds the query at the endpoint and fuses.
+  const r = await api(page, "default", `return await w.search("owner", { mode: "hybrid" });`);
+  assert.equal(r.mode, "hybrid");
+  assert.equal(r.hits[0].key, "Ownership");
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test("offline pages: once an endpoint is configured the app offers to recompile them, cost first, keeping human edits", { timeout: 240_000 }, async () => {
   const context = await browser.newContext();
   const { page, log } = await openApp(context);
