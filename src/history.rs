@@ -186,27 +186,125 @@ fn file_of(state: Option<&Page>) -> String {
     state.map(page_file).unwrap_or_default()
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    Equal,
+    Delete,
+    Insert,
+}
+
+/// Most cells of the LCS table (the lines between the common prefix and suffix, old × new);
+/// beyond it the middle is diffed as "all removed, all added" (still a correct diff).
+const MAX_LCS_CELLS: usize = 4_000_000;
+
+/// A line diff: common prefix and suffix, then a longest common subsequence of the middle (a
+/// dynamic-programming table bounded by [`MAX_LCS_CELLS`]); removals come before additions.
+fn line_tags(a: &[&str], b: &[&str]) -> Vec<Tag> {
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suf = a[pre..]
+        .iter()
+        .rev()
+        .zip(b[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (am, bm) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
+    let (n, m) = (am.len(), bm.len());
+    let mut out = vec![Tag::Equal; pre];
+    if n.saturating_mul(m) <= MAX_LCS_CELLS {
+        let w = m + 1;
+        let mut t = vec![0u32; (n + 1) * w];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                t[i * w + j] = if am[i] == bm[j] {
+                    t[(i + 1) * w + j + 1] + 1
+                } else {
+                    t[(i + 1) * w + j].max(t[i * w + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n && j < m {
+            if am[i] == bm[j] {
+                out.push(Tag::Equal);
+                i += 1;
+                j += 1;
+            } else if t[(i + 1) * w + j] >= t[i * w + j + 1] {
+                out.push(Tag::Delete);
+                i += 1;
+            } else {
+                out.push(Tag::Insert);
+                j += 1;
+            }
+        }
+        out.extend(std::iter::repeat_n(Tag::Delete, n - i));
+        out.extend(std::iter::repeat_n(Tag::Insert, m - j));
+    } else {
+        out.extend(std::iter::repeat_n(Tag::Delete, n));
+        out.extend(std::iter::repeat_n(Tag::Insert, m));
+    }
+    out.extend(std::iter::repeat_n(Tag::Equal, suf));
+    out
+}
+
 /// Unified diff of `old` → `new` with 3 lines of context, and the lines added and removed.
+/// (Hand-written: the `similar` crate's text diff cost 78 KB gzipped in the wasm.)
 pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> (String, u32, u32) {
+    const CONTEXT: usize = 3;
     if old == new {
         return (String::new(), 0, 0);
     }
-    let diff = similar::TextDiff::from_lines(old, new);
-    let (mut added, mut removed) = (0u32, 0u32);
-    for op in diff.ops() {
-        for change in diff.iter_changes(op) {
-            match change.tag() {
-                similar::ChangeTag::Insert => added += 1,
-                similar::ChangeTag::Delete => removed += 1,
-                similar::ChangeTag::Equal => {}
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let tags = line_tags(&a, &b);
+    // Each op with the old and new line index it starts at.
+    let mut ops = Vec::with_capacity(tags.len());
+    let (mut ai, mut bi) = (0usize, 0usize);
+    for t in &tags {
+        ops.push((*t, ai, bi));
+        match t {
+            Tag::Equal => {
+                ai += 1;
+                bi += 1;
             }
+            Tag::Delete => ai += 1,
+            Tag::Insert => bi += 1,
         }
     }
-    let text = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(old_name, new_name)
-        .to_string();
+    let changes: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0 != Tag::Equal).collect();
+    let added = tags.iter().filter(|t| **t == Tag::Insert).count() as u32;
+    let removed = tags.iter().filter(|t| **t == Tag::Delete).count() as u32;
+    let mut text = format!("--- {old_name}\n+++ {new_name}\n");
+    let mut k = 0;
+    while k < changes.len() {
+        let mut last = k;
+        while last + 1 < changes.len() && changes[last + 1] - changes[last] <= 2 * CONTEXT + 1 {
+            last += 1;
+        }
+        let start = changes[k].saturating_sub(CONTEXT);
+        let end = (changes[last] + CONTEXT + 1).min(ops.len());
+        let hunk = &ops[start..end];
+        let old_len = hunk.iter().filter(|o| o.0 != Tag::Insert).count();
+        let new_len = hunk.iter().filter(|o| o.0 != Tag::Delete).count();
+        let from = |first: usize, len: usize| if len == 0 { first } else { first + 1 };
+        text.push_str(&format!(
+            "@@ -{},{old_len} +{},{new_len} @@\n",
+            from(hunk[0].1, old_len),
+            from(hunk[0].2, new_len)
+        ));
+        for (tag, ai, bi) in hunk {
+            let (mark, line) = match tag {
+                Tag::Equal => (' ', a[*ai]),
+                Tag::Delete => ('-', a[*ai]),
+                Tag::Insert => ('+', b[*bi]),
+            };
+            text.push(mark);
+            text.push_str(line);
+            if !line.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        k = last + 1;
+    }
     (text, added, removed)
 }
 
@@ -711,6 +809,28 @@ mod tests {
         let (d, added, removed) = unified_diff("", "机器学习\n", "/dev/null", "k");
         assert_eq!((added, removed), (1, 0));
         assert!(d.contains("+机器学习\n"), "{d}");
+    }
+
+    #[test]
+    fn hunks_keep_three_lines_of_context_and_split_when_far_apart() {
+        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+        let new: String = (1..=20)
+            .map(|i| match i {
+                2 => "two\n".to_string(),
+                18 => "eighteen\n".to_string(),
+                _ => format!("{i}\n"),
+            })
+            .collect();
+        let (d, added, removed) = unified_diff(&old, &new, "a", "b");
+        assert_eq!((added, removed), (2, 2));
+        assert_eq!(
+            d,
+            "--- a\n+++ b\n@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n@@ -15,6 +15,6 @@\n 15\n 16\n 17\n-18\n+eighteen\n 19\n 20\n"
+        );
+        // A page deleted: everything removed, the new side empty.
+        let (d, added, removed) = unified_diff("x\ny", "", "a", "b");
+        assert_eq!((added, removed), (0, 2));
+        assert_eq!(d, "--- a\n+++ b\n@@ -1,2 +0,0 @@\n-x\n-y\n");
     }
 
     #[test]
