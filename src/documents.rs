@@ -211,6 +211,7 @@ mod tests {
                 calls: 4,
                 estimated: true,
             },
+            rolled_back_by: None,
         };
         assert_eq!(
             log_entry(&op),

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod compile;
 pub mod documents;
 pub mod error;
+pub mod history;
 pub mod lint;
 pub mod llm;
 pub mod markdown;

@@ -373,4 +373,9 @@ pub struct Operation {
     /// Token usage of the LLM calls it made.
     #[serde(default)]
     pub usage: TokenUsage,
+    /// The [`OperationKind::Rollback`] operation that undid this one, if any (see
+    /// `Wiki::rollback`). Absent from the JSON while it was not rolled back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub rolled_back_by: Option<OpId>,
 }

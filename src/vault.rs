@@ -14,6 +14,7 @@
 //! .llm-wiki/pages.json                  page records without bodies (the bodies are the .md files)
 //! .llm-wiki/sources.json  revisions.json  operations.json  assets.json     model records
 //! .llm-wiki/claims.json  ledger.json  meta.json  config.json               records by key
+//! .llm-wiki/undo.json                   undo records of the operations (rollback; never a secret)
 //! ```
 //!
 //! `config.json` and `meta.json` never hold a secret: any field named like an API key, token,
@@ -629,7 +630,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// Points claims (`page`) and ledger records (`pages`) at a renamed page's new key.
-    async fn rekey_claims(&self, batch: &mut Batch, old: &str, new: &str) -> Result<()> {
+    pub(crate) async fn rekey_claims(&self, batch: &mut Batch, old: &str, new: &str) -> Result<()> {
         for (store, field) in [(Store::Claims, "page"), (Store::Ledger, "pages")] {
             for (k, r) in self.storage.scan(store, "").await? {
                 let mut v: Value = from_json(store, &k, &r.data)?;
@@ -724,6 +725,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if k == META_OPS
                 || k == crate::llm::settings::META_SECRETS
                 || k.starts_with(ASSET_PREFIX)
+                || k.starts_with(crate::history::UNDO_PREFIX)
+                || k == crate::lint::llm::META_LINT_LLM
             {
                 continue;
             }
@@ -757,6 +760,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             json_map(&self.records(Store::Ledger).await?),
         );
         files.insert(".llm-wiki/meta.json".into(), json_map(&meta));
+        files.insert(
+            ".llm-wiki/undo.json".into(),
+            json_array(&self.all_undo_records().await?),
+        );
         files.insert(".llm-wiki/config.json".into(), json_one(&config));
         write_zip(&files)
     }
@@ -843,6 +850,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let claims: BTreeMap<String, Value> = typed(&files, "claims.json")?;
         let ledger: BTreeMap<String, Value> = typed(&files, "ledger.json")?;
         let meta: BTreeMap<String, Value> = typed(&files, "meta.json")?;
+        let undo: Vec<crate::history::UndoRecord> = typed(&files, "undo.json")?;
         let config = parse(".llm-wiki/config.json")?;
 
         let mut batch = Batch::new();
@@ -931,6 +939,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             for (k, v) in map {
                 batch.put(store, k.clone(), to_json(v), Expect::Any);
             }
+        }
+        for u in &undo {
+            batch.put(
+                Store::Meta,
+                crate::history::undo_key(u.op),
+                to_json(u),
+                Expect::Any,
+            );
         }
         if !config.is_null() {
             batch.put(Store::Meta, META_CONFIG, to_json(&config), Expect::Any);
@@ -1039,6 +1055,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 pages: vec![],
                 sources: vec![],
                 usage: TokenUsage::default(),
+                rolled_back_by: None,
             };
             for (mut page, recorded) in edits {
                 if recorded.is_none() {

@@ -152,6 +152,19 @@ pub struct PageInfo {
     pub revision: u64,
 }
 
+impl From<Page> for PageInfo {
+    fn from(p: Page) -> Self {
+        PageInfo {
+            key: p.key,
+            title: p.title,
+            kind: p.kind,
+            summary: p.summary,
+            updated: p.updated,
+            revision: p.revision,
+        }
+    }
+}
+
 pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("model types always serialise")
 }
@@ -338,12 +351,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 pages: vec![],
                 sources: vec![],
                 usage: TokenUsage::default(),
+                rolled_back_by: None,
             },
         })
     }
 
-    /// Finishes an operation: adds the op record, the log entry and, when `pages_changed`, a fresh
-    /// index.md built from `all_pages` (the page set after this operation), then commits.
+    /// Finishes an operation: adds the op record, the log entry and, when `all_pages` is given, a
+    /// fresh index.md built from it (the page set after this operation) and the search-index
+    /// delta, then the operation's undo record (`crate::history`), then commits.
     pub(crate) async fn finish(
         &self,
         mut ob: OpBuilder,
@@ -374,6 +389,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // The search index changes in the same transaction as the pages.
             self.search_delta(&mut ob.batch, ob.op.id, pages).await?;
         }
+        // What the batch overwrites, for rollback (crate::history).
+        let undo = self.undo_record(&ob.batch, ob.op.id).await?;
+        ob.batch.put(
+            Store::Meta,
+            crate::history::undo_key(ob.op.id),
+            to_json(&undo),
+            Expect::Absent,
+        );
         self.storage.commit(ob.batch).await?;
         Ok(ob.op)
     }
@@ -562,14 +585,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .all_pages()
             .await?
             .into_iter()
-            .map(|p| PageInfo {
-                key: p.key,
-                title: p.title,
-                kind: p.kind,
-                summary: p.summary,
-                updated: p.updated,
-                revision: p.revision,
-            })
+            .map(PageInfo::from)
             .collect())
     }
 

@@ -223,7 +223,110 @@ fn f30_near_duplicates_are_listed_not_merged() {
         (dups[0].page.as_str(), dups[0].related.as_slice()),
         ("OpenAI", &["OpenAI Foundation".to_string()][..])
     );
-    assert!(dups[0].fix.is_none(), "never merged automatically");
+    // A proposal the user may accept, never applied by lint itself.
+    assert!(matches!(dups[0].fix, Some(Fix::MergePages { .. })));
+    assert_eq!(
+        block_on(w.pages()).unwrap().len(),
+        2,
+        "never merged automatically"
+    );
+}
+
+/// Pages without their revision numbers and times, for comparing states.
+fn state(w: &W) -> Vec<llm_wiki::model::Page> {
+    block_on(w.all_pages())
+        .unwrap()
+        .into_iter()
+        .map(|p| llm_wiki::model::Page {
+            revision: 0,
+            updated: 0,
+            ..p
+        })
+        .collect()
+}
+
+#[test]
+fn f30_merging_duplicates_rewrites_every_link_and_rolls_back() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    page(
+        &w,
+        "OpenAI",
+        "An AI lab. See [[OpenAI Foundation]].",
+        &["Open AI"],
+    );
+    page(
+        &w,
+        "OpenAI Foundation",
+        "A foundation. See [[OpenAI]].\n\n## Grants\n\nIt gives grants.",
+        &["OAIF"],
+    );
+    page(
+        &w,
+        "News",
+        "[[OpenAI Foundation|the foundation]] and [[OpenAI Foundation#Grants]] and [[OAIF]] and [[OpenAI]] and [[Missing]]",
+        &[],
+    );
+    page(
+        &w,
+        "Table",
+        "| a | b |\n|---|---|\n| [[OpenAI Foundation\\|F]] | [[Open AI]] |\n",
+        &[],
+    );
+    page(&w, "Other", "[[OpenAI]]", &[]);
+    let before = state(&w);
+    let index_before = block_on(w.index()).unwrap();
+    let dup = lint(&w)
+        .into_iter()
+        .find(|x| x.kind == FindingKind::LikelyDuplicate)
+        .unwrap();
+    // OpenAI has more pages linking to it: it survives.
+    assert_eq!(
+        dup.fix,
+        Some(Fix::MergePages {
+            survivor: "OpenAI".into(),
+            merged: "OpenAI Foundation".into()
+        })
+    );
+    let op = block_on(w.apply_fix(&dup.id, None, false)).unwrap();
+    assert!(block_on(w.page("OpenAI Foundation")).unwrap().is_none());
+    let s = block_on(w.page("OpenAI")).unwrap().unwrap();
+    assert_eq!(s.aliases, vec!["Open AI", "OpenAI Foundation", "OAIF"]);
+    assert_eq!(
+        s.body,
+        "An AI lab. See OpenAI Foundation.\n\n## OpenAI Foundation\n\nA foundation. See OpenAI.\n\n## Grants\n\nIt gives grants.\n"
+    );
+    assert_eq!(
+        block_on(w.page("News")).unwrap().unwrap().body,
+        "[[OpenAI|the foundation]] and [[OpenAI#Grants|OpenAI Foundation]] and [[OpenAI|OAIF]] and [[OpenAI]] and [[Missing]]"
+    );
+    assert_eq!(
+        block_on(w.page("Table")).unwrap().unwrap().body,
+        "| a | b |\n|---|---|\n| [[OpenAI\\|F]] | [[Open AI]] |\n"
+    );
+    assert_eq!(
+        block_on(w.page("Other")).unwrap().unwrap().body,
+        "[[OpenAI]]"
+    );
+    let mut touched = op.pages.clone();
+    touched.sort();
+    assert_eq!(
+        touched,
+        vec!["News", "OpenAI", "OpenAI Foundation", "Table"]
+    );
+    let after = lint(&w);
+    assert!(
+        !after
+            .iter()
+            .any(|f| f.kind == FindingKind::BrokenLink && f.page != "News"),
+        "{after:#?}"
+    );
+    assert!(!after.iter().any(|f| f.kind == FindingKind::LikelyDuplicate));
+
+    // Reversible: rolling the fix back restores both pages and every link.
+    block_on(w.rollback(op.id)).unwrap();
+    assert_eq!(state(&w), before);
+    assert_eq!(block_on(w.index()).unwrap(), index_before);
 }
 
 #[test]

@@ -97,7 +97,7 @@ async function refresh() {
     case "pages": await renderPages(); break;
     case "graph": await renderGraphTab(); break;
     case "index": $("#index-md").textContent = await state.wiki.index(); break;
-    case "log": $("#log-md").textContent = await state.wiki.log(); break;
+    case "log": await renderLog(); break;
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
     case "settings": await renderSettings(); break;
     case "ask": renderSessions(); break;
@@ -370,13 +370,12 @@ async function viewPage(key) {
   const history = await state.wiki.history(p.key);
   $("#pv-history").replaceChildren(...history.map((r) => {
     const li = document.createElement("li");
+    li.dataset.testid = "revision";
     const show = document.createElement("a");
-    show.href = "#"; show.textContent = t("showRevision");
+    show.href = "#"; show.textContent = r.diff ? t("showDiff", r.added, r.removed) : t("noChange");
     show.addEventListener("click", (e) => {
       e.preventDefault();
-      const pre = $("#pv-revision");
-      pre.textContent = r.pageState ? r.pageState.body : "";
-      pre.hidden = false;
+      showDiff($("#pv-revision"), r.diff);
     });
     li.append(`${t("revision")} ${r.number} · ${t("by")} ${r.author} · op ${r.op} · ${formatTime(r.time)} `, show);
     if (r.number !== p.revision && r.pageState) {
@@ -388,6 +387,13 @@ async function viewPage(key) {
       });
       li.append(" · ", back);
     }
+    const undo = document.createElement("a");
+    undo.href = "#"; undo.textContent = t("rollbackOp", r.op); undo.dataset.testid = "rollback-op";
+    undo.addEventListener("click", async (e) => {
+      e.preventDefault();
+      if (await rollbackOperation(r.op)) await viewPage(p.key).catch(() => showTab("pages"));
+    });
+    li.append(" · ", undo);
     return li;
   }));
   $("#pv-revision").hidden = true;
@@ -629,10 +635,68 @@ async function ask(question) {
   }
 }
 
+// ---------------------------------------------------------------- history and log
+
+/** Shows a unified diff in `pre`, one span per line (added, removed, hunk header). */
+function showDiff(pre, diff) {
+  pre.replaceChildren(...diff.split("\n").map((line) => {
+    const span = document.createElement("span");
+    span.className = line.startsWith("+") && !line.startsWith("+++") ? "diff-add"
+      : line.startsWith("-") && !line.startsWith("---") ? "diff-del"
+      : line.startsWith("@@") ? "diff-hunk" : "";
+    span.textContent = line + "\n";
+    return span;
+  }));
+  pre.dataset.testid = "revision-diff";
+  pre.hidden = false;
+}
+
+/** Previews a rollback, asks, and rolls back. Resolves true when it was done. */
+async function rollbackOperation(opId) {
+  try {
+    const plan = await state.wiki.rollbackPreview(opId);
+    const ops = plan.operations.map((o) => `  op ${o.id} ${o.kind}: ${o.summary}`).join("\n");
+    const pages = plan.pages.map((p) => `  ${t("rollbackAction_" + p.action)} ${p.title || p.key}`).join("\n");
+    if (!confirm(t("rollbackConfirm", ops, pages, plan.sources.length, plan.claims))) return false;
+    const report = await write(() => state.wiki.rollback(opId));
+    setStatus(t("rolledBack", plan.operations.length, report.operation.id));
+    return true;
+  } catch (err) { showError(err); return false; }
+}
+
+async function renderLog() {
+  const ops = await state.wiki.operations();
+  $("#ops-list").replaceChildren(...ops.slice().reverse().map((o) => {
+    const li = document.createElement("li");
+    li.dataset.testid = "operation";
+    li.append(`op ${o.id} · ${o.kind} · ${formatTime(o.time)} · ${o.summary} `);
+    if (o.rolledBackBy) {
+      const s = document.createElement("span"); s.className = "rolled-back"; s.textContent = t("rolledBackBy", o.rolledBackBy);
+      li.append(s);
+    } else {
+      const b = document.createElement("button"); b.textContent = t("rollback"); b.dataset.testid = "rollback";
+      b.addEventListener("click", async () => { if (await rollbackOperation(o.id)) await renderLog(); });
+      li.append(b);
+    }
+    return li;
+  }));
+  $("#log-md").textContent = await state.wiki.log();
+}
+
 // ---------------------------------------------------------------- lint
 
-async function runLint() {
-  const findings = await state.wiki.lint();
+/** The LLM checks: the token estimate first, then (if the user agrees) one call per page group. */
+async function runLlmLint() {
+  const estimate = await state.wiki.lintEstimate();
+  if (!estimate.groups.length) { setStatus(t("lintLlmNothing")); return; }
+  if (!confirm(t("lintLlmConfirm", estimate.groups.length, estimate.total))) return;
+  setStatus(t("lintLlmRunning"));
+  await runLint({ llm: true });
+  setStatus(t("lintLlmDone"));
+}
+
+async function runLint(options) {
+  const findings = await state.wiki.lint(options);
   const count = (s) => findings.filter((f) => f.severity === s).length;
   $("#lint-summary").textContent = findings.length ? t("lintSummary", count("error"), count("warning"), count("info")) : t("lintClean");
   $("#lint-findings").replaceChildren(...findings.map((f) => {
@@ -918,6 +982,7 @@ function wire() {
   $("#ask-cancel").addEventListener("click", () => state.askController?.abort());
   $("#session-new").addEventListener("click", () => { state.session = null; renderSessions(); });
   $("#lint-run").addEventListener("click", () => runLint().catch(showError));
+  $("#lint-llm").addEventListener("click", () => runLlmLint().catch(showError));
   $("#vault-import").addEventListener("change", (e) => { if (e.target.files[0]) importVault(e.target.files[0]).catch(showError); });
   window.addEventListener("hashchange", route);
   $("#schema-save").addEventListener("click", async () => {

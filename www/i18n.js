@@ -81,6 +81,13 @@ export const strings = {
     lint: "Lint", runLint: "Check the wiki", fix: "Fix", revert: "revert",
     lintSummary: (e, w, i) => `${e} error(s), ${w} warning(s), ${i} note(s)`, lintClean: "No problems found.",
     askNote: "How was it settled? (a short note)", fixed: "Fixed.", reverted: (n) => `Reverted to revision ${n}.`,
+    runLintLlm: "Ask the lint model…", lintLlmNothing: "No pages share an entity yet: nothing for the lint model to check.",
+    lintLlmConfirm: (g, n) => `Check ${g} group(s) of pages with the lint model? About ${n} tokens.`,
+    lintLlmRunning: "The lint model is checking the pages…", lintLlmDone: "The lint model's findings are listed.",
+    showDiff: (a, r) => `diff +${a} −${r}`, noChange: "no change", rollback: "Roll back…", rollbackOp: (n) => `roll back op ${n}`,
+    rollbackAction_restore: "restore", rollbackAction_remove: "remove", rollbackAction_unlink: "unlink in",
+    rollbackConfirm: (ops, pages, s, c) => `Undo these operations?\n${ops}\n\nPages:\n${pages || "  (none)"}\n\n${s} source(s), ${c} claim(s) restored. History is kept; you can roll the rollback back.`,
+    rolledBack: (n, op) => `Rolled back ${n} operation(s) as op ${op}.`, rolledBackBy: (n) => `rolled back by op ${n}`,
   },
   zh: {
     appName: "llm-wiki", wiki: "知识库", newWiki: "新建知识库", deleteWiki: "删除知识库",
@@ -163,6 +170,13 @@ export const strings = {
     lint: "检查", runLint: "检查知识库", fix: "修复", revert: "恢复",
     lintSummary: (e, w, i) => `${e} 个错误，${w} 个警告，${i} 条提示`, lintClean: "没有发现问题。",
     askNote: "如何解决的？（简短说明）", fixed: "已修复。", reverted: (n) => `已恢复到修订 ${n}。`,
+    runLintLlm: "让检查模型检查…", lintLlmNothing: "还没有共享实体的页面：检查模型无可检查。",
+    lintLlmConfirm: (g, n) => `用检查模型检查 ${g} 组页面？约 ${n} 个 token。`,
+    lintLlmRunning: "检查模型正在检查页面…", lintLlmDone: "已列出检查模型的发现。",
+    showDiff: (a, r) => `差异 +${a} −${r}`, noChange: "无变化", rollback: "回滚…", rollbackOp: (n) => `回滚操作 ${n}`,
+    rollbackAction_restore: "恢复", rollbackAction_remove: "删除", rollbackAction_unlink: "取消链接于",
+    rollbackConfirm: (ops, pages, s, c) => `撤销这些操作？\n${ops}\n\n页面：\n${pages || "  （无）"}\n\n恢复 ${s} 个资料、${c} 条论断。历史会保留；回滚本身也可以回滚。`,
+    rolledBack: (n, op) => `已回滚 ${n} 个操作（操作 ${op}）。`, rolledBackBy: (n) => `已被操作 ${n} 回滚`,
   },
 };
 

@@ -9,6 +9,8 @@
 //!
 //! *Invariant:* a fix never rewrites a link that already resolves and never points a page at itself.
 
+pub mod llm;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -74,6 +76,14 @@ pub enum FindingKind {
     Contradiction,
     /// index.md does not match the pages.
     IndexDrift,
+    /// LLM check: claims of two pages that may contradict each other.
+    PossibleContradiction,
+    /// LLM check: a claim a newer source may have replaced.
+    Superseded,
+    /// LLM check: something a page should say but does not.
+    DataGap,
+    /// LLM check: a question worth asking, with sources worth adding.
+    SuggestedQuestion,
 }
 
 /// A fix the user may apply.
@@ -115,6 +125,29 @@ pub enum Fix {
     },
     /// Regenerate index.md from the pages.
     RebuildIndex,
+    /// Open a contradiction ledger record for claims an LLM check found at odds (status open;
+    /// its callout goes on each page).
+    #[serde(rename_all = "camelCase")]
+    RecordContradiction {
+        /// The pages involved.
+        pages: Vec<String>,
+        /// The claim ids, sorted.
+        claims: Vec<String>,
+        /// What disagrees.
+        description: String,
+    },
+    /// Merge page `merged` into `survivor`: the survivor takes the other's title (as an alias),
+    /// aliases, tags, sources and body (under a heading with its title); every link to `merged`
+    /// is rewritten to the survivor (on the survivor itself it becomes text, never a self-link);
+    /// claims and ledger records move over; `merged` is deleted. One operation: `rollback` undoes
+    /// it.
+    #[serde(rename_all = "camelCase")]
+    MergePages {
+        /// The page that stays: the one more pages link to, then the older, then the smaller key.
+        survivor: String,
+        /// The page merged into it and deleted.
+        merged: String,
+    },
 }
 
 /// One finding.
@@ -153,7 +186,7 @@ impl Default for LintOptions {
     }
 }
 
-fn finding(
+pub(crate) fn finding(
     kind: FindingKind,
     severity: Severity,
     page: &str,
@@ -276,6 +309,94 @@ fn rewrite_broken(pages: &mut [Page], page: &str, from: &str, to: Option<&str>) 
         })
     });
     Ok(page.to_string())
+}
+
+/// Merges page `merged` into `survivor` in `pages` (see [`Fix::MergePages`]) and returns the
+/// merged page, removed from `pages`. Only links that resolve to `merged` are rewritten.
+fn merge_pages(pages: &mut Vec<Page>, survivor: &str, merged: &str) -> Result<Page> {
+    if survivor == merged {
+        return Err(Error::InvalidInput(
+            "a page cannot be merged into itself".into(),
+        ));
+    }
+    let resolver = Resolver::from_pages(pages);
+    if !pages.iter().any(|p| p.key == survivor) {
+        return Err(Error::NotFound(format!("page {survivor:?}")));
+    }
+    if !pages.iter().any(|p| p.key == merged) {
+        return Err(Error::NotFound(format!("page {merged:?}")));
+    }
+    let to = |key: &str| Resolution::Page(key.to_string());
+    // Links into the merged page, everywhere: to the survivor, or text on the survivor itself.
+    for p in pages.iter_mut() {
+        let on_survivor = p.key == survivor;
+        let on_merged = p.key == merged;
+        let from = p.key.clone();
+        p.body = wikilinks::rewrite(&p.body, |l| {
+            let r = resolver.resolve_link(l, Some(&from));
+            let into_merged = r == to(merged);
+            // The merged body moves onto the survivor: its links to the survivor become text too.
+            let into_survivor_from_merged = on_merged && r == to(survivor);
+            if !(into_merged || into_survivor_from_merged) {
+                return None;
+            }
+            if on_survivor || on_merged {
+                let text = l.display();
+                return Some(if l.in_table {
+                    text.replace('|', "\\|")
+                } else {
+                    text
+                });
+            }
+            Some(wikilinks::write_link(
+                l.embed,
+                survivor,
+                l.fragment.as_ref(),
+                Some(l.alias.as_deref().unwrap_or(&l.target)),
+                l.in_table,
+            ))
+        });
+    }
+    let gone = pages.remove(
+        pages
+            .iter()
+            .position(|p| p.key == merged)
+            .expect("checked above"),
+    );
+    let s = pages
+        .iter_mut()
+        .find(|p| p.key == survivor)
+        .expect("checked above");
+    let mut names: Vec<String> = s.aliases.clone();
+    for n in std::iter::once(&gone.title).chain(&gone.aliases) {
+        let f = fold_name(n);
+        if f != fold_name(&s.title) && !names.iter().any(|a| fold_name(a) == f) {
+            names.push(n.clone());
+        }
+    }
+    s.aliases = names;
+    for t in &gone.tags {
+        if !s.tags.contains(t) {
+            s.tags.push(t.clone());
+        }
+    }
+    for k in &gone.sources {
+        if !s.sources.contains(k) {
+            s.sources.push(k.clone());
+        }
+    }
+    if s.summary.trim().is_empty() {
+        s.summary = gone.summary.clone();
+    }
+    if !gone.body.trim().is_empty() {
+        s.body = format!(
+            "{}\n\n## {}\n\n{}\n",
+            s.body.trim_end(),
+            gone.title,
+            gone.body.trim()
+        );
+    }
+    Ok(gone)
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -469,6 +590,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     (&kb, &ka)
                 };
                 if long.starts_with(short.as_str()) || long.ends_with(short.as_str()) {
+                    let inbound = |p: &Page| graph.backlinks.get(&p.key).map_or(0, |b| b.len());
+                    let (survivor, merged) = if (std::cmp::Reverse(inbound(a)), a.created, &a.key)
+                        <= (std::cmp::Reverse(inbound(b)), b.created, &b.key)
+                    {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
                     out.push(finding(
                         FindingKind::LikelyDuplicate,
                         Severity::Warning,
@@ -478,7 +607,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             "{} and {} may be the same thing; merge them if so",
                             a.title, b.title
                         ),
-                        None,
+                        Some(Fix::MergePages {
+                            survivor: survivor.key.clone(),
+                            merged: merged.key.clone(),
+                        }),
                     ));
                 }
             }
@@ -562,6 +694,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ));
         }
 
+        // The LLM checks' findings of the last run, while what they name still exists.
+        out.extend(self.kept_llm_findings(&pages).await?);
+
         crate::util::sort_by(&mut out, &|a, b| {
             (a.severity, a.kind, &a.page, &a.message)
                 .cmp(&(b.severity, b.kind, &b.page, &b.message))
@@ -595,6 +730,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?;
         let now = self.clock.now_ms();
         let mut changed: Vec<String> = Vec::new();
+        let mut removed: Vec<String> = Vec::new();
         match &fix {
             Fix::RewriteLink { page, from, to } => {
                 changed.push(rewrite_broken(&mut pages, page, from, Some(to))?);
@@ -671,6 +807,117 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
             Fix::RebuildIndex => {}
+            Fix::RecordContradiction {
+                pages: involved,
+                claims,
+                description,
+            } => {
+                let id = crate::compile::provenance::contradiction_id(claims);
+                if self.storage.get(Store::Ledger, &id).await?.is_some() {
+                    return Err(Error::InvalidInput(format!(
+                        "the ledger already has record {id} for these claims"
+                    )));
+                }
+                let record = Contradiction {
+                    id: id.clone(),
+                    pages: involved.clone(),
+                    claims: claims.clone(),
+                    description: description.clone(),
+                    status: ContradictionStatus::Open,
+                    note: None,
+                    opened_by: ob.op.id,
+                    closed_by: None,
+                };
+                ob.batch
+                    .put(Store::Ledger, id.clone(), to_json(&record), Expect::Absent);
+                let mut all_claims = BTreeMap::new();
+                for c in claims {
+                    if let Some((claim, _)) =
+                        self.read::<crate::model::Claim>(Store::Claims, c).await?
+                    {
+                        all_claims.insert(c.clone(), claim);
+                    }
+                }
+                let titles: BTreeMap<String, String> = pages
+                    .iter()
+                    .map(|p| (p.key.clone(), p.title.clone()))
+                    .collect();
+                let sources: BTreeMap<String, crate::model::Source> = self
+                    .read_all::<crate::model::Source>(Store::Sources, "")
+                    .await?
+                    .into_iter()
+                    .map(|s| (s.key.clone(), s))
+                    .collect();
+                for k in involved {
+                    let Some(p) = pages.iter_mut().find(|p| p.key == *k) else {
+                        continue;
+                    };
+                    let callout =
+                        crate::compile::integrate::render_callout(&record, &all_claims, &titles, k);
+                    let mut body = format!("{}\n\n{}", p.body.trim_end(), callout.trim_end());
+                    // Footnotes of claims from other pages, so the callout's references resolve.
+                    let defined: BTreeSet<String> = body
+                        .lines()
+                        .filter_map(|l| {
+                            l.strip_prefix("[^")?
+                                .split_once("]:")
+                                .map(|x| x.0.to_string())
+                        })
+                        .collect();
+                    for c in all_claims.values().filter(|c| !defined.contains(&c.id)) {
+                        let (sp, st) = sources
+                            .get(&c.source_key)
+                            .and_then(|s| {
+                                let sp = s.summary_page.clone()?;
+                                Some((sp.clone(), titles.get(&sp).cloned().unwrap_or(sp)))
+                            })
+                            .unwrap_or_else(|| (c.source_key.clone(), c.source_key.clone()));
+                        body.push_str("\n\n");
+                        body.push_str(&crate::compile::integrate::footnote_definition(
+                            c, &sp, &st, k,
+                        ));
+                    }
+                    body.push('\n');
+                    p.body = body;
+                    changed.push(k.clone());
+                }
+            }
+            Fix::MergePages { survivor, merged } => {
+                let bodies: BTreeMap<String, String> = pages
+                    .iter()
+                    .map(|p| (p.key.clone(), p.body.clone()))
+                    .collect();
+                let gone = merge_pages(&mut pages, survivor, merged)?;
+                changed.extend(
+                    pages
+                        .iter()
+                        .filter(|p| p.key == *survivor || bodies.get(&p.key) != Some(&p.body))
+                        .map(|p| p.key.clone()),
+                );
+                let stored = self.storage.get(Store::Pages, &gone.key).await?;
+                ob.batch.delete(
+                    Store::Pages,
+                    gone.key.clone(),
+                    Expect::from_read(stored.map(|r| r.rev)),
+                );
+                let number = self.next_revision_number(&gone.key).await?;
+                ob.batch.put(
+                    Store::Revisions,
+                    crate::wiki::revision_key(&gone.key, number),
+                    to_json(&crate::model::Revision {
+                        page: gone.key.clone(),
+                        number,
+                        author: crate::model::Author::Llm,
+                        op: ob.op.id,
+                        time: now,
+                        page_state: None,
+                    }),
+                    Expect::Absent,
+                );
+                self.rekey_claims(&mut ob.batch, &gone.key, survivor)
+                    .await?;
+                removed.push(gone.key);
+            }
         }
         for k in &changed {
             let p = pages
@@ -701,6 +948,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Expect::Absent,
             );
         }
+        changed.extend(removed);
         ob.op.pages = changed;
         self.finish(ob, Some(&pages)).await
     }

@@ -142,6 +142,22 @@ test("the main job: 10 Rust Book chapters → compiled wiki → questions → sa
   assert.ok(first.length > 10_000);
   assert.ok(first.equals(second), "the export is identical before and after the reload");
 
+  // History: a page's revisions show their diffs; the saved answer is rolled back from the Log.
+  await page.click("#tabs button[data-tab=pages]");
+  await page.click("#pages-list li > a");
+  await page.waitForSelector("#page-view:not([hidden])");
+  await page.locator("#pv-history [data-testid=revision] a").first().click();
+  await page.waitForSelector("#pv-revision[data-testid=revision-diff]:not([hidden])");
+  assert.ok(await page.locator("#pv-revision .diff-add").count() > 0, "the first revision's diff adds lines");
+  const pagesBefore = (await inspect(page)).pages;
+  await page.click("#tabs button[data-tab=log]");
+  const writeBack = page.locator("#ops-list [data-testid=operation]", { hasText: "write-back" }).first();
+  await writeBack.locator("[data-testid=rollback]").click();
+  await page.waitForFunction(() => /Rolled back 1 operation/.test(document.querySelector("#status").textContent));
+  await page.waitForFunction(() => /rolled back by op/.test(document.querySelector("#ops-list").textContent));
+  assert.equal((await inspect(page)).pages, pagesBefore - 1, "the saved answer page is gone");
+  await page.screenshot({ path: `${artifacts}/main-rollback.png`, fullPage: true });
+
   // Nothing went anywhere but the page's origin and the configured endpoint.
   const allowed = [new URL(server.url).origin, new URL(endpoint.url).origin];
   const elsewhere = log.requests.filter((u) => !allowed.some((o) => u.startsWith(o)) && !u.startsWith("data:") && !u.startsWith("blob:"));

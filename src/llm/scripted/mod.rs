@@ -40,7 +40,13 @@ pub const TASKS: &[(&str, TaskHandler)] = &[
     ("extract", compile_extract),
     ("integrate", compile_integrate),
     ("route", query_route),
+    ("lint_check", lint_check),
 ];
+
+/// The LLM lint check ([`crate::lint::llm::scripted_reply`]).
+fn lint_check(_: &ChatRequest, _: &JsonSchema, m: &Material) -> Value {
+    crate::lint::llm::scripted_reply(&m.blocks)
+}
 
 /// The query's route task ([`crate::query::scripted::route_reply`]).
 fn query_route(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {

@@ -1,0 +1,856 @@
+//! History (Decision 7): the undo record every operation writes, `rollback(opId)` with its
+//! preview, `asOf(opId)`, and page histories with diffs. An `impl Wiki` block of its own.
+//!
+//! **Undo records.** [`Wiki::finish`] (the one place operations commit) adds to the operation's
+//! batch its [`UndoRecord`], `meta/undo/<op>`: for every record the batch writes, what was there
+//! before — nothing, the exact bytes, or, for a page, the number of the revision whose state it was
+//! (revisions already hold that state). Not recorded: the append-only records (revisions, the
+//! operation's own record, log.md), derived ones (index.md and the search store, rebuilt from the
+//! pages by every commit), the op counter, and `meta/secrets` and `meta/llm-learned` — a rollback
+//! never brings an API key back, and a vault export never carries one (`.llm-wiki/undo.json`).
+//! Raw bytes are content-addressed: their record only says whether they were there.
+//!
+//! **Rollback.** `rollback(op)` undoes `op` and every later operation that wrote a record one of
+//! the undone operations wrote (transitively: the preview lists them), in one batch: each record
+//! gets the state it had before the earliest undone operation that wrote it. Pages are restored as
+//! new revisions (history is append-only: their content, title, summary, links and `updated` are
+//! as they were, their revision number counts on), removed pages end with a state-less revision,
+//! and links elsewhere that pointed at a removed page become plain text, as a delete does. The
+//! undone operations are marked `rolledBackBy`; the rollback is itself an operation with its own
+//! undo record, so rolling it back redoes what it undid.
+//!
+//! *Invariant:* after `rollback(op)`, every record but the history (revisions, operations, log.md,
+//! undo records) and page revision numbers is byte for byte what it was before `op` — tested on
+//! vault exports after a multi-page compile.
+//!
+//! **As of.** `pages_as_of(op)` rebuilds the page set after operation `op` from the revisions: per
+//! key, the latest revision of an operation ≤ `op`. Revisions a rename copied to the new key keep
+//! the old key in their state and are skipped, so a page is never listed under two keys.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::documents::{INDEX_MD, LOG_MD};
+use crate::error::{Error, Result};
+use crate::markdown::keys::fold_key;
+use crate::markdown::page::page_file;
+use crate::markdown::resolve::{Resolution, Resolver};
+use crate::markdown::wikilinks;
+use crate::model::{Author, OpId, Operation, OperationKind, Page, Revision};
+use crate::storage::{Batch, Expect, Storage, Store};
+use crate::wiki::{from_json, operation_key, revision_key, to_json, Wiki};
+
+/// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
+pub const UNDO_PREFIX: &str = "undo/";
+
+/// Key (in the meta store) of operation `op`'s undo record.
+pub fn undo_key(op: OpId) -> String {
+    format!("{UNDO_PREFIX}{op:012}")
+}
+
+/// What one operation overwrote: the state before it of every record it wrote (see the module
+/// docs for what is left out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoRecord {
+    /// The operation.
+    pub op: OpId,
+    /// One entry per record written, in batch order.
+    pub entries: Vec<UndoEntry>,
+}
+
+/// The state of one record before an operation wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoEntry {
+    /// The store.
+    pub store: Store,
+    /// The record key.
+    pub key: String,
+    /// What was there.
+    pub before: Before,
+}
+
+/// What a record held before an operation wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "was", content = "value")]
+pub enum Before {
+    /// Nothing: the operation created it.
+    Absent,
+    /// Content-addressed raw bytes that were already there (the same bytes, by their key).
+    Present,
+    /// A page record equal to the state of this revision of the same key.
+    Revision(u64),
+    /// These bytes (UTF-8: JSON records and documents).
+    Data(String),
+}
+
+/// What a rollback does to one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum PageAction {
+    /// The page gets back the state it had (it may have been deleted since).
+    Restore,
+    /// The page did not exist before: it is removed.
+    Remove,
+    /// Outside the undone operations: its links to a removed page become plain text.
+    Unlink,
+}
+
+/// One page in a [`RollbackPlan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageRollback {
+    /// Page key.
+    pub key: String,
+    /// Title (as restored, or as it is now when removed).
+    pub title: String,
+    /// What happens to it.
+    pub action: PageAction,
+    /// For [`PageAction::Restore`], the revision whose state comes back, when known.
+    pub from_revision: Option<u64>,
+}
+
+/// What `rollback(op)` would undo (JS: `rollbackPreview`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackPlan {
+    /// The operation asked for.
+    pub op: OpId,
+    /// Every operation undone, oldest first: `op` and each later one that wrote a record an undone
+    /// operation wrote.
+    pub operations: Vec<Operation>,
+    /// Pages restored, removed or unlinked, by key.
+    pub pages: Vec<PageRollback>,
+    /// Sources whose record is restored (a compiled source goes back to pending) or removed.
+    pub sources: Vec<String>,
+    /// Claim records restored or removed.
+    pub claims: u64,
+    /// Contradiction ledger records restored or removed.
+    pub contradictions: u64,
+    /// Other records restored: documents (`schema.md`) and settings (`meta/<key>`).
+    pub other: Vec<String>,
+}
+
+/// What `rollback(op)` did (JS: `rollback`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackReport {
+    /// What was undone.
+    pub plan: RollbackPlan,
+    /// The rollback operation (kind `rollback`; roll it back to redo).
+    pub operation: Operation,
+}
+
+/// One revision of a page with its diff to the revision before (JS: `history`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    /// The revision.
+    #[serde(flatten)]
+    pub revision: Revision,
+    /// Unified line diff (3 lines of context) of the page file — frontmatter and body — from the
+    /// previous revision (or from nothing); empty when the file did not change.
+    pub diff: String,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
+}
+
+/// Whether operation `own`'s batch write to `store`/`key` goes into its undo record.
+fn journaled(store: Store, key: &str, own: &str) -> bool {
+    match store {
+        Store::Revisions | Store::Search => false,
+        Store::Operations => key != own,
+        Store::Documents => key != INDEX_MD && key != LOG_MD,
+        Store::Meta => {
+            key != "ops"
+                && key != crate::llm::settings::META_SECRETS
+                && key != crate::llm::settings::META_LEARNED
+                && !key.starts_with(UNDO_PREFIX)
+        }
+        _ => true,
+    }
+}
+
+/// A page's state diffed as its file (frontmatter + body); nothing for a deleted page.
+fn file_of(state: Option<&Page>) -> String {
+    state.map(page_file).unwrap_or_default()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    Equal,
+    Delete,
+    Insert,
+}
+
+/// Most cells of the LCS table (the lines between the common prefix and suffix, old × new);
+/// beyond it the middle is diffed as "all removed, all added" (still a correct diff).
+const MAX_LCS_CELLS: usize = 4_000_000;
+
+/// A line diff: common prefix and suffix, then a longest common subsequence of the middle (a
+/// dynamic-programming table bounded by [`MAX_LCS_CELLS`]); removals come before additions.
+fn line_tags(a: &[&str], b: &[&str]) -> Vec<Tag> {
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suf = a[pre..]
+        .iter()
+        .rev()
+        .zip(b[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (am, bm) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
+    let (n, m) = (am.len(), bm.len());
+    let mut out = vec![Tag::Equal; pre];
+    if n.saturating_mul(m) <= MAX_LCS_CELLS {
+        let w = m + 1;
+        let mut t = vec![0u32; (n + 1) * w];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                t[i * w + j] = if am[i] == bm[j] {
+                    t[(i + 1) * w + j + 1] + 1
+                } else {
+                    t[(i + 1) * w + j].max(t[i * w + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n && j < m {
+            if am[i] == bm[j] {
+                out.push(Tag::Equal);
+                i += 1;
+                j += 1;
+            } else if t[(i + 1) * w + j] >= t[i * w + j + 1] {
+                out.push(Tag::Delete);
+                i += 1;
+            } else {
+                out.push(Tag::Insert);
+                j += 1;
+            }
+        }
+        out.extend(std::iter::repeat_n(Tag::Delete, n - i));
+        out.extend(std::iter::repeat_n(Tag::Insert, m - j));
+    } else {
+        out.extend(std::iter::repeat_n(Tag::Delete, n));
+        out.extend(std::iter::repeat_n(Tag::Insert, m));
+    }
+    out.extend(std::iter::repeat_n(Tag::Equal, suf));
+    out
+}
+
+/// Unified diff of `old` → `new` with 3 lines of context, and the lines added and removed.
+/// (Hand-written: the `similar` crate's text diff cost 78 KB gzipped in the wasm.)
+pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> (String, u32, u32) {
+    const CONTEXT: usize = 3;
+    if old == new {
+        return (String::new(), 0, 0);
+    }
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let tags = line_tags(&a, &b);
+    // Each op with the old and new line index it starts at.
+    let mut ops = Vec::with_capacity(tags.len());
+    let (mut ai, mut bi) = (0usize, 0usize);
+    for t in &tags {
+        ops.push((*t, ai, bi));
+        match t {
+            Tag::Equal => {
+                ai += 1;
+                bi += 1;
+            }
+            Tag::Delete => ai += 1,
+            Tag::Insert => bi += 1,
+        }
+    }
+    let changes: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0 != Tag::Equal).collect();
+    let added = tags.iter().filter(|t| **t == Tag::Insert).count() as u32;
+    let removed = tags.iter().filter(|t| **t == Tag::Delete).count() as u32;
+    let mut text = format!("--- {old_name}\n+++ {new_name}\n");
+    let mut k = 0;
+    while k < changes.len() {
+        let mut last = k;
+        while last + 1 < changes.len() && changes[last + 1] - changes[last] <= 2 * CONTEXT + 1 {
+            last += 1;
+        }
+        let start = changes[k].saturating_sub(CONTEXT);
+        let end = (changes[last] + CONTEXT + 1).min(ops.len());
+        let hunk = &ops[start..end];
+        let old_len = hunk.iter().filter(|o| o.0 != Tag::Insert).count();
+        let new_len = hunk.iter().filter(|o| o.0 != Tag::Delete).count();
+        let from = |first: usize, len: usize| if len == 0 { first } else { first + 1 };
+        text.push_str(&format!(
+            "@@ -{},{old_len} +{},{new_len} @@\n",
+            from(hunk[0].1, old_len),
+            from(hunk[0].2, new_len)
+        ));
+        for (tag, ai, bi) in hunk {
+            let (mark, line) = match tag {
+                Tag::Equal => (' ', a[*ai]),
+                Tag::Delete => ('-', a[*ai]),
+                Tag::Insert => ('+', b[*bi]),
+            };
+            text.push(mark);
+            text.push_str(line);
+            if !line.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        k = last + 1;
+    }
+    (text, added, removed)
+}
+
+/// Everything a rollback writes, computed before its operation begins.
+struct Prepared {
+    plan: RollbackPlan,
+    /// Pages after the rollback (every page), by key.
+    after: BTreeMap<String, Page>,
+    /// Page records to write (`Some`) or delete (`None`, with the revision number of the
+    /// state-less revision), with the storage revision read.
+    page_writes: Vec<(String, Option<Page>, u64, Option<u64>)>,
+    /// Other records: put bytes or delete.
+    other_writes: Vec<(Store, String, Option<String>)>,
+    /// Operation records after the rollback, before the rolled-back marks are set.
+    operations: BTreeMap<OpId, Operation>,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The undo record of an operation whose batch is `batch` (read before it commits).
+    pub(crate) async fn undo_record(&self, batch: &Batch, op: OpId) -> Result<UndoRecord> {
+        let own = operation_key(op);
+        let mut seen: BTreeSet<(Store, String)> = BTreeSet::new();
+        let mut entries = Vec::new();
+        for w in &batch.writes {
+            let (store, key) = (w.store(), w.key());
+            if !journaled(store, key, &own) || !seen.insert((store, key.to_string())) {
+                continue;
+            }
+            let before = match self.storage.get(store, key).await? {
+                None => Before::Absent,
+                Some(_) if store == Store::Raw => Before::Present,
+                Some(r) => {
+                    let text = String::from_utf8(r.data).map_err(|e| Error::Corrupt {
+                        store,
+                        key: key.to_string(),
+                        message: e.to_string(),
+                    })?;
+                    match store {
+                        Store::Pages => self.page_before(key, text).await?,
+                        _ => Before::Data(text),
+                    }
+                }
+            };
+            entries.push(UndoEntry {
+                store,
+                key: key.to_string(),
+                before,
+            });
+        }
+        Ok(UndoRecord { op, entries })
+    }
+
+    /// A page record's before-image: the revision holding exactly this state, else the bytes.
+    async fn page_before(&self, key: &str, text: String) -> Result<Before> {
+        let page: Page = from_json(Store::Pages, key, text.as_bytes())?;
+        let rk = revision_key(key, page.revision);
+        if let Some((rev, _)) = self.read::<Revision>(Store::Revisions, &rk).await? {
+            if rev.page_state.as_ref() == Some(&page) {
+                return Ok(Before::Revision(page.revision));
+            }
+        }
+        Ok(Before::Data(text))
+    }
+
+    /// Every undo record, by operation.
+    async fn undo_records(&self) -> Result<BTreeMap<OpId, UndoRecord>> {
+        let records: Vec<UndoRecord> = self.read_all(Store::Meta, UNDO_PREFIX).await?;
+        Ok(records.into_iter().map(|r| (r.op, r)).collect())
+    }
+
+    /// Every undo record, oldest first (for the vault export).
+    pub(crate) async fn all_undo_records(&self) -> Result<Vec<UndoRecord>> {
+        Ok(self.undo_records().await?.into_values().collect())
+    }
+
+    /// What [`Wiki::rollback`] would undo, without writing anything.
+    ///
+    /// Errors: [`Error::NotFound`] for an unknown operation or one without an undo record
+    /// (operations imported from a vault without `.llm-wiki/undo.json`, or vault imports
+    /// themselves); [`Error::InvalidInput`] when it was already rolled back, or when a later
+    /// operation that touched the same pages or sources has no undo record.
+    pub async fn rollback_preview(&self, op: OpId) -> Result<RollbackPlan> {
+        Ok(self.prepare_rollback(op).await?.plan)
+    }
+
+    /// Undoes operation `op` and every later operation that wrote a record one of them wrote
+    /// (see [`Wiki::rollback_preview`]), in one [`OperationKind::Rollback`] operation: pages,
+    /// sources, claims, the ledger, settings and schema.md get their earlier state; index.md and
+    /// the search index follow the pages in the same batch; log.md records the rollback.
+    ///
+    /// Errors: those of [`Wiki::rollback_preview`]; [`Error::Conflict`] when another writer
+    /// committed first (nothing written).
+    pub async fn rollback(&self, op: OpId) -> Result<RollbackReport> {
+        let p = self.prepare_rollback(op).await?;
+        let undone: Vec<String> = p.plan.operations.iter().map(|o| o.id.to_string()).collect();
+        let target = &p.plan.operations[0];
+        let mut ob = self
+            .begin(
+                OperationKind::Rollback,
+                format!(
+                    "rolled back op {}: {}{}",
+                    target.id,
+                    target.summary,
+                    if undone.len() > 1 {
+                        format!(" (with ops {})", undone[1..].join(", "))
+                    } else {
+                        String::new()
+                    }
+                ),
+            )
+            .await?;
+        let id = ob.op.id;
+        let now = ob.op.time;
+        for (key, page, rev_number, stored) in &p.page_writes {
+            let expect = Expect::from_read(*stored);
+            let revision = Revision {
+                page: key.clone(),
+                number: *rev_number,
+                author: Author::Human,
+                op: id,
+                time: now,
+                page_state: page.clone(),
+            };
+            match page {
+                Some(page) => ob
+                    .batch
+                    .put(Store::Pages, key.clone(), to_json(page), expect),
+                None => ob.batch.delete(Store::Pages, key.clone(), expect),
+            }
+            ob.batch.put(
+                Store::Revisions,
+                revision_key(key, *rev_number),
+                to_json(&revision),
+                Expect::Absent,
+            );
+            ob.op.pages.push(key.clone());
+        }
+        for (store, key, data) in &p.other_writes {
+            match data {
+                Some(d) => ob
+                    .batch
+                    .put(*store, key.clone(), d.clone().into_bytes(), Expect::Any),
+                None => ob.batch.delete(*store, key.clone(), Expect::Any),
+            }
+        }
+        let undone_ids: BTreeSet<OpId> = p.plan.operations.iter().map(|o| o.id).collect();
+        for (oid, mut o) in p.operations {
+            if undone_ids.contains(&oid) && o.rolled_back_by.is_none() {
+                o.rolled_back_by = Some(id);
+            }
+            ob.batch.put(
+                Store::Operations,
+                operation_key(oid),
+                to_json(&o),
+                Expect::Any,
+            );
+        }
+        ob.op.sources = p.plan.sources.clone();
+        let pages: Vec<Page> = p.after.into_values().collect();
+        let operation = self.finish(ob, Some(&pages)).await?;
+        Ok(RollbackReport {
+            plan: p.plan,
+            operation,
+        })
+    }
+
+    async fn prepare_rollback(&self, target: OpId) -> Result<Prepared> {
+        let all_ops: BTreeMap<OpId, Operation> = self
+            .operations()
+            .await?
+            .into_iter()
+            .map(|o| (o.id, o))
+            .collect();
+        let first = all_ops
+            .get(&target)
+            .ok_or_else(|| Error::NotFound(format!("operation {target}")))?;
+        if let Some(by) = first.rolled_back_by {
+            return Err(Error::InvalidInput(format!(
+                "operation {target} was already rolled back by operation {by}; roll that one back to redo it"
+            )));
+        }
+        let undo = self.undo_records().await?;
+        if !undo.contains_key(&target) {
+            return Err(Error::NotFound(format!(
+                "the undo record of operation {target} (imports and operations from a vault without undo records cannot be rolled back)"
+            )));
+        }
+        // The closure: later operations that wrote a record an undone operation wrote.
+        let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
+        let mut included: Vec<&UndoRecord> = Vec::new();
+        let mut operations: Vec<Operation> = Vec::new();
+        for (oid, o) in all_ops.range(target..) {
+            match undo.get(oid) {
+                Some(r) => {
+                    let keys: Vec<(Store, String)> =
+                        r.entries.iter().map(|e| (e.store, e.key.clone())).collect();
+                    if *oid == target || keys.iter().any(|k| touched.contains(k)) {
+                        touched.extend(keys);
+                        included.push(r);
+                        operations.push(o.clone());
+                    }
+                }
+                None => {
+                    let hit = o
+                        .pages
+                        .iter()
+                        .map(|k| (Store::Pages, k.clone()))
+                        .chain(o.sources.iter().map(|k| (Store::Sources, k.clone())))
+                        .find(|k| touched.contains(k));
+                    if let Some((_, k)) = hit {
+                        return Err(Error::InvalidInput(format!(
+                            "operation {oid} ({}) came later and changed {k:?} but has no undo record, so operation {target} cannot be rolled back",
+                            o.summary
+                        )));
+                    }
+                }
+            }
+        }
+        // Per record, the state before the earliest undone operation that wrote it.
+        let mut restore: BTreeMap<(Store, String), Before> = BTreeMap::new();
+        for r in &included {
+            for e in &r.entries {
+                restore
+                    .entry((e.store, e.key.clone()))
+                    .or_insert_with(|| e.before.clone());
+            }
+        }
+
+        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
+        for (k, r) in self.storage.scan(Store::Pages, "").await? {
+            current.insert(k.clone(), (from_json(Store::Pages, &k, &r.data)?, r.rev));
+        }
+        let mut after: BTreeMap<String, Page> = current
+            .iter()
+            .map(|(k, (p, _))| (k.clone(), p.clone()))
+            .collect();
+        let mut plan = RollbackPlan {
+            op: target,
+            operations,
+            pages: vec![],
+            sources: vec![],
+            claims: 0,
+            contradictions: 0,
+            other: vec![],
+        };
+        let mut page_writes = Vec::new();
+        let mut other_writes = Vec::new();
+        let mut ops_after = BTreeMap::new();
+        let mut in_plan: BTreeSet<String> = BTreeSet::new();
+        for ((store, key), before) in &restore {
+            match store {
+                Store::Pages => {
+                    in_plan.insert(key.clone());
+                    let (state, from_revision) = match before {
+                        Before::Absent | Before::Present => (None, None),
+                        Before::Revision(n) => {
+                            let rk = revision_key(key, *n);
+                            let state = self
+                                .read::<Revision>(Store::Revisions, &rk)
+                                .await?
+                                .and_then(|(r, _)| r.page_state)
+                                .ok_or_else(|| Error::Corrupt {
+                                    store: Store::Revisions,
+                                    key: rk,
+                                    message: "the revision an undo record names is missing".into(),
+                                })?;
+                            (Some(state), Some(*n))
+                        }
+                        Before::Data(text) => {
+                            (Some(from_json(Store::Pages, key, text.as_bytes())?), None)
+                        }
+                    };
+                    let now = current.get(key);
+                    let same = match (&state, now) {
+                        (Some(s), Some((c, _))) => {
+                            Page {
+                                revision: c.revision,
+                                ..s.clone()
+                            } == *c
+                        }
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    if same {
+                        continue;
+                    }
+                    let number = self.next_revision_number(key).await?;
+                    let stored = now.map(|(_, rev)| *rev);
+                    let action = if state.is_some() {
+                        PageAction::Restore
+                    } else {
+                        PageAction::Remove
+                    };
+                    let title = state
+                        .as_ref()
+                        .or(now.map(|(p, _)| p))
+                        .map(|p| p.title.clone())
+                        .unwrap_or_default();
+                    plan.pages.push(PageRollback {
+                        key: key.clone(),
+                        title,
+                        action,
+                        from_revision,
+                    });
+                    match state {
+                        Some(mut s) => {
+                            s.revision = number;
+                            after.insert(key.clone(), s.clone());
+                            page_writes.push((key.clone(), Some(s), number, stored));
+                        }
+                        None => {
+                            after.remove(key);
+                            page_writes.push((key.clone(), None, number, stored));
+                        }
+                    }
+                }
+                Store::Operations => {
+                    let oid: OpId = key.parse().map_err(|_| Error::Corrupt {
+                        store: Store::Operations,
+                        key: key.clone(),
+                        message: "not an operation key".into(),
+                    })?;
+                    if let Before::Data(text) = before {
+                        ops_after.insert(oid, from_json(Store::Operations, key, text.as_bytes())?);
+                    }
+                }
+                _ => {
+                    let data = match before {
+                        Before::Present | Before::Revision(_) => continue,
+                        Before::Absent => None,
+                        Before::Data(d) => Some(d.clone()),
+                    };
+                    let now = self.storage.get(*store, key).await?;
+                    if now.as_ref().map(|r| r.data.as_slice())
+                        == data.as_ref().map(|d| d.as_bytes())
+                    {
+                        continue;
+                    }
+                    match store {
+                        Store::Sources => plan.sources.push(key.clone()),
+                        Store::Claims => plan.claims += 1,
+                        Store::Ledger => plan.contradictions += 1,
+                        Store::Raw => {}
+                        Store::Documents => plan.other.push(key.clone()),
+                        _ => plan.other.push(format!("{}/{key}", store.name())),
+                    }
+                    other_writes.push((*store, key.clone(), data));
+                }
+            }
+        }
+        // The undone operations' records, as restored, to be marked.
+        for o in &plan.operations {
+            ops_after.entry(o.id).or_insert_with(|| o.clone());
+        }
+
+        // Links elsewhere to a page that goes away become plain text (as a delete does).
+        let before_resolver = Resolver::from_pages(after_values(&current).as_slice());
+        let after_pages: Vec<Page> = after.values().cloned().collect();
+        let after_resolver = Resolver::from_pages(&after_pages);
+        for p in &after_pages {
+            if in_plan.contains(&p.key) {
+                continue;
+            }
+            let body = wikilinks::rewrite(&p.body, |l| {
+                let was = before_resolver.resolve_link(l, Some(&p.key));
+                let will = after_resolver.resolve_link(l, Some(&p.key));
+                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing).then(|| {
+                    let text = l.display();
+                    if l.in_table {
+                        text.replace('|', "\\|")
+                    } else {
+                        text
+                    }
+                })
+            });
+            if body == p.body {
+                continue;
+            }
+            let number = self.next_revision_number(&p.key).await?;
+            let mut q = p.clone();
+            q.body = body;
+            q.revision = number;
+            q.updated = self.clock.now_ms();
+            plan.pages.push(PageRollback {
+                key: q.key.clone(),
+                title: q.title.clone(),
+                action: PageAction::Unlink,
+                from_revision: None,
+            });
+            let stored = current.get(&q.key).map(|(_, rev)| *rev);
+            after.insert(q.key.clone(), q.clone());
+            page_writes.push((q.key.clone(), Some(q), number, stored));
+        }
+        crate::util::sort_by(&mut plan.pages, &|a, b| a.key.cmp(&b.key));
+        Ok(Prepared {
+            plan,
+            after,
+            page_writes,
+            other_writes,
+            operations: ops_after,
+        })
+    }
+
+    /// Every page as it was right after operation `op` (0: before the first), ordered by key,
+    /// rebuilt from the revisions.
+    ///
+    /// Errors: [`Error::NotFound`] when `op` is later than the last operation.
+    pub async fn pages_as_of(&self, op: OpId) -> Result<Vec<Page>> {
+        let last = self.next_op_id().await? - 1;
+        if op > last {
+            return Err(Error::NotFound(format!(
+                "operation {op} (the last is {last})"
+            )));
+        }
+        let mut latest: BTreeMap<String, Revision> = BTreeMap::new();
+        let revisions: Vec<Revision> = self.read_all(Store::Revisions, "").await?;
+        for r in revisions {
+            if r.op > op {
+                continue;
+            }
+            // A rename copies history to the new key; those copies still name the old key.
+            if r.page_state.as_ref().is_some_and(|s| s.key != r.page) {
+                continue;
+            }
+            match latest.get(&r.page) {
+                Some(l) if l.number > r.number => {}
+                _ => {
+                    latest.insert(r.page.clone(), r);
+                }
+            }
+        }
+        Ok(latest.into_values().filter_map(|r| r.page_state).collect())
+    }
+
+    /// One page as it was right after operation `op`, or `None`: the key matched exactly, then
+    /// case-insensitively.
+    ///
+    /// Errors: [`Error::NotFound`] when `op` is later than the last operation.
+    pub async fn page_as_of(&self, key: &str, op: OpId) -> Result<Option<Page>> {
+        let pages = self.pages_as_of(op).await?;
+        if let Some(p) = pages.iter().find(|p| p.key == key) {
+            return Ok(Some(p.clone()));
+        }
+        let folded = fold_key(key);
+        Ok(pages.into_iter().find(|p| fold_key(&p.key) == folded))
+    }
+
+    /// A page's revisions, oldest first, each with a unified diff of the page file against the
+    /// revision before it.
+    pub async fn history_diffs(&self, key: &str) -> Result<Vec<HistoryEntry>> {
+        let revisions = self.history(key).await?;
+        let mut out = Vec::with_capacity(revisions.len());
+        let mut prev: Option<&Revision> = None;
+        for r in &revisions {
+            let old = file_of(prev.and_then(|p| p.page_state.as_ref()));
+            let new = file_of(r.page_state.as_ref());
+            let old_name = prev.map_or_else(
+                || "/dev/null".to_string(),
+                |p| format!("{key} (revision {})", p.number),
+            );
+            let new_name = format!("{key} (revision {})", r.number);
+            let (diff, added, removed) = unified_diff(&old, &new, &old_name, &new_name);
+            out.push(HistoryEntry {
+                revision: r.clone(),
+                diff,
+                added,
+                removed,
+            });
+            prev = Some(r);
+        }
+        Ok(out)
+    }
+}
+
+fn after_values(current: &BTreeMap<String, (Page, u64)>) -> Vec<Page> {
+    current.values().map(|(p, _)| p.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diffs_count_lines_and_carry_headers() {
+        let (d, added, removed) = unified_diff(
+            "a\nb\nc\n",
+            "a\nB\nc\nd\n",
+            "p (revision 1)",
+            "p (revision 2)",
+        );
+        assert_eq!((added, removed), (2, 1));
+        assert!(
+            d.starts_with("--- p (revision 1)\n+++ p (revision 2)\n@@"),
+            "{d}"
+        );
+        assert!(d.contains("-b\n+B\n"), "{d}");
+        assert!(d.contains("+d\n"), "{d}");
+        assert_eq!(
+            unified_diff("same\n", "same\n", "a", "b"),
+            (String::new(), 0, 0)
+        );
+        let (d, added, removed) = unified_diff("", "机器学习\n", "/dev/null", "k");
+        assert_eq!((added, removed), (1, 0));
+        assert!(d.contains("+机器学习\n"), "{d}");
+    }
+
+    #[test]
+    fn hunks_keep_three_lines_of_context_and_split_when_far_apart() {
+        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+        let new: String = (1..=20)
+            .map(|i| match i {
+                2 => "two\n".to_string(),
+                18 => "eighteen\n".to_string(),
+                _ => format!("{i}\n"),
+            })
+            .collect();
+        let (d, added, removed) = unified_diff(&old, &new, "a", "b");
+        assert_eq!((added, removed), (2, 2));
+        assert_eq!(
+            d,
+            "--- a\n+++ b\n@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n@@ -15,6 +15,6 @@\n 15\n 16\n 17\n-18\n+eighteen\n 19\n 20\n"
+        );
+        // A page deleted: everything removed, the new side empty.
+        let (d, added, removed) = unified_diff("x\ny", "", "a", "b");
+        assert_eq!((added, removed), (0, 2));
+        assert_eq!(d, "--- a\n+++ b\n@@ -1,2 +0,0 @@\n-x\n-y\n");
+    }
+
+    #[test]
+    fn what_the_undo_record_leaves_out() {
+        let own = operation_key(7);
+        assert!(!journaled(Store::Revisions, "p\u{0}0000000001", &own));
+        assert!(!journaled(Store::Search, "op", &own));
+        assert!(!journaled(Store::Operations, &own, &own));
+        assert!(journaled(Store::Operations, &operation_key(3), &own));
+        assert!(!journaled(Store::Documents, LOG_MD, &own));
+        assert!(!journaled(Store::Documents, INDEX_MD, &own));
+        assert!(journaled(
+            Store::Documents,
+            crate::documents::SCHEMA_MD,
+            &own
+        ));
+        assert!(!journaled(Store::Meta, "secrets", &own));
+        assert!(!journaled(Store::Meta, "ops", &own));
+        assert!(!journaled(Store::Meta, &undo_key(3), &own));
+        assert!(journaled(Store::Meta, "config", &own));
+        assert!(journaled(Store::Pages, "Rust", &own));
+    }
+}
