@@ -308,6 +308,34 @@ pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> (St
     (text, added, removed)
 }
 
+/// One page write of a rollback: the state to put (`None`: remove), its revision number, the
+/// stored record's revision to expect, and the author of the revision written.
+struct PageWrite {
+    key: String,
+    page: Option<Page>,
+    number: u64,
+    stored: Option<u64>,
+    author: Author,
+}
+
+impl PageWrite {
+    fn new(
+        key: &str,
+        page: Option<Page>,
+        number: u64,
+        stored: Option<u64>,
+        author: Author,
+    ) -> Self {
+        PageWrite {
+            key: key.to_string(),
+            page,
+            number,
+            stored,
+            author,
+        }
+    }
+}
+
 /// Everything a rollback writes, computed before its operation begins.
 struct Prepared {
     plan: RollbackPlan,
@@ -315,7 +343,7 @@ struct Prepared {
     after: BTreeMap<String, Page>,
     /// Page records to write (`Some`) or delete (`None`, with the revision number of the
     /// state-less revision), with the storage revision read.
-    page_writes: Vec<(String, Option<Page>, u64, Option<u64>)>,
+    page_writes: Vec<PageWrite>,
     /// Other records: put bytes or delete.
     other_writes: Vec<(Store, String, Option<String>)>,
     /// Operation records after the rollback, before the rolled-back marks are set.
@@ -418,12 +446,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?;
         let id = ob.op.id;
         let now = ob.op.time;
-        for (key, page, rev_number, stored) in &p.page_writes {
+        for PageWrite {
+            key,
+            page,
+            number: rev_number,
+            stored,
+            author,
+        } in &p.page_writes
+        {
             let expect = Expect::from_read(*stored);
             let revision = Revision {
                 page: key.clone(),
                 number: *rev_number,
-                author: Author::Human,
+                author: *author,
                 op: id,
                 time: now,
                 page_state: page.clone(),
@@ -558,24 +593,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             match store {
                 Store::Pages => {
                     in_plan.insert(key.clone());
-                    let (state, from_revision) = match before {
-                        Before::Absent | Before::Present => (None, None),
+                    // A restored state keeps the author of the revision it restores, so Decision
+                    // 5 sees the model's text as the model's after a rollback.
+                    let (state, from_revision, author) = match before {
+                        Before::Absent | Before::Present => (None, None, Author::Human),
                         Before::Revision(n) => {
                             let rk = revision_key(key, *n);
-                            let state = self
+                            let (state, author) = self
                                 .read::<Revision>(Store::Revisions, &rk)
                                 .await?
-                                .and_then(|(r, _)| r.page_state)
+                                .and_then(|(r, _)| Some((r.page_state?, r.author)))
                                 .ok_or_else(|| Error::Corrupt {
                                     store: Store::Revisions,
                                     key: rk,
                                     message: "the revision an undo record names is missing".into(),
                                 })?;
-                            (Some(state), Some(*n))
+                            (Some(state), Some(*n), author)
                         }
-                        Before::Data(text) => {
-                            (Some(from_json(Store::Pages, key, text.as_bytes())?), None)
-                        }
+                        Before::Data(text) => (
+                            Some(from_json(Store::Pages, key, text.as_bytes())?),
+                            None,
+                            Author::Human,
+                        ),
                     };
                     let now = current.get(key);
                     let same = match (&state, now) {
@@ -613,11 +652,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         Some(mut s) => {
                             s.revision = number;
                             after.insert(key.clone(), s.clone());
-                            page_writes.push((key.clone(), Some(s), number, stored));
+                            page_writes.push(PageWrite::new(key, Some(s), number, stored, author));
                         }
                         None => {
                             after.remove(key);
-                            page_writes.push((key.clone(), None, number, stored));
+                            page_writes.push(PageWrite::new(key, None, number, stored, author));
                         }
                     }
                 }
@@ -696,7 +735,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             });
             let stored = current.get(&q.key).map(|(_, rev)| *rev);
             after.insert(q.key.clone(), q.clone());
-            page_writes.push((q.key.clone(), Some(q), number, stored));
+            let key = q.key.clone();
+            page_writes.push(PageWrite::new(&key, Some(q), number, stored, Author::Human));
         }
         crate::util::sort_by(&mut plan.pages, &|a, b| a.key.cmp(&b.key));
         Ok(Prepared {

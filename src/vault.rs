@@ -497,6 +497,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             renamed.revision = offset + old.revision + 1;
             self.put_page_revision(&mut ob.batch, &renamed, None, op, now);
             self.rekey_claims(&mut ob.batch, &old.key, &new_key).await?;
+            // A source's summary page keeps being its summary page under the new key.
+            for (k, r) in self.storage.scan(Store::Sources, "").await? {
+                let mut source: Source = from_json(Store::Sources, &k, &r.data)?;
+                if source.summary_page.as_deref() == Some(old.key.as_str()) {
+                    source.summary_page = Some(new_key.clone());
+                    ob.batch
+                        .put(Store::Sources, k, to_json(&source), Expect::Rev(r.rev));
+                }
+            }
         }
         ob.op.pages.insert(0, new_key.clone());
         if new_key != old.key {

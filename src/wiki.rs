@@ -388,6 +388,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
             // The search index changes in the same transaction as the pages.
             self.search_delta(&mut ob.batch, ob.op.id, pages).await?;
+        } else {
+            // The pages did not change: an index current before this operation is current after
+            // it, so its stamp moves along (and reading it later never has to write).
+            self.advance_search_stamp(&mut ob.batch, ob.op.id).await?;
         }
         // What the batch overwrites, for rollback (crate::history).
         let undo = self.undo_record(&ob.batch, ob.op.id).await?;

@@ -163,6 +163,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(())
     }
 
+    /// Moves the search index's stamp to `op` in `batch` when it stands at `op - 1` (the
+    /// operation changes no page, so an index that was current stays current).
+    pub(crate) async fn advance_search_stamp(&self, batch: &mut Batch, op: u64) -> Result<()> {
+        let stamp = self
+            .storage
+            .get(Store::Search, SEARCH_OP_KEY)
+            .await?
+            .and_then(|r| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
+        if stamp == Some(op - 1) {
+            batch.put(
+                Store::Search,
+                SEARCH_OP_KEY,
+                op.to_string().into_bytes(),
+                Expect::Any,
+            );
+        }
+        Ok(())
+    }
+
     /// The last operation id (0 before the first).
     async fn last_op(&self) -> Result<u64> {
         // `meta/ops` is `{"last": n}` (see `wiki.rs`).
@@ -333,8 +352,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Embeds the pages that lack a vector of `embedder`'s model, in batches of
     /// `options.batch_size` texts (each batch saved as it lands, so an interrupted run resumes
     /// where it stopped). When the stored vectors are of another model, nothing is embedded
-    /// unless `options.confirm`: then a re-embed starts, the old vectors serve searches until
-    /// every page has a new one, and they are replaced in one step (F28). Not an operation: the
+    /// unless `options.confirm`: then a re-embed starts (searches with the new model's query
+    /// vectors use BM25 meanwhile), and when every page has a new vector the old ones are
+    /// replaced in one step (F28). Not an operation: the
     /// pages do not change.
     ///
     /// Errors: the embedder's (endpoint errors, [`Error::Cancelled`]); storage errors. What was

@@ -588,6 +588,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
         "{held:?}"
     );
     assert_eq!(held[0].proposed, proposed);
+    assert!(!held[0].stale);
 
     // Rejecting keeps the page and drops the proposal; nothing else changes.
     let ops = block_on(w.operations()).unwrap().len();
@@ -624,6 +625,39 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     add(&w, "e", "# Last\n\n## Widgetron\n\nWidgetron glows.\n");
     let r = compile(&w, &dropper).unwrap();
     assert!(r.compiled[0].held.is_empty(), "{:?}", r.compiled[0]);
+
+    // A held update goes stale when the page changes: it cannot be accepted over the change, and
+    // a compile that writes the page supersedes it.
+    let body = page_body(&w, "Widgetron");
+    block_on(w.put_page(llm_wiki::wiki::PageEdit {
+        key: Some("Widgetron".into()),
+        body: Some(format!("{body}\nA third note of mine.\n")),
+        ..Default::default()
+    }))
+    .unwrap();
+    add(&w, "f", "# Final\n\n## Widgetron\n\nWidgetron floats.\n");
+    assert_eq!(
+        compile(&w, &dropper).unwrap().compiled[0].held,
+        vec!["Widgetron"]
+    );
+    let body = page_body(&w, "Widgetron");
+    block_on(w.put_page(llm_wiki::wiki::PageEdit {
+        key: Some("Widgetron".into()),
+        body: Some(format!("{body}\nAnd a fourth.\n")),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert!(block_on(w.proposals()).unwrap()[0].stale);
+    assert!(matches!(
+        block_on(w.accept_proposal("Widgetron")),
+        Err(Error::Conflict { .. })
+    ));
+    assert!(page_body(&w, "Widgetron").contains("And a fourth."));
+    add(&w, "g", "# Kind\n\n## Widgetron\n\nWidgetron is kind.\n");
+    assert!(compile(&w, &Scripted::default()).unwrap().compiled[0]
+        .held
+        .is_empty());
+    assert!(block_on(w.proposals()).unwrap().is_empty());
 }
 
 #[test]
@@ -1159,4 +1193,26 @@ fn a_fault_at_any_write_of_remove_source_leaves_the_wiki_as_it_was() {
     assert_eq!(r.summary_page, None);
     assert!(r.updated.is_empty());
     assert_eq!(content(&w).0, pages);
+}
+
+#[test]
+fn a_renamed_summary_page_is_still_its_source_s_and_goes_with_it() {
+    let (_b, w) = scenario();
+    compile(&w, &Scripted::default()).unwrap();
+    let gone = "notes/widget-history.md";
+    let summary = block_on(w.source(gone))
+        .unwrap()
+        .unwrap()
+        .source
+        .summary_page
+        .unwrap();
+    let renamed = block_on(w.rename_page(&summary, "History of widgets"))
+        .unwrap()
+        .page
+        .key;
+    let source = block_on(w.source(gone)).unwrap().unwrap().source;
+    assert_eq!(source.summary_page.as_deref(), Some(renamed.as_str()));
+    let r = block_on(w.remove_source(gone)).unwrap();
+    assert_eq!(r.summary_page.as_deref(), Some(renamed.as_str()));
+    assert!(block_on(w.page(&renamed)).unwrap().is_none());
 }

@@ -458,3 +458,31 @@ fn rollback_works_after_export_and_import() {
     block_on(copy.rollback(report.compiled[0].op)).unwrap();
     assert_same_wiki(&before, &export(&copy));
 }
+
+#[test]
+fn a_restored_page_keeps_the_author_of_the_revision_it_restores() {
+    let backend = MemoryBackend::new();
+    let w = scenario(&backend);
+    let report = compile(&w, &["notes/widget-history.md"]);
+    let c = &report.compiled[0];
+    let plan = block_on(w.rollback_preview(c.op)).unwrap();
+    block_on(w.rollback(c.op)).unwrap();
+    let mut checked = 0;
+    for p in plan.pages.iter().filter(|p| p.from_revision.is_some()) {
+        let history = block_on(w.history(&p.key)).unwrap();
+        let restored = history
+            .iter()
+            .find(|r| Some(r.number) == p.from_revision)
+            .unwrap();
+        let last = history.last().unwrap();
+        assert_eq!(last.author, restored.author, "{}", p.key);
+        checked += 1;
+    }
+    assert!(checked >= 1, "{plan:?}");
+    // Widgetron goes back to the model's revision: the model's text stays the model's.
+    let widgetron = block_on(w.history("Widgetron")).unwrap();
+    assert_eq!(
+        widgetron.last().unwrap().author,
+        llm_wiki::model::Author::Llm
+    );
+}

@@ -407,6 +407,9 @@ async function showProposal(key) {
   const proposal = (await state.wiki.proposals()).find((x) => x.key === key);
   box.hidden = !proposal;
   if (!proposal) return;
+  // A stale proposal (the page changed since) can only be discarded.
+  $("#pv-proposal-accept").hidden = proposal.stale;
+  box.querySelector("p").textContent = t(proposal.stale ? "proposalStale" : "proposalHeld");
   $("#pv-proposal-dropped").replaceChildren(...proposal.dropped.map((text) => {
     const li = document.createElement("li"); li.textContent = text; return li;
   }));
@@ -482,7 +485,12 @@ async function runSearch(text) {
   const list = $("#search-results");
   const seq = ++searchSeq;
   if (!text.trim()) { list.hidden = true; return; }
-  const [results, pages] = await Promise.all([state.wiki.search(text, { k: 8, mode: "hybrid" }), state.wiki.pages()]);
+  // Hybrid with the built-in embedding (local, instant); with an endpoint's embeddings, BM25:
+  // one endpoint call per keystroke would make the box wait on the network.
+  const offline = ((await state.wiki.config()).embeddings || {}).provider === "offline";
+  if (seq !== searchSeq) return;
+  const mode = offline ? "hybrid" : "bm25";
+  const [results, pages] = await Promise.all([state.wiki.search(text, { k: 8, mode }), state.wiki.pages()]);
   if (seq !== searchSeq) return; // a newer query is on its way
   const titles = new Map(pages.map((p) => [p.key, p]));
   list.replaceChildren(...results.hits.map((h) => {

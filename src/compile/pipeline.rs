@@ -1350,6 +1350,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             };
             ob.batch
                 .put(Store::Pages, key.clone(), to_json(&*page), expect);
+            // A held update of this page is superseded by what is written now.
+            ob.batch
+                .delete(Store::Meta, format!("{PROPOSAL_PREFIX}{key}"), Expect::Any);
             let revision = Revision {
                 page: key.clone(),
                 number: page.revision,

@@ -23,6 +23,9 @@ pub struct Proposal {
     /// The human paragraphs the proposal drops (present on the stored page, absent from
     /// `proposed`), in page order. Empty once the proposal no longer drops any.
     pub dropped: Vec<String>,
+    /// The page changed since the update was held (an edit, a fix, a rollback): it can only be
+    /// rejected; the next compile of its source makes a fresh one if still needed.
+    pub stale: bool,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -37,10 +40,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             };
             let human = self.human_paragraphs(&key, &current).await?;
             let dropped = super::integrate::missing_human_paragraphs(&human, &proposed.body);
+            let stale = current.revision != proposed.revision;
             out.push(Proposal {
                 key,
                 proposed,
                 dropped,
+                stale,
             });
         }
         Ok(out)
@@ -51,7 +56,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// (index.md, log.md and the search index with it), and the proposal is gone.
     ///
     /// Errors: [`Error::NotFound`] when there is no proposal for `key` or its page is gone;
-    /// [`Error::Conflict`] when the page changed meanwhile (nothing written).
+    /// [`Error::Conflict`] when the page changed since the update was held (the proposal is
+    /// stale: reject it) or meanwhile (nothing written).
     pub async fn accept_proposal(&self, key: &str) -> Result<OpId> {
         let pkey = format!("{PROPOSAL_PREFIX}{key}");
         let Some((proposed, prev)) = self.read::<Page>(Store::Meta, &pkey).await? else {
@@ -60,6 +66,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let Some((current, rev)) = self.read::<Page>(Store::Pages, key).await? else {
             return Err(Error::NotFound(format!("page {key:?}")));
         };
+        if current.revision != proposed.revision {
+            // Accepting would undo whatever changed the page since (claims, links, sources).
+            return Err(Error::Conflict {
+                store: Store::Pages,
+                key: key.to_string(),
+                expected: format!("revision {} (when the update was held)", proposed.revision),
+                found: format!("revision {}", current.revision),
+            });
+        }
         let now = self.clock.now_ms();
         let mut ob = self
             .begin(

@@ -790,8 +790,8 @@ impl Wiki {
 
     /// Embeds the pages that lack a vector of the configured embedding model, in batches saved
     /// as they land (an interrupted run resumes). With vectors of another model stored, nothing
-    /// happens unless `confirm: true`; then the old vectors serve until the new ones are
-    /// complete. Throws the endpoint's `LLM_*` errors, `CANCELLED`.
+    /// happens unless `confirm: true`; then search uses BM25 until the new vectors are
+    /// complete and replace the old ones in one step. Throws the endpoint's `LLM_*` errors, `CANCELLED`.
     #[wasm_bindgen(js_name = embedPages, unchecked_return_type = "Promise<EmbedReport>")]
     pub fn embed_pages(
         &self,
