@@ -710,14 +710,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let body = wikilinks::rewrite(&p.body, |l| {
                 let was = before_resolver.resolve_link(l, Some(&p.key));
                 let will = after_resolver.resolve_link(l, Some(&p.key));
-                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing).then(|| {
-                    let text = l.display();
-                    if l.in_table {
-                        text.replace('|', "\\|")
-                    } else {
-                        text
-                    }
-                })
+                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing)
+                    .then(|| l.as_plain_text())
             });
             if body == p.body {
                 continue;

@@ -1309,16 +1309,8 @@ fn page_ref(p: &Page) -> PageRef {
 /// text (alias pipes escaped inside table cells); other links, resolving or not, stay as written.
 pub(crate) fn unlink_page(body: &str, resolver: &Resolver, self_key: &str, gone: &str) -> String {
     wikilinks::rewrite(body, |l| {
-        (resolver.resolve_link(l, Some(self_key)) == Resolution::Page(gone.to_string())).then(
-            || {
-                let text = l.display();
-                if l.in_table {
-                    text.replace('|', "\\|")
-                } else {
-                    text
-                }
-            },
-        )
+        (resolver.resolve_link(l, Some(self_key)) == Resolution::Page(gone.to_string()))
+            .then(|| l.as_plain_text())
     })
 }
 

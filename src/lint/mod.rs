@@ -341,12 +341,7 @@ fn merge_pages(pages: &mut Vec<Page>, survivor: &str, merged: &str) -> Result<Pa
                 return None;
             }
             if on_survivor || on_merged {
-                let text = l.display();
-                return Some(if l.in_table {
-                    text.replace('|', "\\|")
-                } else {
-                    text
-                });
+                return Some(l.as_plain_text());
             }
             Some(wikilinks::write_link(
                 l.embed,

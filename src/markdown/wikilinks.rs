@@ -61,6 +61,17 @@ impl WikiLink {
             (None, _) => self.target.clone(),
         }
     }
+
+    /// What the link becomes when it is unlinked: its [`WikiLink::display`] text, with pipes
+    /// escaped inside a table cell (where a bare `|` would split the cell).
+    pub fn as_plain_text(&self) -> String {
+        let text = self.display();
+        if self.in_table {
+            text.replace('|', "\\|")
+        } else {
+            text
+        }
+    }
 }
 
 /// Why a `[[…]]` is not a link.
