@@ -1216,3 +1216,43 @@ fn a_renamed_summary_page_is_still_its_source_s_and_goes_with_it() {
     assert_eq!(r.summary_page.as_deref(), Some(renamed.as_str()));
     assert!(block_on(w.page(&renamed)).unwrap().is_none());
 }
+
+#[test]
+fn decision_5_a_lint_fix_keeps_human_paragraphs_protected() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "fix-then-compile");
+    add(&w, "a", S1);
+    compile(&w, &Scripted::default()).unwrap();
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    let mine = "My own note: it pairs with [[Acme Corpp]].";
+    block_on(w.put_page(llm_wiki::wiki::PageEdit {
+        key: Some(page.key.clone()),
+        body: Some(format!("{}\n\n{mine}\n", page.body.trim_end())),
+        ..Default::default()
+    }))
+    .unwrap();
+    // The broken link's fix rewrites the human paragraph: still the human's.
+    let findings = block_on(w.lint(&llm_wiki::lint::LintOptions::default())).unwrap();
+    let fix = findings
+        .iter()
+        .find(|f| f.kind == llm_wiki::lint::FindingKind::BrokenLink && f.page == "Widgetron")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    block_on(w.apply_fix(&fix.id, None, false)).unwrap();
+    assert!(page_body(&w, "Widgetron").contains("[[Acme Corp]]"));
+    // A model that rewrites pages from scratch: the update is held, the paragraph kept.
+    let dropper = Scripted {
+        overrides: Some(Box::new(|task, _| {
+            (task == "integrate")
+                .then(|| serde_json::json!({"body": "Rewritten from scratch.", "summary": "s"}))
+        })),
+        ..Default::default()
+    };
+    add(
+        &w,
+        "c",
+        "# Even more\n\n## Widgetron\n\nWidgetron weighs 2 kg.\n",
+    );
+    let r = compile(&w, &dropper).unwrap();
+    assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
+    assert!(page_body(&w, "Widgetron").contains("My own note"));
+}

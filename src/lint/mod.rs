@@ -902,7 +902,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     to_json(&crate::model::Revision {
                         page: gone.key.clone(),
                         number,
-                        author: crate::model::Author::Llm,
+                        author: crate::model::Author::Human,
                         op: ob.op.id,
                         time: now,
                         page_state: None,
@@ -928,10 +928,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 to_json(&*p),
                 Expect::from_read(stored.map(|r| r.rev)),
             );
+            // A fix is a change the user accepted: recorded as theirs, so Decision 5 keeps
+            // protecting every human paragraph on the page (an `llm` revision would become the
+            // next compile's baseline and absorb them).
             let rev = crate::model::Revision {
                 page: k.clone(),
                 number: p.revision,
-                author: crate::model::Author::Llm,
+                author: crate::model::Author::Human,
                 op: ob.op.id,
                 time: now,
                 page_state: Some(p.clone()),
