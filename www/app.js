@@ -220,6 +220,8 @@ async function addSource({ title, key, mime, content, original, originalMime }) 
     capturedAt: Date.now(),
   }));
   const shown = title || report.key;
+  // The list first, then the message: whoever reads "Added" finds the row there.
+  await renderSources();
   setStatus(report.outcome === "added" ? t("sourceAdded", shown)
     : report.outcome === "unchanged" ? t("sourceUnchanged", shown) : t("sourceCorrected", shown));
   return report;

@@ -207,7 +207,8 @@ test("PDF import: the text of every page becomes a source, the PDF is kept, CJK 
   ], "所有权 Ownership");
   await page.setInputFiles("#source-files", [{ name: "ownership.pdf", mimeType: "application/pdf", buffer: pdf }]);
   await page.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 });
-  assert.match(await page.textContent("#sources-table"), /所有权 Ownership/);
+  // The status line is set before the table refreshes: wait for the row itself.
+  await page.waitForFunction(() => /所有权 Ownership/.test(document.querySelector("#sources-table").textContent), null, { timeout: 30_000 });
   const source = await api(page, "default", "const s = await w.sources(); return { list: s, one: await w.source(s[0].key) };");
   assert.equal(source.list.length, 1);
   const s = source.one;
@@ -431,7 +432,8 @@ test("removing a source: its row, summary page and citations go; other pages sta
 
   await page.click('#sources-table tbody tr[data-key="notes/b.md"] [data-testid=remove-source]');
   await page.waitForFunction(() => /已移除/.test(document.querySelector("#status").textContent));
-  assert.equal(await page.locator("#sources-table tbody tr").count(), 1);
+  // The status line may come before the table refreshes: wait for the rows themselves.
+  await page.waitForFunction(() => document.querySelectorAll("#sources-table tbody tr").length === 1);
   assert.equal(await page.getAttribute("#sources-table tbody tr", "data-key"), "notes/a.md");
   const after = await api(page, "default", `
     const g = await w.graph();
