@@ -95,6 +95,17 @@ fn add(w: &W, key: &str, text: &str) {
     .unwrap();
 }
 
+/// A model that rewrites every page from scratch (it drops whatever a human wrote).
+fn dropper() -> Scripted {
+    Scripted {
+        overrides: Some(Box::new(|task, _| {
+            (task == "integrate")
+                .then(|| serde_json::json!({"body": "Rewritten from scratch.", "summary": "s"}))
+        })),
+        ..Default::default()
+    }
+}
+
 fn compile(w: &W, llm: &Scripted) -> llm_wiki::Result<CompileReport> {
     let model = LlmCompiler {
         llm,
@@ -555,13 +566,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     }))
     .unwrap();
     let before = page_body(&w, "Widgetron");
-    let dropper = Scripted {
-        overrides: Some(Box::new(|task, _| {
-            (task == "integrate")
-                .then(|| serde_json::json!({"body": "Rewritten from scratch.", "summary": "s"}))
-        })),
-        ..Default::default()
-    };
+    let dropper = dropper();
     add(
         &w,
         "c",
@@ -1240,13 +1245,7 @@ fn decision_5_a_lint_fix_keeps_human_paragraphs_protected() {
     block_on(w.apply_fix(&fix.id, None, false)).unwrap();
     assert!(page_body(&w, "Widgetron").contains("[[Acme Corp]]"));
     // A model that rewrites pages from scratch: the update is held, the paragraph kept.
-    let dropper = Scripted {
-        overrides: Some(Box::new(|task, _| {
-            (task == "integrate")
-                .then(|| serde_json::json!({"body": "Rewritten from scratch.", "summary": "s"}))
-        })),
-        ..Default::default()
-    };
+    let dropper = dropper();
     add(
         &w,
         "c",
