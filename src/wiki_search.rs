@@ -36,6 +36,21 @@ use crate::wiki::Wiki;
 /// decimal text.
 pub const SEARCH_OP_KEY: &str = "op";
 
+/// Key (in the `search` store) of the dimension the configured embedding model last returned,
+/// as JSON `{"model": string, "dim": number}`. A model can change its dimension under the same
+/// name (another variant behind one tag, a `dimensions` setting): this record lets
+/// [`Wiki::embedding_status`] report `reembedRequired` without calling the endpoint. Written
+/// whenever an embedding call returns another dimension than the recorded one; not part of the
+/// index's records (they ignore it).
+pub const OBSERVED_DIM_KEY: &str = "observed-dim";
+
+/// The contents of the [`OBSERVED_DIM_KEY`] record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ObservedDim {
+    model: String,
+    dim: usize,
+}
+
 /// Options of [`Wiki::embed_pages`] (JS: `embedPages({...})`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -326,13 +341,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let embedder = AnyEmbedder::from_config(&config, transport)?;
         let model = embedder.model();
         let index = self.search_index().await?;
+        let dim = self.configured_dim(&index, &model).await?;
         if !matches!(
-            index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0)),
+            index.embedding_status(&model, dim),
             EmbeddingStatus::Ready { .. }
         ) {
             return Ok(None);
         }
         let mut e = embedder.embed(&[question.to_string()], cancel).await?;
+        // Another dimension than the stored vectors': the search says `reembedRequired`, and so
+        // does the embedding status from now on.
+        self.note_dim(&index, &model, e.dimension).await?;
         Ok(e.vectors.pop().map(|vector| QueryVector { model, vector }))
     }
 
@@ -346,7 +365,42 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             _ => config.embeddings.model.clone(),
         };
         let index = self.search_index().await?;
-        Ok(index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0)))
+        let dim = self.configured_dim(&index, &model).await?;
+        Ok(index.embedding_status(&model, dim))
+    }
+
+    /// The dimension `model` is expected to return: the one its last call returned when
+    /// recorded ([`OBSERVED_DIM_KEY`]), else that of its stored vectors, else 0.
+    async fn configured_dim(&self, index: &SearchIndex, model: &str) -> Result<usize> {
+        let observed = self
+            .storage
+            .get(Store::Search, OBSERVED_DIM_KEY)
+            .await?
+            .and_then(|r| serde_json::from_slice::<ObservedDim>(&r.data).ok())
+            .filter(|o| o.model == model)
+            .map(|o| o.dim);
+        Ok(observed
+            .or_else(|| index.embedding_dim(model))
+            .unwrap_or(0))
+    }
+
+    /// Records that `model` returned `dim`-dimensional vectors, when that is news.
+    async fn note_dim(&self, index: &SearchIndex, model: &str, dim: usize) -> Result<()> {
+        if dim == 0 || self.configured_dim(index, model).await? == dim {
+            return Ok(());
+        }
+        let record = ObservedDim {
+            model: model.to_string(),
+            dim,
+        };
+        let mut batch = Batch::new();
+        batch.put(
+            Store::Search,
+            OBSERVED_DIM_KEY,
+            serde_json::to_vec(&record).map_err(|e| Error::Storage(e.to_string()))?,
+            Expect::Any,
+        );
+        self.storage.commit(batch).await.map(|_| ())
     }
 
     /// Embeds the pages that lack a vector of `embedder`'s model, in batches of
@@ -371,17 +425,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut index = self.search_index().await?;
         let mut usage = TokenUsage::default();
         let mut embedded = 0;
-        let status = |index: &SearchIndex| {
-            index.embedding_status(&model, index.embedding_dim(&model).unwrap_or(0))
-        };
-        if matches!(status(&index), EmbeddingStatus::ReembedRequired { .. }) && !options.confirm {
-            let status = status(&index);
+        let dim = self.configured_dim(&index, &model).await?;
+        if matches!(
+            index.embedding_status(&model, dim),
+            EmbeddingStatus::ReembedRequired { .. }
+        ) && !options.confirm
+        {
+            let status = index.embedding_status(&model, dim);
             return Ok(EmbedReport {
                 model,
                 embedded,
                 status,
                 usage,
             });
+        }
+        if index.active_model().is_some() && dim != 0 && index.embedding_dim(&model) != Some(dim) {
+            // Confirmed, and the model is known to return another dimension now.
+            index.confirm_reembed(&model, dim);
         }
         let todo = |index: &SearchIndex| match index.embedding_dim(&model) {
             Some(dim) => index.missing_embeddings(&model, dim),
@@ -413,7 +473,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             let e = embedder.embed(&texts, cancel).await?;
             usage.add(&e.usage);
-            if index.embedding_dim(&model).is_none() && index.active_model().is_some() {
+            self.note_dim(&index, &model, e.dimension).await?;
+            if index.active_model().is_some() && index.embedding_dim(&model) != Some(e.dimension) {
+                // Another model, or this model under another dimension: its vectors cannot
+                // join the stored ones (F28).
+                if !options.confirm {
+                    let status = index.embedding_status(&model, e.dimension);
+                    return Ok(EmbedReport {
+                        model,
+                        embedded,
+                        status,
+                        usage,
+                    });
+                }
                 index.confirm_reembed(&model, e.dimension);
             }
             let items: Vec<(&str, &[f32])> = batch_keys
@@ -437,7 +509,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Err(err) => return Err(err),
             }
         }
-        let status = status(&index);
+        let dim = self.configured_dim(&index, &model).await?;
+        let status = index.embedding_status(&model, dim);
         Ok(EmbedReport {
             model,
             embedded,

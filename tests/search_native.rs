@@ -136,9 +136,20 @@ fn corrupt_records_are_rebuilt() {
 }
 
 /// An embedding model of its own (another name and dimension than the offline one), counting
-/// its calls: the offline hashed vectors, folded to 32 dimensions.
+/// its calls: the offline hashed vectors, folded to `dim` dimensions (32 unless changed: the
+/// same model name can start returning another dimension).
 struct Folded {
     calls: std::cell::Cell<usize>,
+    dim: std::cell::Cell<usize>,
+}
+
+impl Folded {
+    fn new() -> Self {
+        Folded {
+            calls: Default::default(),
+            dim: std::cell::Cell::new(32),
+        }
+    }
 }
 
 impl llm_wiki::llm::Embedder for Folded {
@@ -156,16 +167,17 @@ impl llm_wiki::llm::Embedder for Folded {
         let vectors: Vec<Vec<f32>> = texts
             .iter()
             .map(|t| {
-                let mut v = vec![0f32; 32];
+                let d = self.dim.get();
+                let mut v = vec![0f32; d];
                 for (i, x) in offline.embed_one(t).into_iter().enumerate() {
-                    v[i % 32] += x;
+                    v[i % d] += x;
                 }
                 v
             })
             .collect();
         Ok(llm_wiki::llm::Embeddings {
             model: self.model(),
-            dimension: 32,
+            dimension: self.dim.get(),
             vectors,
             usage: Default::default(),
         })
@@ -192,9 +204,7 @@ fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batc
         block_on(w.embedding_status()).unwrap(),
         EmbeddingStatus::Ready { missing: 0 }
     );
-    let model = Folded {
-        calls: Default::default(),
-    };
+    let model = Folded::new();
     let none = llm_wiki::llm::Cancel::new();
     // Another model: nothing is embedded without confirmation.
     let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
@@ -276,4 +286,86 @@ fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batc
     // Nothing left: no call at all.
     let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
     assert_eq!((r.embedded, model.calls.get()), (0, calls + 1));
+}
+
+/// A model that keeps its name but starts returning another dimension (a new variant behind the
+/// same tag): no error, nothing mixed — `reembedRequired` until confirmed, BM25 meanwhile, then
+/// a re-embed to the new dimension.
+#[test]
+fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
+    use llm_wiki::llm::config::{Config, EmbeddingProvider};
+    use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
+    use llm_wiki::wiki_search::EmbedOptions;
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let mut config = Config::default();
+    config.base_url = "http://127.0.0.1:9/v1".into();
+    config.model = "chat".into();
+    config.embeddings.provider = EmbeddingProvider::OpenAi;
+    config.embeddings.model = "folded-32".into();
+    block_on(w.set_llm_config(config)).unwrap();
+    for (t, b) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("Borrowing", "References borrow a value without owning it."),
+        ("静夜思", "床前明月光，疑是地上霜。"),
+    ] {
+        put(&w, t, b);
+    }
+    let model = Folded::new();
+    let none = llm_wiki::llm::Cancel::new();
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!(r.embedded, 3);
+    assert_eq!(r.status, EmbeddingStatus::Ready { missing: 0 });
+
+    // The model now answers with 48 dimensions. A new page needs a vector: the call shows the
+    // change, and nothing is stored or mixed.
+    model.dim.set(48);
+    put(&w, "Slices", "A slice references a contiguous sequence.");
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!(r.embedded, 0);
+    let required = EmbeddingStatus::ReembedRequired {
+        stored_model: "folded-32".into(),
+        stored_dim: 32,
+    };
+    assert_eq!(r.status, required);
+    // The status says so from now on, without a call; so does a search with the new vectors.
+    let calls = model.calls.get();
+    assert_eq!(block_on(w.embedding_status()).unwrap(), required);
+    let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!((r.embedded, &r.status), (0, &required));
+    assert_eq!(model.calls.get(), calls);
+    let q = block_on(llm_wiki::llm::Embedder::embed(&model, &["owner".into()], &none)).unwrap();
+    let with = SearchOptions {
+        query_vector: Some(QueryVector {
+            model: "folded-32".into(),
+            vector: q.vectors[0].clone(),
+        }),
+        ..SearchOptions::default()
+    };
+    let r = block_on(w.search("owner", &with)).unwrap();
+    assert_eq!(r.mode, SearchMode::Bm25);
+    assert!(
+        matches!(r.status, SearchStatus::ReembedRequired { stored_dim: 32, configured_dim: 48, .. }),
+        "{r:?}"
+    );
+    assert_eq!(r.hits[0].key, "Ownership");
+
+    // Confirmed: every page gets a 48-d vector, and they replace the 32-d ones.
+    let confirm = EmbedOptions {
+        confirm: true,
+        ..EmbedOptions::default()
+    };
+    let r = block_on(w.embed_pages(&model, &confirm, &|_| {}, &none)).unwrap();
+    assert_eq!(r.embedded, 4);
+    assert_eq!(r.status, EmbeddingStatus::Ready { missing: 0 });
+    assert_eq!(
+        block_on(w.search_index()).unwrap().active_model(),
+        Some(("folded-32", 48))
+    );
+    assert_eq!(
+        block_on(w.embedding_status()).unwrap(),
+        EmbeddingStatus::Ready { missing: 0 }
+    );
+    let r = block_on(w.search("owner", &with)).unwrap();
+    assert_eq!((r.mode, &r.status), (SearchMode::Hybrid, &SearchStatus::Ok));
 }
