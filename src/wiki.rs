@@ -203,6 +203,8 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) name: String,
     pub(crate) storage: S,
     pub(crate) clock: C,
+    /// The last search index read, for searches (see [`Wiki::search_index_shared`]).
+    pub(crate) search_cache: crate::wiki_search::SearchCache,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -222,6 +224,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             name: name.to_string(),
             storage,
             clock,
+            search_cache: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
@@ -233,6 +236,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             name: name.to_string(),
             storage,
             clock,
+            search_cache: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)

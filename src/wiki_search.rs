@@ -12,7 +12,9 @@
 //! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
 //! batch, so storage never holds an index for other pages than the ones it holds.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,18 @@ pub const OBSERVED_DIM_KEY: &str = "observed-dim";
 struct ObservedDim {
     model: String,
     dim: usize,
+}
+
+/// The decoded search index a wiki keeps between searches, with the revision of the stamp
+/// record it was read at (every save of the index rewrites the stamp, so a new revision — from
+/// this page, another tab or the extension — means the cache is stale).
+#[derive(Default)]
+pub struct SearchCache(RefCell<Option<(u64, u64, Rc<SearchIndex>)>>);
+
+impl std::fmt::Debug for SearchCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SearchCache")
+    }
 }
 
 /// Options of [`Wiki::embed_pages`] (JS: `embedPages({...})`).
@@ -245,6 +259,38 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(index)
     }
 
+    /// The search index for reading (searches, routing, status): kept decoded between calls,
+    /// and read again only when its stamp record changed (a commit or a save, here or in another
+    /// tab) — two small reads instead of decoding every record (≈ 170 ms at 10k pages, see
+    /// BENCHMARKS.md "cold open"). Writers use [`Wiki::search_index`], which always reads storage.
+    ///
+    /// Errors: as [`Wiki::search_index`].
+    pub async fn search_index_shared(&self) -> Result<Rc<SearchIndex>> {
+        let last = self.last_op().await?;
+        let stamp_rev = |r: Option<crate::storage::Record>| {
+            r.filter(|r| {
+                std::str::from_utf8(&r.data)
+                    .ok()
+                    .and_then(|t| t.parse::<u64>().ok())
+                    == Some(last)
+            })
+            .map(|r| r.rev)
+        };
+        let rev = stamp_rev(self.storage.get(Store::Search, SEARCH_OP_KEY).await?);
+        if let (Some(rev), Some((cached_rev, op, index))) = (rev, &*self.search_cache.0.borrow()) {
+            if rev == *cached_rev && last == *op {
+                return Ok(index.clone());
+            }
+        }
+        let index = Rc::new(self.search_index().await?);
+        // `search_index` may have saved a synchronised index: cache it at the stamp it wrote.
+        match stamp_rev(self.storage.get(Store::Search, SEARCH_OP_KEY).await?) {
+            Some(rev) => *self.search_cache.0.borrow_mut() = Some((rev, last, index.clone())),
+            None => *self.search_cache.0.borrow_mut() = None,
+        }
+        Ok(index)
+    }
+
     /// Rebuilds the search index from every page, dropping the stored one (vectors included:
     /// they come back through [`SearchIndex::put_embeddings`]), and saves it.
     pub async fn rebuild_search_index(&self) -> Result<SearchIndex> {
@@ -290,7 +336,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if options.query_vector.is_none() && options.mode != SearchMode::Bm25 {
             options.query_vector = self.query_vector(query).await?;
         }
-        Ok(self.search_index().await?.search(query, &options))
+        Ok(self.search_index_shared().await?.search(query, &options))
     }
 
     /// [`Wiki::search`] with the configured embedding: an endpoint embeds the query (one call)
@@ -340,7 +386,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let embedder = AnyEmbedder::from_config(&config, transport)?;
         let model = embedder.model();
-        let index = self.search_index().await?;
+        let index = self.search_index_shared().await?;
         let dim = self.configured_dim(&index, &model).await?;
         if !matches!(
             index.embedding_status(&model, dim),
@@ -364,7 +410,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             EmbeddingProvider::Offline => OFFLINE_MODEL.to_string(),
             _ => config.embeddings.model.clone(),
         };
-        let index = self.search_index().await?;
+        let index = self.search_index_shared().await?;
         let dim = self.configured_dim(&index, &model).await?;
         Ok(index.embedding_status(&model, dim))
     }
@@ -379,9 +425,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .and_then(|r| serde_json::from_slice::<ObservedDim>(&r.data).ok())
             .filter(|o| o.model == model)
             .map(|o| o.dim);
-        Ok(observed
-            .or_else(|| index.embedding_dim(model))
-            .unwrap_or(0))
+        Ok(observed.or_else(|| index.embedding_dim(model)).unwrap_or(0))
     }
 
     /// Records that `model` returned `dim`-dimensional vectors, when that is news.

@@ -298,9 +298,11 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     use llm_wiki::wiki_search::EmbedOptions;
     let backend = MemoryBackend::new();
     let w = open(&backend);
-    let mut config = Config::default();
-    config.base_url = "http://127.0.0.1:9/v1".into();
-    config.model = "chat".into();
+    let mut config = Config {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "chat".into(),
+        ..Config::default()
+    };
     config.embeddings.provider = EmbeddingProvider::OpenAi;
     config.embeddings.model = "folded-32".into();
     block_on(w.set_llm_config(config)).unwrap();
@@ -334,7 +336,12 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
     assert_eq!((r.embedded, &r.status), (0, &required));
     assert_eq!(model.calls.get(), calls);
-    let q = block_on(llm_wiki::llm::Embedder::embed(&model, &["owner".into()], &none)).unwrap();
+    let q = block_on(llm_wiki::llm::Embedder::embed(
+        &model,
+        &["owner".into()],
+        &none,
+    ))
+    .unwrap();
     let with = SearchOptions {
         query_vector: Some(QueryVector {
             model: "folded-32".into(),
@@ -345,7 +352,14 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     let r = block_on(w.search("owner", &with)).unwrap();
     assert_eq!(r.mode, SearchMode::Bm25);
     assert!(
-        matches!(r.status, SearchStatus::ReembedRequired { stored_dim: 32, configured_dim: 48, .. }),
+        matches!(
+            r.status,
+            SearchStatus::ReembedRequired {
+                stored_dim: 32,
+                configured_dim: 48,
+                ..
+            }
+        ),
         "{r:?}"
     );
     assert_eq!(r.hits[0].key, "Ownership");
@@ -368,4 +382,47 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     );
     let r = block_on(w.search("owner", &with)).unwrap();
     assert_eq!((r.mode, &r.status), (SearchMode::Hybrid, &SearchStatus::Ok));
+}
+
+/// Searches reuse the decoded index until its stamp record changes — a commit here, or a save
+/// by another tab on the same database — and then see the change.
+#[test]
+fn searches_reuse_the_decoded_index_until_a_commit_or_another_tab_changes_it() {
+    use std::rc::Rc;
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    put(&w, "Ownership", "Each value in Rust has one owner.");
+    let a = block_on(w.search_index_shared()).unwrap();
+    let b = block_on(w.search_index_shared()).unwrap();
+    assert!(
+        Rc::ptr_eq(&a, &b),
+        "the second read decoded the index again"
+    );
+    assert_eq!(block_on(w.search("owner", &bm25())).unwrap().hits.len(), 1);
+
+    // A commit here.
+    put(
+        &w,
+        "Borrowing",
+        "Borrowing a value leaves the owner in place.",
+    );
+    let c = block_on(w.search_index_shared()).unwrap();
+    assert!(!Rc::ptr_eq(&b, &c));
+    assert_eq!(block_on(w.search("owner", &bm25())).unwrap().hits.len(), 2);
+
+    // Another tab commits (a second connection to the same database).
+    let other = open(&backend);
+    put(
+        &other,
+        "Owners",
+        "An owner drops its value at the end of scope.",
+    );
+    let hits = block_on(w.search("owner", &bm25())).unwrap().hits;
+    assert_eq!(hits.len(), 3, "{hits:?}");
+    // Another tab saves the index without an operation (embeddings): read again too.
+    let d = block_on(w.search_index_shared()).unwrap();
+    let mut index = block_on(other.search_index()).unwrap();
+    block_on(other.save_search_index(&mut index)).unwrap();
+    let e = block_on(w.search_index_shared()).unwrap();
+    assert!(!Rc::ptr_eq(&d, &e));
 }
