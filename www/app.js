@@ -15,8 +15,25 @@ const state = { wiki: null, tab: "sources", editing: null, session: null };
  * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension's
  * popup and background) writes at a time (Decision 9); then tells the other pages to refresh.
  */
-function write(fn) {
-  return withWriteLock(state.wiki.name, fn, { onWait: () => setStatus(t("waitingForOtherTab")) });
+function write(fn, { embed = true } = {}) {
+  const run = withWriteLock(state.wiki.name, fn, { onWait: () => setStatus(t("waitingForOtherTab")) });
+  // Pages a change wrote get their endpoint embeddings right after it (issue #6: the indexes
+  // follow every commit; the offline embedding is already in the commit itself).
+  return embed ? run.then((r) => { queueEmbedding(); return r; }) : run;
+}
+
+let embedding = null;
+let embedAgain = false;
+
+/** Runs `embedNewPages` in the background, once at a time; a request during a run runs after it. */
+function queueEmbedding() {
+  if (embedding) { embedAgain = true; return; }
+  embedding = (async () => {
+    do {
+      embedAgain = false;
+      await embedNewPages().catch(() => {});
+    } while (embedAgain);
+  })().finally(() => { embedding = null; });
 }
 
 listen((m) => {
@@ -287,7 +304,7 @@ async function compile(options = {}) {
         }
         bar.value = (index + (p.stage === "committed" || p.stage === "failed" ? 1 : p.stage === "integrated" ? p.done / (p.total + 1) : 0)) / total;
       },
-    }));
+    }), { embed: false });
     bar.hidden = true;
     const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
     // The list shows the new statuses before the message says the compile is done.
@@ -308,16 +325,18 @@ async function compile(options = {}) {
   }
 }
 
-// An embedding endpoint embeds new pages after a compile (the built-in offline embedding does it
-// in the commit itself). A failure leaves search on BM25 for those pages; it is reported, not fatal.
+// An embedding endpoint embeds new or changed pages after a compile or any other change (the
+// built-in offline embedding does it in the commit itself). A failure leaves search on BM25 for those pages; it is reported, not fatal.
 async function embedNewPages(signal) {
   const status = await state.wiki.embeddingStatus();
-  if (!(status.state === "ready" && status.missing > 0) && status.state !== "noVectors") return;
+  const wanted = (status.state === "ready" && status.missing > 0)
+    || (status.state === "noVectors" && (await state.wiki.pages()).length > 0);
+  if (!wanted) return;
   const progress = $("#compile-progress");
   try {
     await write(() => state.wiki.embedPages({
       signal, onProgress: (p) => { progress.textContent = t("embedding", p.done, p.total); },
-    }));
+    }), { embed: false });
   } catch (e) {
     if (!(e && e.code === "CANCELLED")) setStatus(`${$("#status").textContent} ${t("embeddingFailed", e.message)}`, "error");
   } finally {
@@ -780,7 +799,7 @@ async function renderEmbeddingStatus() {
     try {
       const r = await write(() => state.wiki.embedPages({
         confirm, onProgress: (p) => { $("#cfg-emb-status").textContent = t("embedding", p.done, p.total); },
-      }));
+      }), { embed: false });
       setStatus(t("embDone", r.embedded, r.model));
     } catch (err) { showError(err); } finally { button.disabled = false; await renderEmbeddingStatus(); }
   };

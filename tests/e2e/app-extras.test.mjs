@@ -338,6 +338,26 @@ test("embeddings: a new model waits for the user's go, then re-embeds every page
   const r = await api(page, "default", `return await w.search("owner", { mode: "hybrid" });`);
   assert.equal(r.mode, "hybrid");
   assert.equal(r.hits[0].key, "Ownership");
+
+  // A page written in the editor (no compile) gets its endpoint vector right after the save.
+  const embedCalls = log.requests.filter((u) => u === `${endpoint.url}/api/embed`).length;
+  await page.evaluate(() => { location.hash = "#/pages"; });
+  await page.click("#page-new");
+  await page.fill("#page-title", "Lifetimes");
+  await page.fill("#page-body", "A lifetime is how long a reference stays valid.");
+  await page.click("#page-editor button[type=submit]");
+  await page.waitForFunction(() => /Saved/.test(document.querySelector("#status").textContent));
+  let status;
+  for (let i = 0; i < 60; i++) {
+    status = await api(page, "default", "return await w.embeddingStatus();");
+    if (status.state === "ready" && status.missing === 0) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.deepEqual(status, { state: "ready", missing: 0 });
+  assert.ok(log.requests.filter((u) => u === `${endpoint.url}/api/embed`).length > embedCalls, log.requests.join("\n"));
+  const v = await api(page, "default", `return await w.search("reference valid", { mode: "vector" });`);
+  assert.equal(v.mode, "vector");
+  assert.equal(v.hits[0].key, "Lifetimes");
   assert.deepEqual(log.errors, []);
   await context.close();
 });
