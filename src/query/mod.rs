@@ -79,8 +79,8 @@ pub struct AskOptions {
     /// every routed page keeps its best passage (so each can be cited), and the context window
     /// is never exceeded. Low values answer from little more than those best passages; at the
     /// top of the range whole pages are given, as before passages existed. Measured on the
-    /// benchmark's wiki (answer input per question, system prompt and question included): 1358
-    /// tokens at 1000, 1559 at 1500, 2902 at 3000, 3838 with whole pages (100 000).
+    /// benchmark's wiki (answer input per question, system prompt and question included): 1318
+    /// tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
     pub answer_budget: u64,
     /// The question's embedding for the search steps (set by [`Wiki::ask_configured`] from an
     /// embedding endpoint); `None`: the built-in offline embedding when configured, else BM25.
