@@ -91,30 +91,10 @@ pub fn split(body: &str, est: &TokenEstimator) -> Vec<Passage> {
                 add_block(&mut out, &mut cur, &cur_section, block, est, &push);
             }
             Event::Text(t) | Event::Code(t) => {
+                // Text of the heading being read (block text is taken as a slice of the body).
                 if let Some((_, h)) = heading.as_mut() {
                     h.push_str(&t);
-                } else if depth == 0 {
-                    // Text outside any block (not produced by pulldown-cmark for bodies, but safe).
-                    add_block(
-                        &mut out,
-                        &mut cur,
-                        &cur_section,
-                        body[range].trim(),
-                        est,
-                        &push,
-                    );
                 }
-            }
-            Event::Rule if depth == 0 => {}
-            Event::Html(_) | Event::InlineHtml(_) if depth == 0 => {
-                add_block(
-                    &mut out,
-                    &mut cur,
-                    &cur_section,
-                    body[range].trim(),
-                    est,
-                    &push,
-                );
             }
             _ => {}
         }
@@ -422,6 +402,15 @@ mod tests {
         for s in &p {
             assert!(body.contains(&s.text));
         }
+    }
+
+    #[test]
+    fn html_blocks_are_kept_and_rules_dropped() {
+        // A thematic break separates text; it is not text, so no passage carries it.
+        let body = "Before.\n\n<div>\nraw html\n</div>\n\n---\n\nAfter.";
+        let p = split(body, &est());
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].text, "Before.\n\n<div>\nraw html\n</div>\n\nAfter.");
     }
 
     #[test]
