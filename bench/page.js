@@ -451,7 +451,7 @@ function chunk(text, tokens, estimate) {
  * against the source's own tokens + the index slice it can get), the questions' input tokens
  * against a plain top-8-chunk RAG baseline over the same sources, and re-adding unchanged sources.
  */
-async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTokens, ragK }) {
+async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTokens, ragK, askVariants = [{}] }) {
   const w = await ours();
   const est = (s) => w.estimateTokens(s);
   const name = "bench-tokens";
@@ -495,16 +495,26 @@ async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTo
   const chunks = [];
   for (const s of sources) for (const c of chunk(s.body, chunkTokens, est)) chunks.push(c);
   rag.addPages(chunks.map((_, i) => `c${i}`), chunks.map(() => ""), chunks);
-  const perQuestion = [];
+  // Each question is asked once per option set (the first: the product defaults, `{}`), so
+  // settings are compared on one compiled wiki.
+  const variants = askVariants.map((options) => ({ options, perQuestion: [] }));
   for (const q of questions) {
-    const a = await wiki.ask(q, {});
     const top = rag.search(q, ragK, "bm25", "", undefined, 50);
     const ragInput = est(q) + top.reduce((sum, k) => sum + est(chunks[Number(k.slice(1))]), 0);
-    perQuestion.push({ question: q, input: a.usage.input, output: a.usage.output, calls: a.usage.calls, routed: a.routed.length, hopped: a.hopped.length, ragInput, ragChunks: top.length, ratio: a.usage.input / ragInput });
+    for (const v of variants) {
+      const a = await wiki.ask(q, v.options);
+      v.perQuestion.push({
+        question: q, input: a.usage.input, output: a.usage.output, calls: a.usage.calls,
+        routeInput: a.routeUsage.input, answerInput: a.answerUsage.input, route: a.route,
+        routed: a.routed.length, hopped: a.hopped.length, cited: a.citations.length,
+        ragInput, ragChunks: top.length, ratio: a.usage.input / ragInput,
+      });
+    }
   }
   const pages = (await wiki.pages()).length;
+  const indexTokens = est((await wiki.index()) || "");
   wiki.close();
-  return { perSource, reAdd, perQuestion, chunks: chunks.length, chunkTokens, ragK, contextWindow, pages };
+  return { perSource, reAdd, perQuestion: variants[0].perQuestion, variants, indexTokens, chunks: chunks.length, chunkTokens, ragK, contextWindow, pages };
 }
 
 window.B = { textBench, textOpen, hybridBench, vectorBench, convertAll, tokenBench };

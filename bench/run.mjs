@@ -35,6 +35,7 @@ const CFG = {
   dim: Number(env("BENCH_DIM", "384")),
   tokenSources: Number(env("BENCH_TOKEN_SOURCES", "24")),
   contextWindow: Number(env("BENCH_CONTEXT", "16384")),
+  askVariants: JSON.parse(env("BENCH_ASK", "[{}]")),
   out: env("BENCH_OUT", join(root, "target/bench-results.json")),
   pageTimeoutMs: Number(env("BENCH_PAGE_TIMEOUT_S", "3600")) * 1000,
   t2: env("BENCH_T2", "1") !== "0",
@@ -220,7 +221,7 @@ async function tokenPhase(t2) {
     const nb = Math.ceil(CFG.tokenSources * 2 / 3);
     const sources = [...book.slice(0, nb), ...cargo.slice(0, CFG.tokenSources - nb)];
     log(`tokens: ${sources.length} sources, ${QUESTIONS.length} questions, scripted endpoint ${endpoint.url}`);
-    return await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS, contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8 });
+    return await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS, contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8, askVariants: CFG.askVariants });
   } finally { endpoint.stop(); }
 }
 
@@ -269,6 +270,14 @@ function report(R) {
       ["top-8-chunk RAG input tokens (mean)", mean(q.map((x) => x.ragInput)).toFixed(0)],
       ["query ÷ RAG: mean / max", `${fmtX(mean(q.map((x) => x.ratio)))} / ${fmtX(Math.max(...q.map((x) => x.ratio)))}`],
     ]));
+    if (T.variants && q[0]?.routeInput !== undefined) {
+      out.push(`\nQuery input by ask options (index.md: ${T.indexTokens} tokens, ${T.pages} pages; first row: the defaults):\n`);
+      out.push(table(["ask options", "route input", "answer input", "query input", "query ÷ RAG: mean / max", "routes (index / shortlist / search)", "pages cited"], T.variants.map((v) => {
+        const p = v.perQuestion;
+        const routes = ["index", "shortlist", "search"].map((m) => p.filter((x) => x.route === m).length).join(" / ");
+        return [JSON.stringify(v.options), mean(p.map((x) => x.routeInput)).toFixed(0), mean(p.map((x) => x.answerInput)).toFixed(0), mean(p.map((x) => x.input)).toFixed(0), `${fmtX(mean(p.map((x) => x.ratio)))} / ${fmtX(Math.max(...p.map((x) => x.ratio)))}`, routes, mean(p.map((x) => x.cited)).toFixed(1)];
+      })));
+    }
   }
   out.push("\n### Goals\n");
   out.push(table(["goal", "measured", "met"], goals(R).map((g) => [g.goal, g.measured, g.met === null ? "not measured" : g.met ? "yes" : "NO"])));

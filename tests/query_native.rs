@@ -362,3 +362,238 @@ fn f31a_a_3000_page_index_is_shortlisted_and_no_request_exceeds_the_context() {
     );
     assert!(a.citations.contains(&"Topic 1234".to_string()), "{a:?}");
 }
+
+/// A wiki of `pages` (title, summary, body) written straight to storage, with index.md as the app
+/// keeps it.
+fn wiki_of(pages: &[(&str, &str, String)]) -> (MemoryBackend, W) {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let mut b = Batch::new();
+    for (title, summary, body) in pages {
+        let page = llm_wiki::model::Page {
+            key: title.to_string(),
+            title: title.to_string(),
+            kind: PageKind::Concept,
+            summary: summary.to_string(),
+            aliases: vec![],
+            tags: vec![],
+            sources: vec![],
+            created: 0,
+            updated: 0,
+            body: body.clone(),
+            revision: 1,
+            extra_frontmatter: String::new(),
+        };
+        b.put(
+            Store::Pages,
+            title.to_string(),
+            serde_json::to_vec(&page).unwrap(),
+            Expect::Absent,
+        );
+    }
+    block_on(w.storage().commit(b)).unwrap();
+    let all = block_on(w.all_pages()).unwrap();
+    let mut b = Batch::new();
+    b.put(
+        Store::Documents,
+        "index.md",
+        llm_wiki::documents::render_index(&all).into_bytes(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    (backend, w)
+}
+
+/// `n` filler sections about nothing the questions ask, ~100 tokens each.
+fn filler(n: usize, cjk: bool) -> String {
+    (0..n)
+        .map(|i| {
+            if cjk {
+                format!(
+                    "## 杂记{i}\n\n{}\n\n",
+                    "今天天气很好，我们去公园散步。".repeat(7)
+                )
+            } else {
+                format!(
+                    "## Aside {i}\n\n{}\n\n",
+                    "The weather was mild and the garden was quiet that day. ".repeat(7)
+                )
+            }
+        })
+        .collect()
+}
+
+/// The data blocks of the answer call: (key, text).
+fn answer_blocks(llm: &Recording) -> Vec<(String, String)> {
+    let prompts = llm.prompts.borrow();
+    let last = prompts.last().unwrap();
+    llm_wiki::llm::prompt::source_blocks(&last.messages.last().unwrap().content)
+        .into_iter()
+        .map(|b| (b.key, b.text))
+        .collect()
+}
+
+fn ask_with(w: &W, llm: &Recording, question: &str, answer_budget: u64) -> llm_wiki::query::Answer {
+    let model = LlmQuery {
+        llm,
+        max_output_tokens: Some(1024),
+    };
+    let options = AskOptions {
+        answer_budget,
+        hop_pages: 0,
+        ..Default::default()
+    };
+    block_on(w.ask(
+        &model,
+        question,
+        &options,
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap()
+}
+
+#[test]
+fn the_answer_gets_the_matching_passages_not_whole_pages() {
+    let ownership = format!(
+        "Ownership is how Rust manages memory.\n\n{}## Borrowing\n\nA reference borrows a value without taking ownership; the borrow checker enforces the rules.\n\n{}",
+        filler(10, false),
+        filler(10, false)
+    );
+    let (_b, w) = wiki_of(&[
+        ("Ownership", "How Rust manages memory.", ownership.clone()),
+        ("Gardening", "Notes on the garden.", filler(20, false)),
+    ]);
+    let llm = Recording::default();
+    let a = ask_with(&w, &llm, "How does borrowing work in ownership?", 600);
+    assert_eq!(a.routed, vec!["Ownership"], "{a:?}");
+    let blocks = answer_blocks(&llm);
+    assert_eq!(blocks.len(), 1);
+    let (key, text) = &blocks[0];
+    assert_eq!(key, "Ownership");
+    // The matching section, under its heading, with the page's title and lead; not the filler.
+    assert!(text.starts_with("# Ownership\n\n"), "{text}");
+    assert!(
+        text.contains("## Borrowing\n\nA reference borrows a value"),
+        "{text}"
+    );
+    assert!(text.contains("[…]"), "{text}");
+    assert!(
+        estimate_tokens(text) < estimate_tokens(&ownership) / 3,
+        "{text}"
+    );
+    assert!(estimate_tokens(text) <= 600, "{}", estimate_tokens(text));
+    // The per-step usage adds up.
+    assert_eq!(a.usage.input, a.route_usage.input + a.answer_usage.input);
+    assert!(a.answer_usage.input < estimate_tokens(&ownership));
+    assert_eq!(a.citations, vec!["Ownership"]);
+}
+
+#[test]
+fn chinese_passages_are_ranked_with_the_search_tokenizer() {
+    let body = format!(
+        "{}## 背压\n\n背压是一种流量控制机制，它让下游告诉上游放慢速度。\n\n{}",
+        filler(8, true),
+        filler(8, true)
+    );
+    let (_b, w) = wiki_of(&[("流量控制", "关于流量控制的笔记。", body.clone())]);
+    let llm = Recording::default();
+    let a = ask_with(&w, &llm, "背压是什么？", 400);
+    assert_eq!(a.routed, vec!["流量控制"], "{a:?}");
+    let blocks = answer_blocks(&llm);
+    let text = &blocks[0].1;
+    assert!(text.contains("## 背压\n\n背压是一种流量控制机制"), "{text}");
+    assert!(estimate_tokens(text) <= 400, "{}", estimate_tokens(text));
+    assert!(estimate_tokens(text) < estimate_tokens(&body) / 3);
+    assert!(a.answer.contains("背压是一种流量控制机制"), "{}", a.answer);
+    assert_eq!(a.citations, vec!["流量控制"]);
+}
+
+#[test]
+fn every_routed_page_keeps_a_passage_and_the_budget_holds() {
+    let pages: Vec<(String, String)> = ["Alpha", "Beta", "Gamma", "Delta"]
+        .iter()
+        .map(|t| {
+            (
+                format!("{t} widget"),
+                format!(
+                    "The {t} widget spins at a fixed speed.\n\n{}",
+                    filler(6, false)
+                ),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, String)> = pages
+        .iter()
+        .map(|(t, b)| (t.as_str(), "A widget.", b.clone()))
+        .collect();
+    let (_b, w) = wiki_of(&refs);
+    for budget_tokens in [200, 1500, 100_000] {
+        let llm = Recording::default();
+        let a = ask_with(&w, &llm, "How fast does each widget spin?", budget_tokens);
+        assert_eq!(a.routed.len(), 4, "{a:?}");
+        let blocks = answer_blocks(&llm);
+        // Every routed page is given, with at least its best passage.
+        let keys: Vec<&str> = blocks.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys.len(), 4, "{keys:?}");
+        for (k, text) in &blocks {
+            assert!(a.routed.contains(k));
+            assert!(text.contains("widget spins at a fixed speed"), "{text}");
+        }
+        let given: u64 = blocks.iter().map(|(_, t)| estimate_tokens(t)).sum();
+        if budget_tokens == 200 {
+            // Past the budget only by the one passage per routed page that is always kept.
+            assert!(given <= 4 * 60, "{given}");
+        } else {
+            assert!(given <= budget_tokens, "{given} > {budget_tokens}");
+        }
+        if budget_tokens == 100_000 {
+            // A budget past the pages' size gives them whole.
+            for (k, text) in &blocks {
+                let body = &pages.iter().find(|(t, _)| t == k).unwrap().1;
+                for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    assert!(text.contains(line), "{k}: {line}");
+                }
+                assert!(!text.contains("[…]"));
+            }
+        }
+    }
+}
+
+#[test]
+fn citations_to_pages_whose_passages_were_not_given_are_removed() {
+    // A one-hop neighbour that shares nothing with the question gives no passage, so a citation
+    // of it is removed; the routed page's stays.
+    let (_b, w) = wiki_of(&[
+        (
+            "Widgetron",
+            "A widget.",
+            "Widgetron was first released in 2015. See [[Gardening]].".into(),
+        ),
+        ("Gardening", "Notes on the garden.", filler(3, false)),
+    ]);
+    let llm = Recording {
+        answer_override: Some("Released in 2015 [[Widgetron]], see [[Gardening]].".into()),
+        ..Default::default()
+    };
+    let model = LlmQuery {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+    };
+    let a = block_on(w.ask(
+        &model,
+        "When was Widgetron released?",
+        &AskOptions::default(),
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert_eq!(a.routed, vec!["Widgetron"], "{a:?}");
+    assert_eq!(a.hopped, vec!["Gardening"], "{a:?}");
+    let keys: Vec<String> = answer_blocks(&llm).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec!["Widgetron"]);
+    assert_eq!(a.citations, vec!["Widgetron"]);
+    assert_eq!(a.removed_citations, vec!["Gardening"]);
+}

@@ -5,13 +5,16 @@
 //!    estimates) the model reads it whole and picks pages; otherwise hybrid search (BM25 + vectors,
 //!    RRF) shortlists index lines first and the model picks among them (field case F31a). One hop
 //!    along the chosen pages' links adds their neighbours, bounded, hubs excluded.
-//! 2. *Answer*: the chosen pages' text within budget → a streamed answer citing `[[pages]]`. Every
-//!    citation is checked: one naming no chosen page is removed and counted (F32).
+//! 2. *Answer*: passages of the chosen pages ([`passages`]: split along headings and paragraphs,
+//!    ranked by BM25F against the question) fill [`AskOptions::answer_budget`], every routed page
+//!    keeping at least its best one → a streamed answer citing `[[pages]]`. Every citation is
+//!    checked: one naming no page the answer was given is removed and counted (F32).
 //! 3. *Write-back*: the answer becomes an `analysis` page citing its pages, one operation.
 //!
 //! Offline (no endpoint) routing is the hybrid search alone and the answer is extractive: the
 //! passages that best match the question, each cited, and it says so.
 
+pub mod passages;
 pub mod scripted;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,10 +60,28 @@ pub struct AskOptions {
     /// Pages one hop along links may add. Range 0–10; default 3; 0 disables the hop.
     pub hop_pages: usize,
     /// Share of the context window index.md may take to be routed whole. Range 0.05–0.8;
-    /// default 0.5. Above it, search shortlists the index first.
+    /// default 0.1. Above it, search shortlists the index first (at most `shortlist` lines,
+    /// within the same share). The routing call is paid on every question and reading index.md
+    /// whole grows with the wiki (~26 estimated tokens per page): measured on the benchmark's
+    /// 133-page wiki (3485-token index.md, 16k window; BENCHMARKS.md "Token cost"), routing
+    /// read 3591 input tokens per question at 0.5 (the index read whole) against 963 from a
+    /// 20-line shortlist at 0.1. At 0.1 a 16k window reads an index of about 60 pages whole, a
+    /// 128k window about 500.
     pub routing_share: f64,
-    /// Index lines the search shortlist gives the router. Range 5–200; default 40.
+    /// Index lines the search shortlist gives the router. Range 5–200; default 20 (three times
+    /// the default `max_pages` to pick from). On the benchmark's wiki a 40-line shortlist cost
+    /// 1665 routing input tokens per question, 20 lines 963.
     pub shortlist: usize,
+    /// Estimated tokens of page text the answer step is given (Decision 12 estimates): the
+    /// passages of the chosen pages that best match the question ([`passages`]), in score order
+    /// until this is spent. Range 200–100 000; default 1500 (about three of the ~512-token
+    /// chunks a RAG pipeline sends, or nine of our ≤ 160-token passages). Whatever the budget,
+    /// every routed page keeps its best passage (so each can be cited), and the context window
+    /// is never exceeded. Low values answer from little more than those best passages; at the
+    /// top of the range whole pages are given, as before passages existed. Measured on the
+    /// benchmark's wiki (answer input per question, system prompt and question included): 1318
+    /// tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
+    pub answer_budget: u64,
     /// The question's embedding for the search steps (set by [`Wiki::ask_configured`] from an
     /// embedding endpoint); `None`: the built-in offline embedding when configured, else BM25.
     #[serde(skip)]
@@ -75,8 +96,9 @@ impl Default for AskOptions {
             write_back: false,
             max_pages: 6,
             hop_pages: 3,
-            routing_share: 0.5,
-            shortlist: 40,
+            routing_share: 0.1,
+            shortlist: 20,
+            answer_budget: 1500,
             query_vector: None,
         }
     }
@@ -127,8 +149,12 @@ pub struct Answer {
     pub route: Option<RouteMethod>,
     /// True for an extractive (offline) answer.
     pub extractive: bool,
-    /// Token usage of the model calls.
+    /// Token usage of the model calls (the sum of the two below).
     pub usage: TokenUsage,
+    /// Token usage of the routing call (zero when search routed alone).
+    pub route_usage: TokenUsage,
+    /// Token usage of the answer call (zero for an extractive answer).
+    pub answer_usage: TokenUsage,
     /// Time per step.
     pub timings: Timings,
     /// The analysis page written back, if any.
@@ -316,14 +342,9 @@ impl QueryModel for OfflineQuery {
         cancel: &Cancel,
     ) -> Result<(String, TokenUsage)> {
         cancel.check()?;
-        // Question terms without function words; each weighs its rarity among the candidate
-        // sentences (idf = ln(1 + N / df)), so "ownership" counts and "is" does not.
-        let stop = crate::offline::textrank::STOPWORDS;
-        let q: BTreeSet<String> = crate::search::tokenizer::tokenize(question)
-            .into_iter()
-            .filter(|t| !stop.contains(&t.as_str()))
-            .collect();
-        let mut candidates: Vec<(usize, usize, String, BTreeSet<String>)> = Vec::new(); // (page, sentence, text, matched)
+        // The sentences of the passages given, ranked by the same BM25F as the passages
+        // themselves ([`passages::rank`]: function words dropped, rare terms weigh more).
+        let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
         for (pi, (_, _, text)) in pages.iter().enumerate() {
             let plain = crate::compile::integrate::strip_refs(&strip_definitions(text));
             for (si, s) in crate::offline::blocks::blocks(&plain)
@@ -335,20 +356,22 @@ impl QueryModel for OfflineQuery {
                 .flat_map(|t| crate::offline::blocks::sentences(&t))
                 .enumerate()
             {
-                let matched: BTreeSet<String> = crate::search::tokenizer::tokenize(&s)
-                    .into_iter()
-                    .filter(|t| q.contains(t))
-                    .collect();
-                candidates.push((pi, si, s, matched));
+                candidates.push((pi, si, s));
             }
         }
-        let n = candidates.len().max(1) as f64;
-        let df = |t: &String| candidates.iter().filter(|c| c.3.contains(t)).count().max(1) as f64;
-        let idf: BTreeMap<&String, f64> = q.iter().map(|t| (t, (1.0 + n / df(t)).ln())).collect();
+        let units: Vec<passages::Unit<'_>> = candidates
+            .iter()
+            .map(|(_, _, s)| passages::Unit {
+                context: "",
+                aliases: &[],
+                text: s,
+            })
+            .collect();
+        let scores = passages::rank(question, &units);
         // One line per sentence, citing up to two of the pages that state it.
         let mut by_sentence: BTreeMap<String, Passage> = BTreeMap::new();
-        for (pi, si, s, matched) in &candidates {
-            let score: f64 = matched.iter().map(|t| idf[t]).sum();
+        for ((pi, si, s), &score) in candidates.iter().zip(&scores) {
+            let score = f64::from(score);
             if score <= 0.0 {
                 continue;
             }
@@ -482,6 +505,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .route(question, &options.history, &index_text, max_pages, cancel)
                 .await?
         };
+        let route_usage = u;
         usage.add(&u);
         let mut routed: Vec<String> = Vec::new();
         for name in picked.iter().flatten() {
@@ -536,37 +560,43 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .sum::<u64>()
             + est.estimate(question)
             + 200;
-        let mut room = budget
+        let room = budget
             .context_window
             .saturating_sub(budget.max_output_tokens + overhead);
+        let chosen_pages: Vec<passages::PageText> = routed
+            .iter()
+            .map(|k| (k, true))
+            .chain(hopped.iter().map(|k| (k, false)))
+            .filter_map(|(k, required)| {
+                let p = by_key.get(k.as_str())?;
+                Some(passages::PageText {
+                    key: p.key.clone(),
+                    title: p.title.clone(),
+                    aliases: p.aliases.clone(),
+                    lead: p.summary.clone(),
+                    passages: passages::split(&strip_definitions(&p.body), &est),
+                    required,
+                })
+            })
+            .collect();
+        let answer_budget = options.answer_budget.clamp(200, 100_000);
+        // A follow-up ("where are they based?") is ranked with the question before it.
+        let rank_query = match options.history.last() {
+            Some(t) => format!("{} {question}", t.question),
+            None => question.to_string(),
+        };
+        let picks = passages::select(&rank_query, &chosen_pages, answer_budget, room, &est);
         let mut given: Vec<(String, String, String)> = Vec::new();
-        for k in routed.iter().chain(hopped.iter()) {
-            let Some(p) = by_key.get(k.as_str()) else {
-                continue;
-            };
-            let text = strip_definitions(&p.body);
-            let cost = est.estimate(&text) + est.estimate(&p.title) + 20;
-            if cost <= room {
-                room -= cost;
-                given.push((p.key.clone(), p.title.clone(), text));
-            } else if room > 200 {
-                // The part that fits.
-                let mut cut = String::new();
-                for line in text.lines() {
-                    if est.estimate(&cut) + est.estimate(line) + 30 > room {
-                        break;
-                    }
-                    cut.push_str(line);
-                    cut.push('\n');
-                }
-                room = 0;
-                given.push((p.key.clone(), p.title.clone(), cut));
+        for (p, picked) in chosen_pages.iter().zip(&picks) {
+            // A routed page without text (an empty body) is still shown by its title and lead.
+            if !picked.is_empty() || (p.required && p.passages.is_empty()) {
+                given.push((p.key.clone(), p.title.clone(), passages::render(p, picked)));
             }
         }
-        let (raw, u) = model
+        let (raw, answer_usage) = model
             .answer(question, &options.history, &given, on_token, cancel)
             .await?;
-        usage.add(&u);
+        usage.add(&answer_usage);
 
         // Citations: keep those naming a given page, remove the others.
         let allowed: BTreeSet<&str> = given.iter().map(|(k, _, _)| k.as_str()).collect();
@@ -607,6 +637,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             route: Some(method),
             extractive: model.extractive(),
             usage,
+            route_usage,
+            answer_usage,
             timings: Timings {
                 route_ms: elapsed(t0, t1),
                 answer_ms: elapsed(t1, t2),

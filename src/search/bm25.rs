@@ -1101,6 +1101,23 @@ impl Bm25Index {
 
     // -------------------------------------------------------------------------------- persistence
 
+    /// The exact size in bytes of what [`Bm25Index::write_base`] writes (to allocate it once).
+    pub(crate) fn base_record_size(&self) -> usize {
+        let base_docs = (0..self.state.len() as u32)
+            .filter(|&d| self.state[d as usize] == IN_BASE || self.is_dead(d))
+            .count();
+        8 + 5 * 4
+            + (4 + self.dict.bytes.len())
+            + (4 + 4 * self.dict.ends.len())
+            + (4 + 4 * self.base_starts.len())
+            + (4 + 4 * self.base_docs.len())
+            + (4 + 4 * self.base_tfs.len())
+            + 4
+            + (4 + 4 * self.base_tfmax.len())
+            + 4 * self.bound_avg.len()
+            + (4 + 16 * base_docs)
+    }
+
     /// Writes the base segment: parameters, dictionary, CSR postings, bounds, doc lengths.
     pub(crate) fn write_base(&self, w: &mut Writer) {
         w.u64(self.base_generation);

@@ -64,13 +64,20 @@ enum Kind {
     Graph = 6,
 }
 
+/// The header of a record holding `payload`.
+fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..4].copy_from_slice(&MAGIC);
+    h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8] = kind as u8;
+    h[9..17].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    h[17..25].copy_from_slice(&hash64(payload).to_le_bytes());
+    h
+}
+
 fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.push(kind as u8);
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&hash64(&payload).to_le_bytes());
+    out.extend_from_slice(&header(kind, &payload));
     out.extend_from_slice(&payload);
     out
 }
@@ -157,9 +164,21 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
 }
 
 fn write_with(kind: Kind, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
-    let mut w = Writer::default();
+    write_sized(kind, 0, f)
+}
+
+/// A record written in place after room for its header, with `size` payload bytes reserved up
+/// front. With the exact size (the BM25 base and vector rows, the large records) the buffer is
+/// allocated once: no doubling while it grows and no copy into a frame, so a first save of a
+/// 10k-page index peaks at the record's size instead of about three times it (wasm linear memory
+/// keeps its high-water mark; BENCHMARKS.md "Memory").
+fn write_sized(kind: Kind, size: usize, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
+    let mut w = Writer::with_capacity(HEADER + size);
+    w.buf.resize(HEADER, 0);
     f(&mut w);
-    frame(kind, w.buf)
+    let h = header(kind, &w.buf[HEADER..]);
+    w.buf[..HEADER].copy_from_slice(&h);
+    w.buf
 }
 
 fn write_graph(s: &VectorStore) -> Option<Vec<u8>> {
@@ -177,7 +196,9 @@ impl SearchIndex {
             (KEY_META.to_string(), write_meta(self)),
             (
                 KEY_BM25.to_string(),
-                write_with(Kind::Bm25, |w| self.bm25.write_base(w)),
+                write_sized(Kind::Bm25, self.bm25.base_record_size(), |w| {
+                    self.bm25.write_base(w)
+                }),
             ),
             (
                 KEY_BM25_DELTA.to_string(),
@@ -187,7 +208,7 @@ impl SearchIndex {
         if let Some(a) = &self.active {
             out.push((
                 KEY_VECTORS.into(),
-                write_with(Kind::Vectors, |w| a.write_base(w)),
+                write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)),
             ));
             out.push((
                 KEY_VECTORS_DELTA.into(),
@@ -244,7 +265,9 @@ impl SearchIndex {
         if self.bm25.dirty_base {
             out.push(put((
                 KEY_BM25.into(),
-                write_with(Kind::Bm25, |w| self.bm25.write_base(w)),
+                write_sized(Kind::Bm25, self.bm25.base_record_size(), |w| {
+                    self.bm25.write_base(w)
+                }),
             )));
         }
         if self.bm25.dirty_delta || self.bm25.dirty_base {
@@ -258,7 +281,7 @@ impl SearchIndex {
                 if a.dirty_base || !self.persisted.active {
                     out.push(put((
                         KEY_VECTORS.into(),
-                        write_with(Kind::Vectors, |w| a.write_base(w)),
+                        write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)),
                     )));
                 }
                 if a.dirty_delta || a.dirty_base || !self.persisted.active {

@@ -715,3 +715,44 @@ fn ids_of_removed_pages_are_reused_safely() {
     let back = reopen(&idx);
     assert_eq!(back.search("unique5", &bm25_only(10)), r);
 }
+
+#[test]
+fn the_large_records_are_written_in_one_allocation() {
+    // A first save of a big index must not hold a record twice (growth by doubling, or a copy
+    // into its frame): wasm linear memory keeps that high-water mark.
+    let mut idx = SearchIndex::default();
+    let bodies: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                "page {i} about topic{} and topic{} 明月{}",
+                i % 7,
+                i % 13,
+                i % 5
+            )
+        })
+        .collect();
+    for (i, b) in bodies.iter().enumerate() {
+        let key = format!("p{i}");
+        let v = mock_embed(b, 16, 1);
+        idx.upsert(
+            &key,
+            &page(&key, b),
+            Some(Embedding {
+                model: A,
+                vector: &v,
+            }),
+        );
+    }
+    idx.bm25.merge();
+    let recs = idx.to_records();
+    for key in [KEY_BM25, KEY_VECTORS] {
+        let (_, rec) = recs.iter().find(|(k, _)| k == key).unwrap();
+        assert_eq!(rec.capacity(), rec.len(), "{key}");
+    }
+    // Still the same format: it opens and answers alike.
+    let back = reopen(&idx);
+    assert_eq!(
+        keys(&back.search("topic3 明月", &bm25_only(5))),
+        keys(&idx.search("topic3 明月", &bm25_only(5)))
+    );
+}

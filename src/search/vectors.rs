@@ -797,20 +797,36 @@ impl VectorStore {
 
     /// A snapshot of every live row (base, then delta) for a rebuild.
     pub fn rebuild_job(&self) -> RebuildJob {
-        let mut docs = Vec::with_capacity(self.live());
-        let mut data = Vec::with_capacity(self.live() * self.dim);
         let d = self.dim;
-        if d > 0 {
-            for (i, row) in self.base.chunks_exact(d).enumerate() {
-                if !self.base_dead[i] {
-                    docs.push(self.base_docs[i]);
-                    data.extend_from_slice(row);
-                }
-            }
-            for (i, row) in self.delta.chunks_exact(d).enumerate() {
-                if !self.delta_dead[i] {
-                    docs.push(self.delta_docs[i]);
-                    data.extend_from_slice(row);
+        let rows = if d == 0 {
+            0
+        } else {
+            self.base_dead.iter().filter(|dead| !**dead).count()
+                + self.delta_dead.iter().filter(|dead| !**dead).count()
+        };
+        let mut docs = Vec::with_capacity(rows);
+        // The slab is allocated once, at its final size: filling a Vec and converting it into an
+        // `Arc<[f32]>` would copy it, holding the rows twice more next to the old base and delta
+        // (wasm linear memory keeps that high-water mark).
+        let mut slab: Arc<[f32]> = std::iter::repeat_n(0.0, rows * d).collect();
+        if let Some(data) = Arc::get_mut(&mut slab) {
+            let mut rows_out = data.chunks_exact_mut(d.max(1));
+            let live = self
+                .base
+                .chunks_exact(d.max(1))
+                .zip(&self.base_docs)
+                .zip(&self.base_dead)
+                .chain(
+                    self.delta
+                        .chunks_exact(d.max(1))
+                        .zip(&self.delta_docs)
+                        .zip(&self.delta_dead),
+                )
+                .filter(|(_, dead)| !**dead);
+            for ((row, &doc), _) in live.take(rows) {
+                if let Some(out) = rows_out.next() {
+                    out.copy_from_slice(row);
+                    docs.push(doc);
                 }
             }
         }
@@ -818,7 +834,7 @@ impl VectorStore {
             from_generation: self.base_generation,
             watermark: self.seq,
             docs,
-            slab: Arc::from(data),
+            slab,
             dim: d,
         }
     }
@@ -1030,8 +1046,14 @@ impl VectorStore {
 
     // -------------------------------------------------------------------------------- persistence
 
+    /// The exact size in bytes of what [`VectorStore::write_base`] writes (to allocate it once).
+    pub(crate) fn base_record_size(&self) -> usize {
+        (4 + self.model.len()) + 4 + 8 + (4 + 4 * self.base_docs.len()) + (4 + 4 * self.base.len())
+    }
+
     /// The base record: model, dim, generation, doc per row, rows as contiguous `f32`.
     pub(crate) fn write_base(&self, w: &mut Writer) {
+        debug_assert_eq!(self.base_docs.len() * self.dim, self.base.len());
         w.str(&self.model);
         w.u32(self.dim as u32);
         w.u64(self.base_generation);

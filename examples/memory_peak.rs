@@ -1,0 +1,169 @@
+//! Native probe of the heap high-water mark of the batch builds the browser benchmark measures
+//! as wasm linear memory (BENCHMARKS.md, "Memory"): `SearchIndex::upsert_many` over T1-like
+//! synthetic Zipf pages, and `VectorStore::put` of 384-d rows. Run:
+//! `cargo run --release --example memory_peak [-- PAGES ROWS]` (defaults 10000 10000).
+//!
+//! A counting global allocator reports, per step, the live heap before it, the peak during it and
+//! the live heap after it (MB = 10⁶ bytes). Wasm linear memory never shrinks, so the browser's
+//! figure is at least the peak of its build (plus allocator fragmentation, which this does not
+//! see); the input the caller holds during the build is counted in "before".
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use llm_wiki::search::bm25::DocFields;
+use llm_wiki::search::vectors::{HnswParams, VectorStore};
+use llm_wiki::search::SearchIndex;
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        System.dealloc(p, l);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+                // A moving realloc holds both blocks for the copy.
+                PEAK.fetch_max(now + l.size().min(new), Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn mb(b: usize) -> String {
+    format!("{:.1} MB", b as f64 / 1e6)
+}
+
+/// Runs `f`, printing live-before, peak-during and live-after.
+fn step<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let out = f();
+    let peak = PEAK.load(Ordering::Relaxed);
+    let after = LIVE.load(Ordering::Relaxed);
+    println!(
+        "{name:<40} before {:>9}  peak {:>9} (+{:>9})  after {:>9}",
+        mb(before),
+        mb(peak),
+        mb(peak - before),
+        mb(after)
+    );
+    out
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn zipf(&mut self, n: usize) -> usize {
+        let h = (n as f64).ln() + 0.5772;
+        ((self.unit() * h - 0.5772).exp() as usize).min(n - 1)
+    }
+}
+
+fn word(r: usize) -> String {
+    const SYL: [&str; 16] = [
+        "ka", "to", "ri", "mu", "se", "na", "lo", "pe", "di", "ga", "vo", "zu", "be", "xi", "ho",
+        "ne",
+    ];
+    let mut s = String::new();
+    let mut x = r + 1;
+    while x > 0 {
+        s.push_str(SYL[x % 16]);
+        x /= 16;
+    }
+    s
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let pages = args.first().copied().unwrap_or(10_000);
+    let rows = args.get(1).copied().unwrap_or(10_000);
+
+    // T1-like: 20k-word vocabulary, Zipf s = 1, titles of 3 words, bodies of 150–449 words.
+    let mut rng = Rng(42);
+    let docs: Vec<(String, String, String)> = step("generate pages (the caller's input)", || {
+        (0..pages)
+            .map(|i| {
+                let title = (0..3)
+                    .map(|_| word(rng.zipf(20_000)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let len = 150 + (rng.next() as usize % 300);
+                let body = (0..len)
+                    .map(|_| word(rng.zipf(20_000)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (format!("t1-{i}"), title, body)
+            })
+            .collect()
+    });
+    let index = step("SearchIndex::upsert_many", || {
+        let mut idx = SearchIndex::default();
+        idx.upsert_many(docs.iter().map(|(k, t, b)| {
+            (
+                k.as_str(),
+                DocFields {
+                    title: t,
+                    aliases: &[],
+                    body: b,
+                },
+            )
+        }));
+        idx
+    });
+    let records = step("dirty_records (a first save)", || index.dirty_records());
+    drop(records);
+    drop(docs);
+    drop(index);
+
+    let dim = 384;
+    let input: Vec<f32> = step("generate vectors (the caller's input)", || {
+        (0..rows * dim)
+            .map(|_| (rng.unit() * 2.0 - 1.0) as f32)
+            .collect()
+    });
+    let store = step("VectorStore::put × rows", || {
+        let mut s = VectorStore::new("probe", dim, HnswParams::default());
+        for (i, row) in input.chunks_exact(dim).enumerate() {
+            s.put(i as u32, row).unwrap();
+        }
+        s
+    });
+    println!(
+        "vector store heap_bytes {}, rows × dim × 4 = {}",
+        mb(store.heap_bytes()),
+        mb(rows * dim * 4)
+    );
+}

@@ -1,0 +1,475 @@
+//! Passages: the parts of the chosen pages an answer is given, instead of whole pages.
+//!
+//! A page body is cut into *passages* along its markdown structure ([`split`]): top-level blocks
+//! (paragraphs, lists, block quotes, code blocks, tables) are grouped under the heading they stand
+//! under, up to [`PASSAGE_TOKENS`] estimated tokens each; a block longer than
+//! [`MAX_PASSAGE_TOKENS`] is cut at line, then sentence ends (`.` `!` `?` `。` `！` `？`). Every
+//! passage is a verbatim slice of the body, so quotes from it still verify.
+//!
+//! Passages are ranked against the question by BM25F ([`rank`]): the crate's own
+//! [`Bm25Index`] over the passages alone, with the page's title and the passage's heading path
+//! as the title field, the page's aliases as aliases, and the passage text as the body — so the
+//! tokenizer (Decision 13: CJK unigrams + bigrams, NFKC, case-fold) and the scoring are those of
+//! the wiki's search. Function words of the question ([`crate::offline::textrank::STOPWORDS`])
+//! are dropped first. [`select`] then fills a token budget in score order, always keeping the
+//! best passage of every page that must be cited, and [`render`] shows each page's passages in
+//! page order under its heading path, with `[…]` where text was left out.
+
+use crate::search::bm25::{Bm25Index, Bm25Params, DocFields};
+use crate::text::TokenEstimator;
+
+/// Passages are grouped up to this many estimated tokens (a few paragraphs).
+pub const PASSAGE_TOKENS: u64 = 160;
+/// A single block longer than this many estimated tokens is cut (a long list or code block).
+pub const MAX_PASSAGE_TOKENS: u64 = 400;
+
+/// One passage of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// The headings it stands under, outermost first, joined by ` › ` (empty before the first).
+    pub section: String,
+    /// The markdown text, a verbatim slice of the body (trimmed).
+    pub text: String,
+    /// Position in the page, from 0.
+    pub order: usize,
+}
+
+/// The passages of `body` (markdown), in page order. Empty when the body has no text.
+pub fn split(body: &str, est: &TokenEstimator) -> Vec<Passage> {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut out: Vec<Passage> = Vec::new();
+    let mut path: Vec<(u8, String)> = Vec::new(); // heading stack: (level, text)
+    let mut cur = String::new();
+    let mut cur_section = String::new();
+    let mut depth = 0usize;
+    let mut start = 0usize;
+    let mut heading: Option<(u8, String)> = None;
+    let push = |out: &mut Vec<Passage>, section: &str, text: &str| {
+        let text = text.trim();
+        if !text.is_empty() {
+            out.push(Passage {
+                section: section.to_string(),
+                text: text.to_string(),
+                order: out.len(),
+            });
+        }
+    };
+    let parser = Parser::new_ext(
+        body,
+        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH,
+    );
+    for (event, range) in parser.into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    start = range.start;
+                    if let Tag::Heading { level, .. } = tag {
+                        heading = Some((level as u8, String::new()));
+                    }
+                }
+                depth += 1;
+            }
+            Event::End(end) => {
+                depth = depth.saturating_sub(1);
+                if depth > 0 {
+                    continue;
+                }
+                if let (TagEnd::Heading(_), Some((level, text))) = (end, heading.take()) {
+                    // A heading closes the passage being grouped and opens a section.
+                    push(&mut out, &cur_section, &cur);
+                    cur.clear();
+                    path.retain(|(l, _)| *l < level);
+                    path.push((level, text.split_whitespace().collect::<Vec<_>>().join(" ")));
+                    cur_section = path
+                        .iter()
+                        .map(|(_, t)| t.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" › ");
+                    continue;
+                }
+                let block = body[start..range.end].trim();
+                add_block(&mut out, &mut cur, &cur_section, block, est, &push);
+            }
+            Event::Text(t) | Event::Code(t) => {
+                // Text of the heading being read (block text is taken as a slice of the body).
+                if let Some((_, h)) = heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    push(&mut out, &cur_section, &cur);
+    out
+}
+
+/// Adds one top-level block to the passage being grouped (`cur`), closing it first when the
+/// block would take it past [`PASSAGE_TOKENS`]; a block past [`MAX_PASSAGE_TOKENS`] is cut.
+fn add_block(
+    out: &mut Vec<Passage>,
+    cur: &mut String,
+    section: &str,
+    block: &str,
+    est: &TokenEstimator,
+    push: &impl Fn(&mut Vec<Passage>, &str, &str),
+) {
+    if block.is_empty() {
+        return;
+    }
+    if est.estimate(block) > MAX_PASSAGE_TOKENS {
+        push(out, section, cur);
+        cur.clear();
+        for piece in cut(block, est) {
+            push(out, section, &piece);
+        }
+        return;
+    }
+    if !cur.is_empty() && est.estimate(cur) + est.estimate(block) > PASSAGE_TOKENS {
+        push(out, section, cur);
+        cur.clear();
+    }
+    if !cur.is_empty() {
+        cur.push_str("\n\n");
+    }
+    cur.push_str(block);
+}
+
+/// Cuts a long block into pieces of at most [`MAX_PASSAGE_TOKENS`] at line ends, and a line
+/// longer than that at sentence ends (a sentence longer still stays whole).
+fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
+    let mut units: Vec<&str> = Vec::new();
+    for line in block.split_inclusive('\n') {
+        if est.estimate(line) <= MAX_PASSAGE_TOKENS {
+            units.push(line);
+            continue;
+        }
+        let mut from = 0;
+        let mut it = line.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            let end = i + c.len_utf8();
+            let boundary = matches!(c, '。' | '！' | '？')
+                || (matches!(c, '.' | '!' | '?')
+                    && it.peek().is_some_and(|(_, n)| n.is_whitespace()));
+            if boundary {
+                units.push(&line[from..end]);
+                from = end;
+            }
+        }
+        if from < line.len() {
+            units.push(&line[from..]);
+        }
+    }
+    let mut pieces: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for u in units {
+        if !cur.is_empty() && est.estimate(&cur) + est.estimate(u) > MAX_PASSAGE_TOKENS {
+            pieces.push(std::mem::take(&mut cur));
+        }
+        cur.push_str(u);
+    }
+    if !cur.trim().is_empty() {
+        pieces.push(cur);
+    }
+    pieces
+}
+
+/// `question` without function words ([`crate::offline::textrank::STOPWORDS`]), CJK runs and
+/// everything else kept as written, so the tokenizer sees the same text shapes.
+pub fn content_query(question: &str) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    let stop = crate::offline::textrank::STOPWORDS;
+    question
+        .split_word_bounds()
+        .map(|w| {
+            if stop.contains(&w.to_lowercase().as_str()) {
+                " "
+            } else {
+                w
+            }
+        })
+        .collect()
+}
+
+/// One unit to rank: the context it stands in (page title, heading path), the page's aliases,
+/// and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct Unit<'a> {
+    /// Page title and heading path (the BM25F title field).
+    pub context: &'a str,
+    /// The page's aliases.
+    pub aliases: &'a [String],
+    /// The text (the BM25F body field).
+    pub text: &'a str,
+}
+
+/// BM25F scores of `units` for `question` (function words dropped), index-aligned; 0 for a unit
+/// sharing no term with it. Default [`Bm25Params`]; statistics (N, df, average lengths) are
+/// those of `units` alone.
+pub fn rank(question: &str, units: &[Unit<'_>]) -> Vec<f32> {
+    let mut scores = vec![0.0; units.len()];
+    if units.is_empty() {
+        return scores;
+    }
+    let mut index = Bm25Index::new(Bm25Params::default());
+    index.upsert_many(units.iter().enumerate().map(|(i, u)| {
+        (
+            i as u32,
+            DocFields {
+                title: u.context,
+                aliases: u.aliases,
+                body: u.text,
+            },
+        )
+    }));
+    for (doc, score) in index.search_exhaustive(&content_query(question), units.len()) {
+        scores[doc as usize] = score;
+    }
+    scores
+}
+
+/// One page given to the answer step: its key, title, aliases, lead line and passages.
+#[derive(Debug, Clone)]
+pub struct PageText {
+    /// Page key (the `[[key]]` citation target).
+    pub key: String,
+    /// Page title.
+    pub title: String,
+    /// Other names.
+    pub aliases: Vec<String>,
+    /// The page's one-line summary (shown first; empty: none).
+    pub lead: String,
+    /// The passages.
+    pub passages: Vec<Passage>,
+    /// True when at least its best passage must be given (a routed page); false for pages that
+    /// contribute only passages that match the question (one-hop neighbours).
+    pub required: bool,
+}
+
+/// Which passages fill an answer: per page (index-aligned with `pages`), the passage orders to
+/// give, ascending. A page with none chosen is not given.
+///
+/// Order: first the best passage (highest score, then earliest) of every `required` page, within
+/// `limit` tokens; then every other passage in score order (ties: page order, then passage
+/// order) while the total stays within `budget` — passages of non-required pages only when they
+/// match the question (score > 0). A required page's lead line and heading cost (see
+/// [`render_cost`]) is counted with its first passage. `limit` ≥ `budget` is the hard cap (the
+/// context room); `budget` is the target the caller asked for.
+pub fn select(
+    question: &str,
+    pages: &[PageText],
+    budget: u64,
+    limit: u64,
+    est: &TokenEstimator,
+) -> Vec<Vec<usize>> {
+    let mut contexts: Vec<String> = Vec::new();
+    let mut owner: Vec<(usize, usize)> = Vec::new(); // (page, passage index)
+    for (pi, p) in pages.iter().enumerate() {
+        for (i, s) in p.passages.iter().enumerate() {
+            contexts.push(if s.section.is_empty() {
+                p.title.clone()
+            } else {
+                format!("{} {}", p.title, s.section)
+            });
+            owner.push((pi, i));
+        }
+    }
+    let units: Vec<Unit<'_>> = owner
+        .iter()
+        .zip(&contexts)
+        .map(|(&(pi, i), c)| Unit {
+            context: c,
+            aliases: &pages[pi].aliases,
+            text: &pages[pi].passages[i].text,
+        })
+        .collect();
+    let scores = rank(question, &units);
+    let mut order: Vec<usize> = (0..owner.len()).collect();
+    crate::util::sort_by(&mut order, &|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then(owner[a].cmp(&owner[b]))
+    });
+    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); pages.len()];
+    let mut used = 0u64;
+    let cost = |pi: usize, i: usize, chosen: &[Vec<usize>]| {
+        let p = &pages[pi];
+        let s = &p.passages[i];
+        let mut c = est.estimate(&s.text) + est.estimate(&s.section) + 4;
+        if chosen[pi].is_empty() {
+            c += render_cost(p, est);
+        }
+        c
+    };
+    // The best passage of every required page.
+    for &u in &order {
+        let (pi, i) = owner[u];
+        if pages[pi].required && chosen[pi].is_empty() {
+            let c = cost(pi, i, &chosen);
+            if used + c <= limit {
+                used += c;
+                chosen[pi].push(i);
+            }
+        }
+    }
+    // Then the rest in score order within the budget.
+    for &u in &order {
+        let (pi, i) = owner[u];
+        if chosen[pi].contains(&i) || (!pages[pi].required && scores[u] <= 0.0) {
+            continue;
+        }
+        let c = cost(pi, i, &chosen);
+        if used + c <= budget.min(limit) {
+            used += c;
+            chosen[pi].push(i);
+        }
+    }
+    for c in &mut chosen {
+        crate::util::sort(c);
+    }
+    chosen
+}
+
+/// The fixed cost of showing a page: its title line and lead line (estimated tokens; the lead is
+/// counted even when [`render`] leaves it out).
+pub fn render_cost(page: &PageText, est: &TokenEstimator) -> u64 {
+    est.estimate(&page.title) + est.estimate(&page.lead) + 20
+}
+
+/// The text shown for one page (below its `# Title` line): the lead (unless the page's first
+/// passage, its opening, is given), then the chosen passages in page order, each under its heading path (`## A › B`) when that changes, `[…]` where passages
+/// were left out.
+pub fn render(page: &PageText, chosen: &[usize]) -> String {
+    let mut out = String::new();
+    // The lead line stands in for the page's opening when that is not given.
+    if !page.lead.trim().is_empty() && chosen.first() != Some(&0) {
+        out.push_str(page.lead.trim());
+        out.push_str("\n\n");
+    }
+    let mut section: Option<&str> = None;
+    let mut prev: Option<usize> = None;
+    for &i in chosen {
+        let s = &page.passages[i];
+        let gap = match prev {
+            None => i > 0,
+            Some(p) => i > p + 1,
+        };
+        if section != Some(s.section.as_str()) {
+            if gap {
+                out.push_str("[…]\n\n");
+            }
+            if !s.section.is_empty() {
+                out.push_str(&format!("## {}\n\n", s.section));
+            }
+            section = Some(s.section.as_str());
+        } else if gap {
+            out.push_str("[…]\n\n");
+        }
+        out.push_str(&s.text);
+        out.push_str("\n\n");
+        prev = Some(i);
+    }
+    if prev.is_some_and(|p| p + 1 < page.passages.len()) {
+        out.push_str("[…]\n");
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est() -> TokenEstimator {
+        TokenEstimator::default()
+    }
+
+    #[test]
+    fn splits_along_headings_and_keeps_the_text_verbatim() {
+        let body = "Lead paragraph.\n\n## Install\n\nRun `rustup`.\n\n- one\n- two\n\n### On Windows\n\nUse the installer.\n\n## Use\n\n```rust\nfn main() {}\n```\n";
+        let p = split(body, &est());
+        let got: Vec<(&str, &str)> = p
+            .iter()
+            .map(|p| (p.section.as_str(), p.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("", "Lead paragraph."),
+                ("Install", "Run `rustup`.\n\n- one\n- two"),
+                ("Install › On Windows", "Use the installer."),
+                ("Use", "```rust\nfn main() {}\n```"),
+            ]
+        );
+        for s in &p {
+            assert!(body.contains(&s.text));
+        }
+    }
+
+    #[test]
+    fn html_blocks_are_kept_and_rules_dropped() {
+        // A thematic break separates text; it is not text, so no passage carries it.
+        let body = "Before.\n\n<div>\nraw html\n</div>\n\n---\n\nAfter.";
+        let p = split(body, &est());
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].text, "Before.\n\n<div>\nraw html\n</div>\n\nAfter.");
+    }
+
+    #[test]
+    fn long_blocks_are_cut_and_groups_stay_small() {
+        let para = "Word ".repeat(100); // ~125 tokens
+        let body = format!("{para}\n\n{para}\n\n{}", "Sentence here. ".repeat(200));
+        let p = split(&body, &est());
+        assert!(p.len() >= 4, "{}", p.len());
+        for s in &p {
+            assert!(est().estimate(&s.text) <= MAX_PASSAGE_TOKENS, "{}", s.text);
+        }
+        let cjk = "背压是一种流量控制机制。".repeat(100); // 1200 CJK tokens on one line
+        let p = split(&cjk, &est());
+        assert!(p.len() >= 3);
+        assert_eq!(p.iter().map(|s| s.text.as_str()).collect::<String>(), cjk);
+    }
+
+    #[test]
+    fn rendering_shows_the_lead_headings_and_gaps() {
+        let page = PageText {
+            key: "K".into(),
+            title: "T".into(),
+            aliases: vec![],
+            lead: "The lead.".into(),
+            passages: split(
+                "Opening.\n\n## A\n\nOne.\n\n## B\n\nTwo.\n\n## C\n\nThree.",
+                &est(),
+            ),
+            required: true,
+        };
+        assert_eq!(page.passages.len(), 4);
+        assert_eq!(
+            render(&page, &[2]),
+            "The lead.\n\n[…]\n\n## B\n\nTwo.\n\n[…]"
+        );
+        assert_eq!(
+            render(&page, &[0, 1, 3]),
+            "Opening.\n\n## A\n\nOne.\n\n[…]\n\n## C\n\nThree."
+        );
+    }
+
+    #[test]
+    fn ranking_uses_the_search_tokenizer_in_english_and_chinese() {
+        let u = |text| Unit {
+            context: "Page",
+            aliases: &[],
+            text,
+        };
+        let units = [
+            u("Rust has loops."),
+            u("Ownership moves values."),
+            u("背压保护队列不溢出。"),
+            u("流量控制很重要。"),
+        ];
+        let s = rank("What is ownership?", &units);
+        assert!(s[1] > 0.0 && s[0] == 0.0 && s[2] == 0.0, "{s:?}");
+        let s = rank("背压是什么？", &units);
+        assert!(s[2] > 0.0 && s[3] == 0.0 && s[1] == 0.0, "{s:?}");
+        // Function words alone match nothing.
+        assert!(rank("What is the", &units).iter().all(|x| *x == 0.0));
+    }
+}
