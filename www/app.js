@@ -4,6 +4,7 @@ import init, { Wiki } from "./pkg/llm_wiki.js";
 import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
 import { withWriteLock, listen } from "./writer.js";
+import { setStatus, showError } from "./status.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
@@ -25,18 +26,6 @@ listen((m) => {
     refresh().catch(showError);
   }
 });
-
-function setStatus(message, kind = "info") {
-  const el = $("#status");
-  el.textContent = message;
-  el.className = kind;
-}
-
-function showError(e) {
-  console.error(e);
-  const code = e && e.code ? `[${e.code}] ` : "";
-  setStatus(code + (e && e.message ? e.message : String(e)), "error");
-}
 
 function applyLanguage() {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";

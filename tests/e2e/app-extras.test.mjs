@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { startServer, launch, watch, artifacts, scriptedEndpoint } from "./harness.mjs";
+import { startServer, launch, watch, artifacts, scriptedEndpoint, configure } from "./harness.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -253,31 +253,10 @@ test("PDF import: the text of every page becomes a source, the PDF is kept, CJK 
 
 // ------------------------------------------------------------------ settings and recompile
 
-async function configure(page, { compileModel = "", queryModel = "", lintModel = "", embeddings } = {}) {
-  await page.click("#tabs button[data-tab=settings]");
-  await page.waitForSelector("#cfg-preset option", { state: "attached" });
-  await page.selectOption("#cfg-preset", "openai");
-  await page.fill("#cfg-base-url", `${endpoint.url}/v1`);
-  await page.fill("#cfg-model", "scripted-chat");
-  await page.fill("#cfg-api-key", "sk-test-not-a-real-key");
-  await page.fill("#cfg-context", "16384");
-  await page.fill("#cfg-model-compile", compileModel);
-  await page.fill("#cfg-model-query", queryModel);
-  await page.fill("#cfg-model-lint", lintModel);
-  if (embeddings) {
-    await page.selectOption("#cfg-emb-provider", embeddings.provider);
-    await page.fill("#cfg-emb-model", embeddings.model);
-    await page.fill("#cfg-emb-url", embeddings.url);
-  }
-  await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
-  await page.click("#settings-form button[type=submit]");
-  await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
-}
-
 test("settings: a model per operation and the embeddings endpoint are saved and come back after a reload", { timeout: 60_000 }, async () => {
   const context = await browser.newContext();
   const { page, log } = await openApp(context);
-  await configure(page, {
+  await configure(page, `${endpoint.url}/v1`, {
     compileModel: "scripted-compile", queryModel: "scripted-query",
     embeddings: { provider: "ollama", model: "nomic-embed-text", url: endpoint.url },
   });
@@ -308,7 +287,7 @@ test("settings: a model per operation and the embeddings endpoint are saved and 
   assert.ok(log.requests.some((u) => u === `${endpoint.url}/api/embed`), log.requests.join("\n"));
 
   // Clearing a per-operation model falls back to the main one; switching the provider back is kept too.
-  await configure(page, { compileModel: "", queryModel: "scripted-query", embeddings: { provider: "offline", model: "", url: "" } });
+  await configure(page, `${endpoint.url}/v1`, { compileModel: "", queryModel: "scripted-query", embeddings: { provider: "offline", model: "", url: "" } });
   const after = await api(page, "default", "return await w.config();");
   assert.equal(after.compile.model, undefined);
   assert.equal(after.query.model, "scripted-query");
@@ -326,7 +305,7 @@ test("embeddings: a new model waits for the user's go, then re-embeds every page
     for (const [title, body] of [["Ownership", "Each value has one owner."], ["借用", "引用借用一个值。"], ["Threads", "Threads run at once."]])
       await w.putPage({ title, body });
     return null;`);
-  await configure(page, { embeddings: { provider: "ollama", model: "scripted-embed-768", url: endpoint.url } });
+  await configure(page, `${endpoint.url}/v1`, { embeddings: { provider: "ollama", model: "scripted-embed-768", url: endpoint.url } });
   await page.waitForFunction(() => /stored vectors are of offline-hash-v1/.test(document.querySelector("#cfg-emb-status").textContent));
   assert.equal(await page.textContent("#cfg-emb-run"), "Re-embed all pages");
   await page.click("#cfg-emb-run");
@@ -372,7 +351,7 @@ test("offline pages: once an endpoint is configured the app offers to recompile 
   await page.click("#page-editor button[type=submit]");
   await page.waitForFunction(() => /Saved/.test(document.querySelector("#status").textContent));
 
-  await configure(page, { compileModel: "scripted-compile" });
+  await configure(page, `${endpoint.url}/v1`, { compileModel: "scripted-compile" });
   await page.click("#tabs button[data-tab=sources]");
   await page.waitForSelector("#recompile-offer:not([hidden])");
   assert.match(await page.textContent("#recompile-text"), new RegExp(`${offlineBefore.length} page\\(s\\) .* from 2 source\\(s\\).*scripted-compile`));
