@@ -617,7 +617,9 @@ async function ask(question) {
       history, writeBack, signal: controller.signal,
       onToken: (t) => { streamed += t; a.textContent = streamed; },
     });
-    const answer = writeBack ? await write(call) : await call();
+    // Under the write lock even without write-back: asking may store what the endpoint
+    // accepts (its structured-output mode), and every write holds the lock (Decision 9).
+    const answer = await write(call);
     session.turns.push({
       question, answer: answer.answer, citations: answer.citations, removed: answer.removedCitations.length,
       extractive: answer.extractive, usage: answer.usage, saved: answer.saved || null, raw: answer,
@@ -695,7 +697,8 @@ async function runLlmLint() {
 }
 
 async function runLint(options) {
-  const findings = await state.wiki.lint(options);
+  // The LLM checks write (their findings, what the endpoint accepts): under the write lock.
+  const findings = options && options.llm ? await write(() => state.wiki.lint(options)) : await state.wiki.lint(options);
   const count = (s) => findings.filter((f) => f.severity === s).length;
   $("#lint-summary").textContent = findings.length ? t("lintSummary", count("error"), count("warning"), count("info")) : t("lintClean");
   $("#lint-findings").replaceChildren(...findings.map((f) => {
@@ -823,7 +826,7 @@ function configFromForm() {
 async function testConnection() {
   const list = $("#cfg-report");
   list.replaceChildren();
-  const report = await state.wiki.testConnection({ config: configFromForm() });
+  const report = await write(() => state.wiki.testConnection({ config: configFromForm() }));
   for (const check of report.checks) {
     const li = document.createElement("li");
     li.className = check.status;

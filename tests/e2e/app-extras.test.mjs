@@ -428,3 +428,47 @@ test("removing a source: its row, summary page and citations go; other pages sta
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+test("asking and the LLM lint checks store what the endpoint accepted: they wait for another tab's write lock (Decision 9)", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const { page, log } = await openApp(context, "locked");
+  await api(page, "locked", `
+    await w.putPage({ title: "Backpressure", kind: "concept", body: "Backpressure lets a slow consumer slow down a fast producer. See [[Flow control]]." });
+    await w.putPage({ title: "Flow control", kind: "concept", body: "Flow control keeps queues bounded, as [[Backpressure]] does." });`);
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await configure(page, `${endpoint.url}/v1`);
+  const posts = async () => (await (await fetch(`${endpoint.url}/__requests`)).json()).filter((q) => q.method === "POST").length;
+
+  // Another tab of the same origin holds the wiki's write lock.
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await other.evaluate(() => new Promise((held) => {
+    navigator.locks.request("llm-wiki/locked", () => { held(); return new Promise((r) => { window.release = r; }); });
+  }));
+  const hold = async (action, done) => {
+    const calls = await posts();
+    await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
+    await action();
+    await page.waitForFunction(() => /Another tab is writing/.test(document.querySelector("#status").textContent));
+    await page.waitForTimeout(300);
+    assert.equal(await posts(), calls, "no endpoint call while another tab holds the lock");
+    await other.evaluate(() => new Promise((held) => {
+      window.release();
+      // Take it again for the next action, once this page's write has had it.
+      setTimeout(() => navigator.locks.request("llm-wiki/locked", () => { held(); return new Promise((r) => { window.release = r; }); }), 0);
+    }));
+    await page.waitForFunction(done, null, { timeout: 60_000 });
+    assert.ok(await posts() > calls, "the call went out once the lock was free");
+  };
+
+  await page.click("#tabs button[data-tab=ask]");
+  await page.fill("#question", "What is backpressure?");
+  await hold(() => page.click("#ask-submit"), () => document.querySelector("#ask-cancel").hidden && document.querySelector("#conversation .answer").textContent.length > 0);
+
+  await page.click("#tabs button[data-tab=lint]");
+  await hold(() => page.click("#lint-llm"), () => /findings are listed/.test(document.querySelector("#status").textContent));
+  await other.evaluate(() => window.release());
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
