@@ -7,7 +7,9 @@
 //! (revisions already hold that state). Not recorded: the append-only records (revisions, the
 //! operation's own record, log.md), derived ones (index.md and the search store, rebuilt from the
 //! pages by every commit), the op counter, and `meta/secrets` and `meta/llm-learned` — a rollback
-//! never brings an API key back, and a vault export never carries one (`.llm-wiki/undo.json`).
+//! never brings an API key back, and a vault export never carries one (`.llm-wiki/undo.json`):
+//! a meta record's before-image is also stripped of every field named like a credential, as
+//! exports strip them (a configuration written by an older version may hold a key).
 //! Raw bytes are content-addressed: their record only says whether they were there.
 //!
 //! **Rollback.** `rollback(op)` undoes `op` and every later operation that wrote a record one of
@@ -178,6 +180,22 @@ fn journaled(store: Store, key: &str, own: &str) -> bool {
                 && !key.starts_with(UNDO_PREFIX)
         }
         _ => true,
+    }
+}
+
+/// A meta record (e.g. `meta/config`) as an undo record keeps it: without any field that could
+/// hold a credential, stripped as a vault export strips them ([`crate::vault::strip_secrets`]).
+/// A record with none keeps its exact bytes.
+fn without_secrets(text: String) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return text;
+    };
+    let before = v.clone();
+    crate::vault::strip_secrets(&mut v);
+    if v == before {
+        text
+    } else {
+        v.to_string()
     }
 }
 
@@ -372,6 +390,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     })?;
                     match store {
                         Store::Pages => self.page_before(key, text).await?,
+                        Store::Meta => Before::Data(without_secrets(text)),
                         _ => Before::Data(text),
                     }
                 }
@@ -454,27 +473,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             author,
         } in &p.page_writes
         {
-            let expect = Expect::from_read(*stored);
-            let revision = Revision {
-                page: key.clone(),
-                number: *rev_number,
-                author: *author,
-                op: id,
-                time: now,
-                page_state: page.clone(),
-            };
             match page {
-                Some(page) => ob
-                    .batch
-                    .put(Store::Pages, key.clone(), to_json(page), expect),
-                None => ob.batch.delete(Store::Pages, key.clone(), expect),
+                Some(page) => {
+                    debug_assert_eq!((&page.key, page.revision), (key, *rev_number));
+                    self.put_page_revision(&mut ob.batch, page, *stored, *author, id, now);
+                }
+                None => {
+                    let n = self
+                        .delete_page_record(&mut ob.batch, key, *stored, *author, id, now)
+                        .await?;
+                    debug_assert_eq!(n, *rev_number);
+                }
             }
-            ob.batch.put(
-                Store::Revisions,
-                revision_key(key, *rev_number),
-                to_json(&revision),
-                Expect::Absent,
-            );
             ob.op.pages.push(key.clone());
         }
         for (store, key, data) in &p.other_writes {

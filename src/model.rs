@@ -197,6 +197,11 @@ pub enum Author {
     Llm,
     /// Written by the user.
     Human,
+    /// A mechanical edit by the app itself, not asked for page by page: removing a source
+    /// (links to its summary page become text, lines citing its claims go, it leaves `sources`).
+    /// Decision 5 counts what it rewrote in the model's text as the model's, and what it rewrote
+    /// in a human paragraph as still the human's.
+    App,
 }
 
 /// One revision of a page. Append-only: revisions are never rewritten or deleted by normal

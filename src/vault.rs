@@ -436,11 +436,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 after.push(p.clone());
                 continue;
             }
-            let mut q = p.clone();
-            q.body = body;
-            q.revision += 1;
-            q.updated = now;
-            self.put_page_revision(&mut ob.batch, &q, revs.get(&q.key).copied(), op, now);
+            let q =
+                self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
             rewritten.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
             after.push(q);
@@ -454,6 +451,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 &mut ob.batch,
                 &renamed,
                 revs.get(&old.key).copied(),
+                Author::Human,
                 op,
                 now,
             );
@@ -476,26 +474,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     Expect::Absent,
                 );
             }
-            ob.batch.put(
-                Store::Revisions,
-                revision_key(&old.key, old.revision + 1),
-                to_json(&Revision {
-                    page: old.key.clone(),
-                    number: old.revision + 1,
-                    author: Author::Human,
-                    op,
-                    time: now,
-                    page_state: None,
-                }),
-                Expect::Absent,
-            );
-            ob.batch.delete(
-                Store::Pages,
-                old.key.clone(),
-                Expect::from_read(revs.get(&old.key).copied()),
-            );
+            self.delete_page_record(
+                &mut ob.batch,
+                &old.key,
+                revs.get(&old.key).copied(),
+                Author::Human,
+                op,
+                now,
+            )
+            .await?;
             renamed.revision = offset + old.revision + 1;
-            self.put_page_revision(&mut ob.batch, &renamed, None, op, now);
+            self.put_page_revision(&mut ob.batch, &renamed, None, Author::Human, op, now);
             self.rekey_claims(&mut ob.batch, &old.key, &new_key).await?;
             // A source's summary page keeps being its summary page under the new key.
             for (k, r) in self.storage.scan(Store::Sources, "").await? {
@@ -547,33 +536,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 after.push(p.clone());
                 continue;
             }
-            let mut q = p.clone();
-            q.body = body;
-            q.revision += 1;
-            q.updated = now;
-            self.put_page_revision(&mut ob.batch, &q, revs.get(&q.key).copied(), op, now);
+            let q =
+                self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
             unlinked.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
             after.push(q);
         }
-        ob.batch.delete(
-            Store::Pages,
-            gone.key.clone(),
-            Expect::from_read(revs.get(&gone.key).copied()),
-        );
-        ob.batch.put(
-            Store::Revisions,
-            revision_key(&gone.key, gone.revision + 1),
-            to_json(&Revision {
-                page: gone.key.clone(),
-                number: gone.revision + 1,
-                author: Author::Human,
-                op,
-                time: now,
-                page_state: None,
-            }),
-            Expect::Absent,
-        );
+        self.delete_page_record(
+            &mut ob.batch,
+            &gone.key,
+            revs.get(&gone.key).copied(),
+            Author::Human,
+            op,
+            now,
+        )
+        .await?;
         let op = self.finish(ob, Some(&after)).await?;
         Ok(DeleteReport {
             key: gone.key,
@@ -607,13 +584,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok((pages, revs))
     }
 
-    /// Adds the page record (expecting `rev`, or absence) and its revision `page.revision` by a
-    /// human to `batch`.
-    fn put_page_revision(
+    /// Adds the page record (expecting storage revision `rev`, or absence) and its revision
+    /// `page.revision` by `author` to `batch`: the one way an operation writes a page and its
+    /// history entry.
+    pub(crate) fn put_page_revision(
         &self,
         batch: &mut Batch,
         page: &Page,
         rev: Option<u64>,
+        author: Author,
         op: OpId,
         now: i64,
     ) {
@@ -629,13 +608,63 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&Revision {
                 page: page.key.clone(),
                 number: page.revision,
-                author: Author::Human,
+                author,
                 op,
                 time: now,
                 page_state: Some(page.clone()),
             }),
             Expect::Absent,
         );
+    }
+
+    /// `p` with `body`, as its next revision by a human at `now` in operation `op`, added to
+    /// `batch` (expecting storage revision `stored`). Returns the new state.
+    fn put_body_revision(
+        &self,
+        batch: &mut Batch,
+        p: &Page,
+        body: String,
+        stored: Option<u64>,
+        op: OpId,
+        now: i64,
+    ) -> Page {
+        let mut q = p.clone();
+        q.body = body;
+        q.revision += 1;
+        q.updated = now;
+        self.put_page_revision(batch, &q, stored, Author::Human, op, now);
+        q
+    }
+
+    /// Adds to `batch` the deletion of page `key` (its record expected at storage revision
+    /// `stored`, or absent) and the page's state-less revision by `author`, numbered after every
+    /// revision the key has: the one way an operation deletes a page (delete, rename, merge,
+    /// removing a source, rollback). Returns the revision number.
+    pub(crate) async fn delete_page_record(
+        &self,
+        batch: &mut Batch,
+        key: &str,
+        stored: Option<u64>,
+        author: Author,
+        op: OpId,
+        now: i64,
+    ) -> Result<u64> {
+        let number = self.next_revision_number(key).await?;
+        batch.delete(Store::Pages, key.to_string(), Expect::from_read(stored));
+        batch.put(
+            Store::Revisions,
+            revision_key(key, number),
+            to_json(&Revision {
+                page: key.to_string(),
+                number,
+                author,
+                op,
+                time: now,
+                page_state: None,
+            }),
+            Expect::Absent,
+        );
+        Ok(number)
     }
 
     /// Points claims (`page`) and ledger records (`pages`) at a renamed page's new key.

@@ -8,6 +8,8 @@
 //! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
 //! trait only, and holds no state that could disagree with what is committed.
 
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -314,6 +316,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .into_iter()
             .map(|(k, r)| from_json(store, &k, &r.data))
             .collect()
+    }
+
+    /// Every record of `store` by its key (claims and ledger records by id, sources by key).
+    pub(crate) async fn read_map<T: DeserializeOwned>(
+        &self,
+        store: Store,
+    ) -> Result<BTreeMap<String, T>> {
+        let mut out = BTreeMap::new();
+        for (k, r) in self.storage.scan(store, "").await? {
+            let v = from_json(store, &k, &r.data)?;
+            out.insert(k, v);
+        }
+        Ok(out)
     }
 
     pub(crate) async fn document(&self, name: &str) -> Result<String> {

@@ -1255,3 +1255,81 @@ fn decision_5_a_lint_fix_keeps_human_paragraphs_protected() {
     assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
     assert!(page_body(&w, "Widgetron").contains("My own note"));
 }
+
+#[test]
+fn decision_5_what_remove_source_rewrites_is_not_a_human_edit() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "remove-then-compile");
+    add(&w, "notes/widgetron.md", S1);
+    add(&w, "notes/widget-history.md", S3);
+    compile(&w, &Scripted::default()).unwrap();
+    let summary = block_on(w.source("notes/widget-history.md"))
+        .unwrap()
+        .unwrap()
+        .source
+        .summary_page
+        .unwrap();
+    let title = block_on(w.page(&summary)).unwrap().unwrap().title;
+    // A genuine human paragraph, linking the summary page that is about to go.
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    block_on(w.put_page(llm_wiki::wiki::PageEdit {
+        key: Some(page.key.clone()),
+        body: Some(format!(
+            "{}\n\nMy own note: compare [[{summary}]].\n",
+            page.body.trim_end()
+        )),
+        ..Default::default()
+    }))
+    .unwrap();
+    let r = block_on(w.remove_source("notes/widget-history.md")).unwrap();
+    assert!(r.updated.contains(&"Widgetron".to_string()), "{r:?}");
+    let mine = format!("My own note: compare {title}.");
+    assert!(page_body(&w, "Widgetron").contains(&mine));
+    // Its revisions are the app's, the summary page's last one included.
+    for key in ["Widgetron", summary.as_str()] {
+        let last = block_on(w.history(key)).unwrap().pop().unwrap();
+        assert_eq!(
+            (last.author, last.op),
+            (llm_wiki::model::Author::App, r.op),
+            "{key}"
+        );
+    }
+
+    // A model that drops the human paragraph: held, and only that paragraph is what it would
+    // drop (the lines the removal took out of the model's text are not the user's).
+    add(
+        &w,
+        "notes/weight.md",
+        "# Weight\n\n## Widgetron\n\nWidgetron weighs 2 kg.\n",
+    );
+    let r = compile(&w, &dropper()).unwrap();
+    assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
+    let held = block_on(w.proposals()).unwrap();
+    assert_eq!(held[0].dropped, vec![mine.clone()], "{held:?}");
+    block_on(w.reject_proposal("Widgetron")).unwrap();
+
+    // A model that rewrites the page but keeps the human paragraph: applied, not held.
+    let keeper = {
+        let mine = mine.clone();
+        Scripted {
+            overrides: Some(Box::new(move |task, _| {
+                (task == "integrate").then(|| {
+                    serde_json::json!({"body": format!("Rewritten, keeping the note.\n\n{mine}"), "summary": "s"})
+                })
+            })),
+            ..Default::default()
+        }
+    };
+    add(
+        &w,
+        "notes/colour.md",
+        "# Colour\n\n## Widgetron\n\nWidgetron ships in blue.\n",
+    );
+    let r = compile(&w, &keeper).unwrap();
+    assert!(r.compiled[0].held.is_empty(), "{:?}", r.compiled[0]);
+    let body = page_body(&w, "Widgetron");
+    assert!(
+        body.contains("Rewritten, keeping the note.") && body.contains(&mine),
+        "{body}"
+    );
+}

@@ -486,3 +486,49 @@ fn a_restored_page_keeps_the_author_of_the_revision_it_restores() {
         llm_wiki::model::Author::Llm
     );
 }
+
+#[test]
+fn undo_records_never_hold_an_api_key() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "undo-secrets");
+    // A configuration record that holds secrets (as written by an older version, or by hand).
+    let config = block_on(w.llm_config()).unwrap();
+    let mut raw = serde_json::to_value(&config).unwrap();
+    raw["apiKey"] = "sk-live-SECRET-1".into();
+    raw["headers"] = serde_json::json!({ "Authorization": "Bearer sk-live-SECRET-2" });
+    raw["embeddings"]["apiKey"] = "sk-live-SECRET-3".into();
+    let mut b = llm_wiki::storage::Batch::new();
+    b.put(
+        Store::Meta,
+        "config",
+        serde_json::to_vec(&raw).unwrap(),
+        llm_wiki::storage::Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    // Saving settings overwrites it: the undo record keeps what was there, without its secrets.
+    let mut next = config.clone();
+    next.model = "another-model".into();
+    let op = block_on(w.set_llm_config(next)).unwrap();
+    let undo = block_on(
+        w.storage()
+            .get(Store::Meta, &llm_wiki::history::undo_key(op.id)),
+    )
+    .unwrap()
+    .expect("the settings operation has an undo record");
+    let undo = String::from_utf8(undo.data).unwrap();
+    assert!(undo.contains("config"), "{undo}");
+    assert!(!undo.contains("sk-live-SECRET"), "{undo}");
+    let files = export(&w);
+    for (name, bytes) in &files {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains("sk-live-SECRET"),
+            "{name} holds a secret"
+        );
+    }
+    // Rolling the settings back brings the configuration back, never the key.
+    block_on(w.rollback(op.id)).unwrap();
+    let stored = block_on(w.storage().get(Store::Meta, "config"))
+        .unwrap()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&stored.data).contains("sk-live-SECRET"));
+}

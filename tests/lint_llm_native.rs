@@ -261,3 +261,33 @@ fn without_an_endpoint_the_llm_checks_say_so() {
         Err(Error::LlmConfig(_))
     ));
 }
+
+#[test]
+fn findings_naming_removed_claims_are_no_longer_listed() {
+    let backend = MemoryBackend::new();
+    let w = wiki(&backend);
+    block_on(w.lint_llm(
+        &ScriptedLlm::new(),
+        &LlmLintOptions::default(),
+        &Cancel::new(),
+    ))
+    .unwrap();
+    let listed = lint_kinds(&w);
+    assert!(listed.contains(&FindingKind::Superseded), "{listed:?}");
+    assert!(listed.contains(&FindingKind::PossibleContradiction));
+    // The older source goes, and with it the claim the superseded finding names.
+    block_on(w.remove_source("s1.md")).unwrap();
+    assert!(block_on(w.storage().get(Store::Claims, "c0000000001"))
+        .unwrap()
+        .is_none());
+    let listed = block_on(w.lint(&LintOptions::default())).unwrap();
+    assert!(
+        listed.iter().all(|f| !f.message.contains("c0000000001")),
+        "{listed:#?}"
+    );
+    let kinds = kinds(&listed);
+    assert!(!kinds.contains(&FindingKind::Superseded), "{kinds:?}");
+    assert!(!kinds.contains(&FindingKind::PossibleContradiction));
+    // What names no claim stays (the gap, the question).
+    assert!(kinds.contains(&FindingKind::DataGap), "{kinds:?}");
+}

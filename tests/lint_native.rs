@@ -245,6 +245,22 @@ fn state(w: &W) -> Vec<llm_wiki::model::Page> {
         .collect()
 }
 
+/// The likely-duplicate finding, whose fix merges `merged` into `survivor`.
+fn merge_finding(w: &W, survivor: &str, merged: &str) -> Finding {
+    let dup = lint(w)
+        .into_iter()
+        .find(|x| x.kind == FindingKind::LikelyDuplicate)
+        .unwrap();
+    assert_eq!(
+        dup.fix,
+        Some(Fix::MergePages {
+            survivor: survivor.into(),
+            merged: merged.into()
+        })
+    );
+    dup
+}
+
 #[test]
 fn f30_merging_duplicates_rewrites_every_link_and_rolls_back() {
     let backend = MemoryBackend::new();
@@ -276,18 +292,8 @@ fn f30_merging_duplicates_rewrites_every_link_and_rolls_back() {
     page(&w, "Other", "[[OpenAI]]", &[]);
     let before = state(&w);
     let index_before = block_on(w.index()).unwrap();
-    let dup = lint(&w)
-        .into_iter()
-        .find(|x| x.kind == FindingKind::LikelyDuplicate)
-        .unwrap();
     // OpenAI has more pages linking to it: it survives.
-    assert_eq!(
-        dup.fix,
-        Some(Fix::MergePages {
-            survivor: "OpenAI".into(),
-            merged: "OpenAI Foundation".into()
-        })
-    );
+    let dup = merge_finding(&w, "OpenAI", "OpenAI Foundation");
     let op = block_on(w.apply_fix(&dup.id, None, false)).unwrap();
     assert!(block_on(w.page("OpenAI Foundation")).unwrap().is_none());
     let s = block_on(w.page("OpenAI")).unwrap().unwrap();
@@ -418,4 +424,164 @@ fn revert_restores_an_earlier_revision_as_a_new_one() {
         block_on(w.revert("Tokio", 9)),
         Err(llm_wiki::Error::NotFound(_))
     ));
+}
+
+/// A claim record for a hand-built ledger.
+fn claim(id: &str, page: &str, text: &str) -> llm_wiki::model::Claim {
+    llm_wiki::model::Claim {
+        id: id.into(),
+        page: page.into(),
+        text: text.into(),
+        source_key: "s.md".into(),
+        source_version: String::new(),
+        quote: text.into(),
+        verified: true,
+    }
+}
+
+fn ledger(w: &W) -> Vec<llm_wiki::model::Contradiction> {
+    block_on(w.storage().scan(Store::Ledger, ""))
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
+        .collect()
+}
+
+#[test]
+fn merging_duplicates_settles_their_contradiction_and_rebuilds_the_app_sections_once() {
+    use llm_wiki::model::{Contradiction, ContradictionStatus};
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let callout = |id: &str, a: (&str, &str), b: (&str, &str)| {
+        format!(
+            "> [!contradiction] Sources disagree ({id})\n> The years differ.\n> - {}: x [^{}]\n> - {}: y [^{}]",
+            a.0, a.1, b.0, b.1
+        )
+    };
+    let def = |c: &str| format!("[^{c}]: [[s.md]] — “q”");
+    let (c1, c2, c3) = ("c0000000001", "c0000000002", "c0000000003");
+    page(
+        &w,
+        "OpenAI",
+        &format!(
+            "An AI lab founded in 2015 [^{c1}].\n\n{}\n\n{}",
+            callout("k1", ("**OpenAI**", c1), ("[[OpenAI Foundation]]", c2)),
+            def(c1)
+        ),
+        &[],
+    );
+    page(
+        &w,
+        "OpenAI Foundation",
+        &format!(
+            "A foundation founded in 2016 [^{c2}]. See [[OpenAI]].\n\n{}\n\n{}\n\n{}\n{}",
+            callout("k1", ("[[OpenAI]]", c1), ("**OpenAI Foundation**", c2)),
+            callout("k2", ("**OpenAI Foundation**", c2), ("[[News]]", c3)),
+            def(c1),
+            def(c2)
+        ),
+        &[],
+    );
+    page(
+        &w,
+        "News",
+        &format!(
+            "[[OpenAI]] and [[OpenAI Foundation]] began in 2017 [^{c3}].\n\n{}\n\n{}\n{}",
+            callout("k2", ("[[OpenAI Foundation]]", c2), ("**News**", c3)),
+            def(c2),
+            def(c3)
+        ),
+        &[],
+    );
+    let mut b = Batch::new();
+    for c in [
+        claim(c1, "OpenAI", "OpenAI was founded in 2015."),
+        claim(c2, "OpenAI Foundation", "OpenAI was founded in 2016."),
+        claim(c3, "News", "OpenAI began in 2017."),
+    ] {
+        b.put(
+            Store::Claims,
+            c.id.clone(),
+            serde_json::to_vec(&c).unwrap(),
+            Expect::Absent,
+        );
+    }
+    for (id, pages, claims) in [
+        ("k1", ["OpenAI", "OpenAI Foundation"], [c1, c2]),
+        ("k2", ["News", "OpenAI Foundation"], [c2, c3]),
+    ] {
+        let r = Contradiction {
+            id: id.into(),
+            pages: pages.iter().map(|s| s.to_string()).collect(),
+            claims: claims.iter().map(|s| s.to_string()).collect(),
+            description: "The years differ.".into(),
+            status: ContradictionStatus::Open,
+            note: None,
+            opened_by: 1,
+            closed_by: None,
+        };
+        b.put(
+            Store::Ledger,
+            id,
+            serde_json::to_vec(&r).unwrap(),
+            Expect::Absent,
+        );
+    }
+    block_on(w.storage().commit(b)).unwrap();
+    let before = state(&w);
+
+    let dup = merge_finding(&w, "OpenAI", "OpenAI Foundation");
+    let op = block_on(w.apply_fix(&dup.id, None, false)).unwrap();
+
+    // The record between the two pages is no contradiction between pages any more: closed with a
+    // note, never a page contradicting itself; the other one now names the survivor.
+    let records = ledger(&w);
+    let k1 = records.iter().find(|r| r.id == "k1").unwrap();
+    assert_eq!(k1.status, ContradictionStatus::Resolved, "{k1:?}");
+    assert_eq!(k1.closed_by, Some(op.id));
+    assert!(
+        k1.note.as_deref().is_some_and(|n| n.contains("merged")),
+        "{k1:?}"
+    );
+    let k2 = records.iter().find(|r| r.id == "k2").unwrap();
+    assert_eq!(k2.status, ContradictionStatus::Open);
+    assert_eq!(k2.pages, vec!["News".to_string(), "OpenAI".to_string()]);
+    for r in records
+        .iter()
+        .filter(|r| r.status == ContradictionStatus::Open)
+    {
+        let mut pages = r.pages.clone();
+        pages.dedup();
+        assert!(pages.len() >= 2, "a self-record: {r:?}");
+    }
+
+    // The survivor's app sections appear once, at their place: prose, the merged section, the
+    // open record's callout, then the footnote definitions.
+    let s = block_on(w.page("OpenAI")).unwrap().unwrap().body;
+    assert_eq!(s.matches("[!contradiction]").count(), 1, "{s}");
+    assert!(!s.contains("(k1)") && s.contains("(k2)"), "{s}");
+    for c in [c1, c2, c3] {
+        assert_eq!(s.matches(&format!("[^{c}]:")).count(), 1, "{c} in {s}");
+    }
+    let section = s.find("## OpenAI Foundation").expect(&s);
+    let first_callout = s.find("> [!contradiction]").unwrap();
+    let first_def = s.find("\n[^").unwrap();
+    assert!(section < first_callout && first_callout < first_def, "{s}");
+    assert!(
+        s[first_def..]
+            .lines()
+            .all(|l| l.trim().is_empty() || l.starts_with("[^")),
+        "{s}"
+    );
+    // The third page shows the record as it is now: no callout names the merged page.
+    let news = block_on(w.page("News")).unwrap().unwrap().body;
+    assert_eq!(news.matches("[!contradiction]").count(), 1, "{news}");
+    assert!(!news.contains("[[OpenAI Foundation"), "{news}");
+
+    // Still one operation that rollback undoes.
+    block_on(w.rollback(op.id)).unwrap();
+    assert_eq!(state(&w), before);
+    assert!(ledger(&w)
+        .iter()
+        .all(|r| r.status == ContradictionStatus::Open));
 }

@@ -4,6 +4,7 @@ import init, { Wiki } from "./pkg/llm_wiki.js";
 import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
 import { withWriteLock, listen } from "./writer.js";
+import { setStatus, showError } from "./status.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
@@ -42,18 +43,6 @@ listen((m) => {
     refresh().catch(showError);
   }
 });
-
-function setStatus(message, kind = "info") {
-  const el = $("#status");
-  el.textContent = message;
-  el.className = kind;
-}
-
-function showError(e) {
-  console.error(e);
-  const code = e && e.code ? `[${e.code}] ` : "";
-  setStatus(code + (e && e.message ? e.message : String(e)), "error");
-}
 
 function applyLanguage() {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
@@ -647,7 +636,9 @@ async function ask(question) {
       history, writeBack, signal: controller.signal,
       onToken: (t) => { streamed += t; a.textContent = streamed; },
     });
-    const answer = writeBack ? await write(call) : await call();
+    // Under the write lock even without write-back: asking may store what the endpoint
+    // accepts (its structured-output mode), and every write holds the lock (Decision 9).
+    const answer = await write(call);
     session.turns.push({
       question, answer: answer.answer, citations: answer.citations, removed: answer.removedCitations.length,
       extractive: answer.extractive, usage: answer.usage, saved: answer.saved || null, raw: answer,
@@ -725,7 +716,8 @@ async function runLlmLint() {
 }
 
 async function runLint(options) {
-  const findings = await state.wiki.lint(options);
+  // The LLM checks write (their findings, what the endpoint accepts): under the write lock.
+  const findings = options && options.llm ? await write(() => state.wiki.lint(options)) : await state.wiki.lint(options);
   const count = (s) => findings.filter((f) => f.severity === s).length;
   $("#lint-summary").textContent = findings.length ? t("lintSummary", count("error"), count("warning"), count("info")) : t("lintClean");
   $("#lint-findings").replaceChildren(...findings.map((f) => {
@@ -853,7 +845,7 @@ function configFromForm() {
 async function testConnection() {
   const list = $("#cfg-report");
   list.replaceChildren();
-  const report = await state.wiki.testConnection({ config: configFromForm() });
+  const report = await write(() => state.wiki.testConnection({ config: configFromForm() }));
   for (const check of report.checks) {
     const li = document.createElement("li");
     li.className = check.status;

@@ -466,6 +466,40 @@ pub fn added_paragraphs(base: &str, current: &str) -> Vec<String> {
         .collect()
 }
 
+/// Paragraphs the app's own revisions wrote over the model's text (Decision 5). `base` is the last
+/// LLM revision's body; `later` are the bodies of the revisions after it, in order, each with
+/// whether the app wrote it ([`crate::model::Author::App`]). The app only deletes text (a link
+/// becomes its display text, cited sentences go), so a paragraph it wrote derives from one it
+/// replaced by deletions: from a human paragraph it stays the human's, otherwise it is the
+/// model's and is returned here.
+pub fn app_rewritten_paragraphs(base: &str, later: &[(bool, &str)]) -> BTreeSet<String> {
+    let base_set: BTreeSet<String> = crate::util::btree_set(paragraphs(base));
+    let mut app: BTreeSet<String> = BTreeSet::new();
+    let mut prev: Vec<String> = paragraphs(base);
+    for (by_app, body) in later {
+        let now = paragraphs(body);
+        if *by_app {
+            let human_gone: Vec<&String> = prev
+                .iter()
+                .filter(|p| !now.contains(p) && !base_set.contains(*p) && !app.contains(*p))
+                .collect();
+            for n in now.iter().filter(|n| !prev.contains(n)) {
+                if !human_gone.iter().any(|g| is_subsequence(n, g)) {
+                    app.insert(n.clone());
+                }
+            }
+        }
+        prev = now;
+    }
+    app
+}
+
+/// Whether `short` is `long` with some characters deleted.
+fn is_subsequence(short: &str, long: &str) -> bool {
+    let mut rest = long.chars();
+    short.chars().all(|c| rest.any(|l| l == c))
+}
+
 fn paragraphs(s: &str) -> Vec<String> {
     s.split("\n\n")
         .map(one_line)
@@ -617,5 +651,27 @@ mod tests {
             missing_human_paragraphs(&human, "Intro.\n\nNew facts."),
             human
         );
+    }
+
+    #[test]
+    fn what_the_app_rewrote_stays_with_whoever_wrote_it() {
+        let base = "Model text, see [[Gone]].\n\nModel facts. Cited [^c1].";
+        // A human adds a paragraph linking the page that goes; the app then unlinks both.
+        let human = format!("{base}\n\nMy note on [[Gone|the old one]].");
+        let app = "Model text, see Gone.\n\nModel facts.\n\nMy note on the old one.";
+        let rewritten = app_rewritten_paragraphs(base, &[(false, &human), (true, app)]);
+        assert_eq!(
+            rewritten,
+            BTreeSet::from([
+                "Model text, see Gone.".to_string(),
+                "Model facts.".to_string()
+            ])
+        );
+        // What Decision 5 keeps is the human's paragraph as the app left it.
+        let mut kept = added_paragraphs(base, app);
+        kept.retain(|p| !rewritten.contains(p));
+        assert_eq!(kept, vec!["My note on the old one.".to_string()]);
+        // Without app revisions nothing is the app's.
+        assert!(app_rewritten_paragraphs(base, &[(false, &human)]).is_empty());
     }
 }

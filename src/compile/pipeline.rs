@@ -19,8 +19,8 @@ use super::extract::{
     chunk_text, claim_lines, extraction_schema, index_slice, ExtractInput, Extraction,
 };
 use super::integrate::{
-    added_paragraphs, finalize_body, missing_human_paragraphs, page_draft_schema,
-    strip_app_sections, Fact, Finalize, IntegrateInput, PageDraft,
+    added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
+    page_draft_schema, strip_app_sections, Fact, Finalize, IntegrateInput, PageDraft,
 };
 use super::links::fix_links;
 use super::prompt;
@@ -390,18 +390,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let p: Page = from_json(Store::Pages, &k, &r.data)?;
             pages.insert(k, (p, r.rev));
         }
-        let claims = crate::util::btree_map(
-            self.read_all::<Claim>(Store::Claims, "")
-                .await?
-                .into_iter()
-                .map(|c| (c.id.clone(), c)),
-        );
-        let ledger = crate::util::btree_map(
-            self.read_all::<Contradiction>(Store::Ledger, "")
-                .await?
-                .into_iter()
-                .map(|c| (c.id.clone(), c)),
-        );
+        let claims = self.read_map(Store::Claims).await?;
+        let ledger = self.read_map(Store::Ledger).await?;
         let mut sources = BTreeMap::new();
         let mut source_rev = 0;
         for (k, r) in self.storage.scan(Store::Sources, "").await? {
@@ -1455,7 +1445,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .and_then(|r| r.page_state.as_ref())
             .map(|p| strip_app_sections(&p.body))
             .unwrap_or_default();
-        Ok(added_paragraphs(&base, &strip_app_sections(&current.body)))
+        // What the app's own revisions (removing a source) rewrote in the model's text is not
+        // the user's.
+        let later: Vec<(bool, String)> = history
+            .iter()
+            .filter(|r| last_llm.is_none_or(|l| r.number > l.number))
+            .map(|r| {
+                (
+                    r.author == Author::App,
+                    r.page_state
+                        .as_ref()
+                        .map(|p| strip_app_sections(&p.body))
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        let later: Vec<(bool, &str)> = later.iter().map(|(a, b)| (*a, b.as_str())).collect();
+        let app = app_rewritten_paragraphs(&base, &later);
+        let mut human = added_paragraphs(&base, &strip_app_sections(&current.body));
+        human.retain(|p| !app.contains(p));
+        Ok(human)
     }
 }
 
@@ -1563,7 +1572,7 @@ pub(super) fn source_page_map(
 }
 
 /// Source key → (summary page key, title), for the sources whose summary page is in `pages`.
-pub(super) fn summary_pages(
+pub(crate) fn summary_pages(
     sources: &BTreeMap<String, Source>,
     pages: &BTreeMap<String, Page>,
 ) -> BTreeMap<String, (String, String)> {

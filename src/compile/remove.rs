@@ -15,12 +15,10 @@ use super::pipeline::{summary_pages, FAILURE_PREFIX, PROPOSAL_PREFIX};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::markdown::resolve::Resolver;
-use crate::model::{
-    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, Revision,
-};
+use crate::model::{Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page};
 use crate::storage::{Expect, Storage, Store};
 use crate::vault::unlink_page;
-use crate::wiki::{revision_key, to_json, Wiki};
+use crate::wiki::{to_json, Wiki};
 
 /// What [`Wiki::remove_source`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,46 +165,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             q.sources = sources;
             q.revision += 1;
             q.updated = now;
-            ob.batch.put(
-                Store::Pages,
-                q.key.clone(),
-                to_json(&q),
-                Expect::Rev(snap.pages[&q.key].1),
-            );
-            ob.batch.put(
-                Store::Revisions,
-                revision_key(&q.key, q.revision),
-                to_json(&Revision {
-                    page: q.key.clone(),
-                    number: q.revision,
-                    author: Author::Human,
-                    op,
-                    time: now,
-                    page_state: Some(q.clone()),
-                }),
-                Expect::Absent,
+            // The app's edit, not the user's: Decision 5 does not count it as a human paragraph.
+            self.put_page_revision(
+                &mut ob.batch,
+                &q,
+                Some(snap.pages[&q.key].1),
+                Author::App,
+                op,
+                now,
             );
             ob.op.pages.push(q.key.clone());
             updated.push(q.key.clone());
             after.push(q);
         }
         if let Some(gone) = &summary {
-            let (page, rev) = &snap.pages[gone];
-            ob.batch
-                .delete(Store::Pages, gone.clone(), Expect::Rev(*rev));
-            ob.batch.put(
-                Store::Revisions,
-                revision_key(gone, page.revision + 1),
-                to_json(&Revision {
-                    page: gone.clone(),
-                    number: page.revision + 1,
-                    author: Author::Human,
-                    op,
-                    time: now,
-                    page_state: None,
-                }),
-                Expect::Absent,
-            );
+            let (_, rev) = &snap.pages[gone];
+            self.delete_page_record(&mut ob.batch, gone, Some(*rev), Author::App, op, now)
+                .await?;
             ob.batch
                 .delete(Store::Meta, format!("{PROPOSAL_PREFIX}{gone}"), Expect::Any);
             ob.op.pages.insert(0, gone.clone());

@@ -267,18 +267,21 @@ fn findings_of(
         ids.sort();
         ids.dedup();
         let first = pages[0].clone();
-        out.push(finding(
-            FindingKind::PossibleContradiction,
-            Severity::Warning,
-            &first,
-            pages.clone(),
-            format!("possible contradiction ({}): {description}", ids.join(", ")),
-            Some(Fix::RecordContradiction {
-                pages,
-                claims: ids,
-                description,
-            }),
-        ));
+        out.push(
+            finding(
+                FindingKind::PossibleContradiction,
+                Severity::Warning,
+                &first,
+                pages.clone(),
+                format!("possible contradiction ({}): {description}", ids.join(", ")),
+                Some(Fix::RecordContradiction {
+                    pages,
+                    claims: ids.clone(),
+                    description,
+                }),
+            )
+            .naming(ids),
+        );
     }
     for s in items("superseded") {
         let (old, new) = (text(&s, "claim")?, text(&s, "by")?);
@@ -289,20 +292,23 @@ fn findings_of(
                 "{old} cannot be superseded by a claim of its own source"
             ));
         }
-        out.push(finding(
-            FindingKind::Superseded,
-            Severity::Warning,
-            &o.page,
-            vec![n.page.clone()],
-            format!(
-                "claim {old} (\"{}\", source {}) may be superseded by {new} (source {}): {}",
-                o.text,
-                o.source_key,
-                n.source_key,
-                text(&s, "reason")?
-            ),
-            None,
-        ));
+        out.push(
+            finding(
+                FindingKind::Superseded,
+                Severity::Warning,
+                &o.page,
+                vec![n.page.clone()],
+                format!(
+                    "claim {old} (\"{}\", source {}) may be superseded by {new} (source {}): {}",
+                    o.text,
+                    o.source_key,
+                    n.source_key,
+                    text(&s, "reason")?
+                ),
+                None,
+            )
+            .naming(vec![o.id.clone(), n.id.clone()]),
+        );
     }
     for g in items("gaps") {
         let page = text(&g, "page")?;
@@ -419,12 +425,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         cancel: &Cancel,
     ) -> Result<LlmLintReport> {
         let prompts = self.lint_prompts(options).await?;
-        let claims: BTreeMap<String, Claim> = self
-            .read_all::<Claim>(Store::Claims, "")
-            .await?
-            .into_iter()
-            .map(|c| (c.id.clone(), c))
-            .collect();
+        let claims: BTreeMap<String, Claim> = self.read_map(Store::Claims).await?;
         let mut report = LlmLintReport {
             findings: vec![],
             checked: vec![],
@@ -511,18 +512,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for f in kept {
             let pages_exist = (f.page.is_empty() || keys.contains(f.page.as_str()))
                 && f.related.iter().all(|k| keys.contains(k.as_str()));
+            // A finding about a claim that is gone (its source removed, its page recompiled)
+            // is stale.
+            let mut claims_exist = true;
+            for id in &f.claims {
+                claims_exist &= self.storage.get(Store::Claims, id).await?.is_some();
+            }
             // A recorded contradiction is in the ledger now (and lint lists it from there).
-            let claims_exist = match &f.fix {
-                Some(Fix::RecordContradiction { claims, .. }) => {
-                    let id = crate::compile::provenance::contradiction_id(claims);
-                    let mut all = self.storage.get(Store::Ledger, &id).await?.is_none();
-                    for id in claims {
-                        all &= self.storage.get(Store::Claims, id).await?.is_some();
-                    }
-                    all
+            if let Some(Fix::RecordContradiction { claims, .. }) = &f.fix {
+                let id = crate::compile::provenance::contradiction_id(claims);
+                claims_exist &= self.storage.get(Store::Ledger, &id).await?.is_none();
+                for id in claims {
+                    claims_exist &= self.storage.get(Store::Claims, id).await?.is_some();
                 }
-                _ => true,
-            };
+            }
             if pages_exist && claims_exist {
                 out.push(f);
             }

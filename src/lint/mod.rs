@@ -23,9 +23,10 @@ use crate::error::{Error, Result};
 use crate::markdown::resolve::{attachment_extension, fold_name, LinkGraph, Resolution, Resolver};
 use crate::markdown::wikilinks::{self, Fragment, Item};
 use crate::model::{
-    Contradiction, ContradictionStatus, OperationKind, Page, PageKind, SourceStatus,
+    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind, Source,
+    SourceStatus,
 };
-use crate::storage::{Expect, Storage, Store};
+use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::{to_json, Wiki};
 
 /// How much a finding matters.
@@ -139,8 +140,10 @@ pub enum Fix {
     /// Merge page `merged` into `survivor`: the survivor takes the other's title (as an alias),
     /// aliases, tags, sources and body (under a heading with its title); every link to `merged`
     /// is rewritten to the survivor (on the survivor itself it becomes text, never a self-link);
-    /// claims and ledger records move over; `merged` is deleted. One operation: `rollback` undoes
-    /// it.
+    /// claims and ledger records move over — a record between the two pages is resolved with a
+    /// note (no page contradicts itself) — and the app-written sections (facts, callouts,
+    /// footnotes) of the survivor and of the pages of moved records are rebuilt as compile writes
+    /// them, once, at the end; `merged` is deleted. One operation: `rollback` undoes it.
     #[serde(rename_all = "camelCase")]
     MergePages {
         /// The page that stays: the one more pages link to, then the older, then the smaller key.
@@ -169,6 +172,11 @@ pub struct Finding {
     pub message: String,
     /// A proposed fix, if there is one.
     pub fix: Option<Fix>,
+    /// The claim ids an LLM check's finding names: it is listed only while they all exist
+    /// (empty for the other findings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub claims: Vec<String>,
 }
 
 /// Options of [`Wiki::lint`].
@@ -205,6 +213,15 @@ pub(crate) fn finding(
         related,
         message,
         fix,
+        claims: vec![],
+    }
+}
+
+impl Finding {
+    /// The finding, naming `claims` (see [`Finding::claims`]).
+    pub(crate) fn naming(mut self, claims: Vec<String>) -> Finding {
+        self.claims = claims;
+        self
     }
 }
 
@@ -392,6 +409,107 @@ fn merge_pages(pages: &mut Vec<Page>, survivor: &str, merged: &str) -> Result<Pa
         );
     }
     Ok(gone)
+}
+
+/// The claims and ledger a fix leaves, with what compile's finalize needs besides, to rebuild a
+/// page's app-written sections (the `## Facts` list, contradiction callouts, footnote
+/// definitions) exactly as compile and removing a source write them
+/// ([`crate::compile::integrate::finalize_body`]).
+struct AppSections {
+    claims: BTreeMap<String, Claim>,
+    ledger: BTreeMap<String, Contradiction>,
+    titles: BTreeMap<String, String>,
+    source_pages: BTreeMap<String, (String, String)>,
+}
+
+impl AppSections {
+    /// Rewrites `p`'s body with its app sections rebuilt (at the end, once each).
+    fn rebuild(&self, p: &mut Page) {
+        let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
+            self.claims
+                .values()
+                .filter(|c| c.page == p.key)
+                .map(|c| (c.id.clone(), c.clone())),
+        );
+        let open: Vec<&Contradiction> = self
+            .ledger
+            .values()
+            .filter(|r| r.status == ContradictionStatus::Open && r.pages.contains(&p.key))
+            .collect();
+        let f = crate::compile::integrate::Finalize {
+            page_claims: &page_claims,
+            retracted: &BTreeSet::new(),
+            open_contradictions: &open,
+            all_claims: &self.claims,
+            titles: &self.titles,
+            source_pages: &self.source_pages,
+            self_key: &p.key,
+        };
+        p.body = crate::compile::integrate::finalize_body(&p.body, &f, str::to_string);
+    }
+
+    /// Moves the claims and ledger records of page `merged` to `survivor` (writing the changed
+    /// records to `batch`). A record left naming only the survivor is no contradiction between
+    /// pages any more: an open one is resolved with a note. Returns the pages whose app sections
+    /// must be rebuilt: the survivor when it has claims or records, and every page of a changed
+    /// record.
+    fn merge(
+        &mut self,
+        batch: &mut Batch,
+        merged: &str,
+        survivor: &str,
+        op: OpId,
+    ) -> BTreeSet<String> {
+        let mut rebuild = BTreeSet::new();
+        for c in self.claims.values_mut().filter(|c| c.page == merged) {
+            c.page = survivor.to_string();
+            batch.put(Store::Claims, c.id.clone(), to_json(&*c), Expect::Any);
+            rebuild.insert(survivor.to_string());
+        }
+        for r in self
+            .ledger
+            .values_mut()
+            .filter(|r| r.pages.iter().any(|k| k == merged))
+        {
+            for k in r.pages.iter_mut().filter(|k| *k == merged) {
+                *k = survivor.to_string();
+            }
+            r.pages.sort();
+            r.pages.dedup();
+            if r.pages.len() < 2 && r.status == ContradictionStatus::Open {
+                r.status = ContradictionStatus::Resolved;
+                r.note = Some(format!(
+                    "pages merged: {merged} into {survivor} (no longer a contradiction between two pages)"
+                ));
+                r.closed_by = Some(op);
+            }
+            batch.put(Store::Ledger, r.id.clone(), to_json(&*r), Expect::Any);
+            rebuild.extend(r.pages.iter().cloned());
+        }
+        if self.claims.values().any(|c| c.page == survivor)
+            || self.ledger.values().any(|r| {
+                r.status == ContradictionStatus::Open && r.pages.iter().any(|k| k == survivor)
+            })
+        {
+            rebuild.insert(survivor.to_string());
+        }
+        rebuild
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The [`AppSections`] of the wiki whose pages are `pages` (after the fix).
+    async fn app_sections(&self, pages: &[Page]) -> Result<AppSections> {
+        let sources: BTreeMap<String, Source> = self.read_map(Store::Sources).await?;
+        let by_key: BTreeMap<String, Page> =
+            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
+        Ok(AppSections {
+            source_pages: crate::compile::pipeline::summary_pages(&sources, &by_key),
+            titles: crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.title.clone()))),
+            claims: self.read_map(Store::Claims).await?,
+            ledger: self.read_map(Store::Ledger).await?,
+        })
+    }
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -825,56 +943,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 };
                 ob.batch
                     .put(Store::Ledger, id.clone(), to_json(&record), Expect::Absent);
-                let mut all_claims = BTreeMap::new();
-                for c in claims {
-                    if let Some((claim, _)) =
-                        self.read::<crate::model::Claim>(Store::Claims, c).await?
-                    {
-                        all_claims.insert(c.clone(), claim);
-                    }
-                }
-                let titles: BTreeMap<String, String> = pages
-                    .iter()
-                    .map(|p| (p.key.clone(), p.title.clone()))
-                    .collect();
-                let sources: BTreeMap<String, crate::model::Source> = self
-                    .read_all::<crate::model::Source>(Store::Sources, "")
-                    .await?
-                    .into_iter()
-                    .map(|s| (s.key.clone(), s))
-                    .collect();
+                // The callouts (and the footnotes their claims need) as compile writes them.
+                let mut sections = self.app_sections(&pages).await?;
+                sections.ledger.insert(id, record);
                 for k in involved {
-                    let Some(p) = pages.iter_mut().find(|p| p.key == *k) else {
-                        continue;
-                    };
-                    let callout =
-                        crate::compile::integrate::render_callout(&record, &all_claims, &titles, k);
-                    let mut body = format!("{}\n\n{}", p.body.trim_end(), callout.trim_end());
-                    // Footnotes of claims from other pages, so the callout's references resolve.
-                    let defined: BTreeSet<String> = body
-                        .lines()
-                        .filter_map(|l| {
-                            l.strip_prefix("[^")?
-                                .split_once("]:")
-                                .map(|x| x.0.to_string())
-                        })
-                        .collect();
-                    for c in all_claims.values().filter(|c| !defined.contains(&c.id)) {
-                        let (sp, st) = sources
-                            .get(&c.source_key)
-                            .and_then(|s| {
-                                let sp = s.summary_page.clone()?;
-                                Some((sp.clone(), titles.get(&sp).cloned().unwrap_or(sp)))
-                            })
-                            .unwrap_or_else(|| (c.source_key.clone(), c.source_key.clone()));
-                        body.push_str("\n\n");
-                        body.push_str(&crate::compile::integrate::footnote_definition(
-                            c, &sp, &st, k,
-                        ));
+                    if let Some(p) = pages.iter_mut().find(|p| p.key == *k) {
+                        sections.rebuild(p);
+                        changed.push(k.clone());
                     }
-                    body.push('\n');
-                    p.body = body;
-                    changed.push(k.clone());
                 }
             }
             Fix::MergePages { survivor, merged } => {
@@ -883,6 +959,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .map(|p| (p.key.clone(), p.body.clone()))
                     .collect();
                 let gone = merge_pages(&mut pages, survivor, merged)?;
+                let op = ob.op.id;
+                let mut sections = self.app_sections(&pages).await?;
+                let rebuild = sections.merge(&mut ob.batch, &gone.key, survivor, op);
+                for p in pages.iter_mut().filter(|p| rebuild.contains(&p.key)) {
+                    sections.rebuild(p);
+                }
                 changed.extend(
                     pages
                         .iter()
@@ -890,27 +972,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         .map(|p| p.key.clone()),
                 );
                 let stored = self.storage.get(Store::Pages, &gone.key).await?;
-                ob.batch.delete(
-                    Store::Pages,
-                    gone.key.clone(),
-                    Expect::from_read(stored.map(|r| r.rev)),
-                );
-                let number = self.next_revision_number(&gone.key).await?;
-                ob.batch.put(
-                    Store::Revisions,
-                    crate::wiki::revision_key(&gone.key, number),
-                    to_json(&crate::model::Revision {
-                        page: gone.key.clone(),
-                        number,
-                        author: crate::model::Author::Human,
-                        op: ob.op.id,
-                        time: now,
-                        page_state: None,
-                    }),
-                    Expect::Absent,
-                );
-                self.rekey_claims(&mut ob.batch, &gone.key, survivor)
-                    .await?;
+                self.delete_page_record(
+                    &mut ob.batch,
+                    &gone.key,
+                    stored.map(|r| r.rev),
+                    Author::Human,
+                    op,
+                    now,
+                )
+                .await?;
                 removed.push(gone.key);
             }
         }
@@ -922,28 +992,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let stored = self.storage.get(Store::Pages, k).await?;
             p.revision += 1;
             p.updated = now;
-            ob.batch.put(
-                Store::Pages,
-                k.clone(),
-                to_json(&*p),
-                Expect::from_read(stored.map(|r| r.rev)),
-            );
             // A fix is a change the user accepted: recorded as theirs, so Decision 5 keeps
             // protecting every human paragraph on the page (an `llm` revision would become the
             // next compile's baseline and absorb them).
-            let rev = crate::model::Revision {
-                page: k.clone(),
-                number: p.revision,
-                author: crate::model::Author::Human,
-                op: ob.op.id,
-                time: now,
-                page_state: Some(p.clone()),
-            };
-            ob.batch.put(
-                Store::Revisions,
-                crate::wiki::revision_key(k, p.revision),
-                to_json(&rev),
-                Expect::Absent,
+            self.put_page_revision(
+                &mut ob.batch,
+                p,
+                stored.map(|r| r.rev),
+                Author::Human,
+                ob.op.id,
+                now,
             );
         }
         changed.extend(removed);
@@ -980,25 +1038,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             )
             .await?;
         ob.op.pages.push(key.to_string());
-        ob.batch.put(
-            Store::Pages,
-            key.to_string(),
-            to_json(&page),
-            Expect::from_read(stored.map(|r| r.rev)),
-        );
-        let rev = crate::model::Revision {
-            page: key.to_string(),
-            number: page.revision,
-            author: crate::model::Author::Human,
-            op: ob.op.id,
-            time: now,
-            page_state: Some(page.clone()),
-        };
-        ob.batch.put(
-            Store::Revisions,
-            crate::wiki::revision_key(key, page.revision),
-            to_json(&rev),
-            Expect::Absent,
+        self.put_page_revision(
+            &mut ob.batch,
+            &page,
+            stored.map(|r| r.rev),
+            Author::Human,
+            ob.op.id,
+            now,
         );
         match pages.iter_mut().find(|p| p.key == key) {
             Some(p) => *p = page.clone(),

@@ -592,6 +592,10 @@ impl Wiki {
     /// the answer to `onToken`. With `writeBack: true` the answer is saved as an `analysis` page
     /// (`saved`); `worthSaving` says whether it cites two or more pages. With no endpoint the
     /// answer is extractive (`extractive: true`) and says so.
+    ///
+    /// It writes even without `writeBack`: what the endpoint accepted (its structured-output
+    /// mode) is remembered in the wiki. An app with several writers (tabs, an extension) calls
+    /// it under its write lock, as `www/app.js` does (Decision 9).
     #[wasm_bindgen(unchecked_return_type = "Promise<Answer>")]
     pub fn ask(
         &self,
@@ -650,6 +654,8 @@ impl Wiki {
     /// before, they cost tokens); their findings stay listed by later `lint()` calls until the
     /// next LLM run. `signal` cancels them (`CANCELLED`). Throws `LLM_CONFIG` with no endpoint, and
     /// every LLM error but `LLM_BAD_OUTPUT` (a reply still malformed after its repair is left out).
+    /// With `llm: true` it writes (the findings, and what the endpoint accepted): call it under
+    /// the app's write lock, as `www/app.js` does (Decision 9).
     #[wasm_bindgen(unchecked_return_type = "Promise<Finding[]>")]
     pub fn lint(
         &self,
@@ -880,6 +886,7 @@ impl Wiki {
     /// structured call (which JSON mode the endpoint takes; remembered), and embeddings. Never
     /// throws for endpoint problems: each step reports `ok`, `failed` (with an error `code`) or
     /// `skipped`. An `LLM_ORIGIN_NOT_ALLOWED` step names the exact `OLLAMA_ORIGINS` value.
+    /// It writes what the endpoint accepted: call it under the app's write lock (Decision 9).
     #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
     pub fn test_connection(
         &self,

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { startServer, launch, watch, artifacts, scriptedEndpoint } from "./harness.mjs";
+import { startServer, launch, watch, artifacts, scriptedEndpoint, configure } from "./harness.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -253,31 +253,10 @@ test("PDF import: the text of every page becomes a source, the PDF is kept, CJK 
 
 // ------------------------------------------------------------------ settings and recompile
 
-async function configure(page, { compileModel = "", queryModel = "", lintModel = "", embeddings } = {}) {
-  await page.click("#tabs button[data-tab=settings]");
-  await page.waitForSelector("#cfg-preset option", { state: "attached" });
-  await page.selectOption("#cfg-preset", "openai");
-  await page.fill("#cfg-base-url", `${endpoint.url}/v1`);
-  await page.fill("#cfg-model", "scripted-chat");
-  await page.fill("#cfg-api-key", "sk-test-not-a-real-key");
-  await page.fill("#cfg-context", "16384");
-  await page.fill("#cfg-model-compile", compileModel);
-  await page.fill("#cfg-model-query", queryModel);
-  await page.fill("#cfg-model-lint", lintModel);
-  if (embeddings) {
-    await page.selectOption("#cfg-emb-provider", embeddings.provider);
-    await page.fill("#cfg-emb-model", embeddings.model);
-    await page.fill("#cfg-emb-url", embeddings.url);
-  }
-  await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
-  await page.click("#settings-form button[type=submit]");
-  await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
-}
-
 test("settings: a model per operation and the embeddings endpoint are saved and come back after a reload", { timeout: 60_000 }, async () => {
   const context = await browser.newContext();
   const { page, log } = await openApp(context);
-  await configure(page, {
+  await configure(page, `${endpoint.url}/v1`, {
     compileModel: "scripted-compile", queryModel: "scripted-query",
     embeddings: { provider: "ollama", model: "nomic-embed-text", url: endpoint.url },
   });
@@ -308,7 +287,7 @@ test("settings: a model per operation and the embeddings endpoint are saved and 
   assert.ok(log.requests.some((u) => u === `${endpoint.url}/api/embed`), log.requests.join("\n"));
 
   // Clearing a per-operation model falls back to the main one; switching the provider back is kept too.
-  await configure(page, { compileModel: "", queryModel: "scripted-query", embeddings: { provider: "offline", model: "", url: "" } });
+  await configure(page, `${endpoint.url}/v1`, { compileModel: "", queryModel: "scripted-query", embeddings: { provider: "offline", model: "", url: "" } });
   const after = await api(page, "default", "return await w.config();");
   assert.equal(after.compile.model, undefined);
   assert.equal(after.query.model, "scripted-query");
@@ -326,7 +305,7 @@ test("embeddings: a new model waits for the user's go, then re-embeds every page
     for (const [title, body] of [["Ownership", "Each value has one owner."], ["借用", "引用借用一个值。"], ["Threads", "Threads run at once."]])
       await w.putPage({ title, body });
     return null;`);
-  await configure(page, { embeddings: { provider: "ollama", model: "scripted-embed-768", url: endpoint.url } });
+  await configure(page, `${endpoint.url}/v1`, { embeddings: { provider: "ollama", model: "scripted-embed-768", url: endpoint.url } });
   await page.waitForFunction(() => /stored vectors are of offline-hash-v1/.test(document.querySelector("#cfg-emb-status").textContent));
   assert.equal(await page.textContent("#cfg-emb-run"), "Re-embed all pages");
   await page.click("#cfg-emb-run");
@@ -392,7 +371,7 @@ test("offline pages: once an endpoint is configured the app offers to recompile 
   await page.click("#page-editor button[type=submit]");
   await page.waitForFunction(() => /Saved/.test(document.querySelector("#status").textContent));
 
-  await configure(page, { compileModel: "scripted-compile" });
+  await configure(page, `${endpoint.url}/v1`, { compileModel: "scripted-compile" });
   await page.click("#tabs button[data-tab=sources]");
   await page.waitForSelector("#recompile-offer:not([hidden])");
   assert.match(await page.textContent("#recompile-text"), new RegExp(`${offlineBefore.length} page\\(s\\) .* from 2 source\\(s\\).*scripted-compile`));
@@ -466,6 +445,50 @@ test("removing a source: its row, summary page and citations go; other pages sta
   assert.ok(after.nodes.some((n) => n.kind === "source" && n.sources.includes("notes/a.md")), "the other source's pages stay");
   assert.equal(after.missing, 0, "no link was left dangling");
   await page.screenshot({ path: `${artifacts}/extras-source-removed.png`, fullPage: true });
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test("asking and the LLM lint checks store what the endpoint accepted: they wait for another tab's write lock (Decision 9)", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const { page, log } = await openApp(context, "locked");
+  await api(page, "locked", `
+    await w.putPage({ title: "Backpressure", kind: "concept", body: "Backpressure lets a slow consumer slow down a fast producer. See [[Flow control]]." });
+    await w.putPage({ title: "Flow control", kind: "concept", body: "Flow control keeps queues bounded, as [[Backpressure]] does." });`);
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await configure(page, `${endpoint.url}/v1`);
+  const posts = async () => (await (await fetch(`${endpoint.url}/__requests`)).json()).filter((q) => q.method === "POST").length;
+
+  // Another tab of the same origin holds the wiki's write lock.
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await other.evaluate(() => new Promise((held) => {
+    navigator.locks.request("llm-wiki/locked", () => { held(); return new Promise((r) => { window.release = r; }); });
+  }));
+  const hold = async (action, done) => {
+    const calls = await posts();
+    await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
+    await action();
+    await page.waitForFunction(() => /Another tab is writing/.test(document.querySelector("#status").textContent));
+    await page.waitForTimeout(300);
+    assert.equal(await posts(), calls, "no endpoint call while another tab holds the lock");
+    await other.evaluate(() => new Promise((held) => {
+      window.release();
+      // Take it again for the next action, once this page's write has had it.
+      setTimeout(() => navigator.locks.request("llm-wiki/locked", () => { held(); return new Promise((r) => { window.release = r; }); }), 0);
+    }));
+    await page.waitForFunction(done, null, { timeout: 60_000 });
+    assert.ok(await posts() > calls, "the call went out once the lock was free");
+  };
+
+  await page.click("#tabs button[data-tab=ask]");
+  await page.fill("#question", "What is backpressure?");
+  await hold(() => page.click("#ask-submit"), () => document.querySelector("#ask-cancel").hidden && document.querySelector("#conversation .answer").textContent.length > 0);
+
+  await page.click("#tabs button[data-tab=lint]");
+  await hold(() => page.click("#lint-llm"), () => /findings are listed/.test(document.querySelector("#status").textContent));
+  await other.evaluate(() => window.release());
   assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { chromium } from "playwright-core";
-import { CHROMIUM_ARGS, artifacts, root, scriptedEndpoint } from "./harness.mjs";
+import { CHROMIUM_ARGS, artifacts, root, scriptedEndpoint, configure, fillEndpoint } from "./harness.mjs";
 
 const extensionDir = `${root}/www/extension`;
 const fixtures = `${root}/tests/fixtures/extension`;
@@ -45,7 +45,7 @@ function startFixtures() {
 
 before(async () => {
   assert.ok(existsSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`), "build the extension first: scripts/build.sh");
-  for (const f of ["index.html", "app.js", "i18n.js", "writer.js", "style.css", "build/convert.js"]) {
+  for (const f of ["index.html", "app.js", "i18n.js", "writer.js", "status.js", "style.css", "build/convert.js"]) {
     assert.ok(readFileSync(`${root}/www/${f}`).equals(readFileSync(`${extensionDir}/app/${f}`)), `www/extension/app/${f} is stale: run scripts/build-extension.sh`);
   }
   assert.ok(readFileSync(`${root}/pkg/llm_wiki_bg.wasm`).equals(readFileSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`)), "the extension's pkg/ is stale: run scripts/build-extension.sh");
@@ -148,23 +148,9 @@ async function vault() {
   return files;
 }
 
-/** Fills the app's endpoint settings (the scripted endpoint, OpenAI-compatible) without saving. */
-async function configure(baseUrl) {
-  await app.selectOption("#cfg-preset", "openai");
-  await app.fill("#cfg-base-url", baseUrl);
-  await app.fill("#cfg-model", "scripted-chat");
-  await app.fill("#cfg-api-key", "sk-test-not-a-real-key");
-  await app.fill("#cfg-context", "16384");
-}
-
 /** Saves the endpoint settings in the app's Settings tab, then goes back to Sources. */
 async function saveEndpoint(baseUrl) {
-  await app.click("#tabs button[data-tab=settings]");
-  await app.waitForSelector("#cfg-preset option", { state: "attached" });
-  await configure(baseUrl);
-  await app.evaluate(() => { document.querySelector("#status").textContent = ""; });
-  await app.click("#settings-form button[type=submit]");
-  await app.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
+  await configure(app, baseUrl);
   await app.click("#tabs button[data-tab=sources]");
 }
 
@@ -191,7 +177,7 @@ test("F06: the extension's settings show the exact OLLAMA_ORIGINS value, and a r
 
   // The scripted endpoint's cors fault path answers like Ollama does for an origin it does not
   // list: 403, empty body, no CORS headers.
-  await configure(`${endpoint.url}/fault/cors/v1`);
+  await fillEndpoint(app, `${endpoint.url}/fault/cors/v1`);
   const opsBefore = (await wikiFacts()).ops;
   await app.click("#cfg-test");
   await app.waitForFunction(() => /LLM_ORIGIN_NOT_ALLOWED/.test(document.querySelector("#cfg-report").textContent));

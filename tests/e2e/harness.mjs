@@ -61,3 +61,34 @@ export function watch(page) {
   page.on("request", (r) => log.requests.push(r.url()));
   return log;
 }
+
+/**
+ * Fills the app's endpoint settings without saving: the OpenAI-compatible preset at `baseUrl`,
+ * model `scripted-chat`, a dummy key, a 16k context window, the models per operation (empty:
+ * the main model) and, when given, the embeddings endpoint `{ provider, model, url }`.
+ */
+export async function fillEndpoint(page, baseUrl, { compileModel = "", queryModel = "", lintModel = "", embeddings } = {}) {
+  await page.selectOption("#cfg-preset", "openai");
+  await page.fill("#cfg-base-url", baseUrl);
+  await page.fill("#cfg-model", "scripted-chat");
+  await page.fill("#cfg-api-key", "sk-test-not-a-real-key");
+  await page.fill("#cfg-context", "16384");
+  await page.fill("#cfg-model-compile", compileModel);
+  await page.fill("#cfg-model-query", queryModel);
+  await page.fill("#cfg-model-lint", lintModel);
+  if (embeddings) {
+    await page.selectOption("#cfg-emb-provider", embeddings.provider);
+    await page.fill("#cfg-emb-model", embeddings.model);
+    await page.fill("#cfg-emb-url", embeddings.url);
+  }
+}
+
+/** Opens the app's Settings tab, fills the endpoint settings (`fillEndpoint`) and saves them. */
+export async function configure(page, baseUrl, options = {}) {
+  await page.click("#tabs button[data-tab=settings]");
+  await page.waitForSelector("#cfg-preset option", { state: "attached" });
+  await fillEndpoint(page, baseUrl, options);
+  await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
+  await page.click("#settings-form button[type=submit]");
+  await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
+}

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startServer, launch, watch, artifacts, root, scriptedEndpoint } from "./harness.mjs";
+import { startServer, launch, watch, artifacts, root, scriptedEndpoint, configure } from "./harness.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -30,18 +30,6 @@ async function openApp(context) {
   await page.goto(server.url);
   await page.waitForSelector("body[data-ready=true]");
   return { page, log };
-}
-
-async function configure(page, baseUrl) {
-  await page.click("#tabs button[data-tab=settings]");
-  await page.waitForSelector("#cfg-preset option", { state: "attached" });
-  await page.selectOption("#cfg-preset", "openai");
-  await page.fill("#cfg-base-url", baseUrl);
-  await page.fill("#cfg-model", "scripted-chat");
-  await page.fill("#cfg-api-key", "sk-test-not-a-real-key");
-  await page.fill("#cfg-context", "16384");
-  await page.click("#settings-form button[type=submit]");
-  await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
 }
 
 /** Facts about the wiki, read through the JS API in the page (a second connection). */

@@ -2,7 +2,7 @@
 // view shows it with the paragraphs it would drop; "keep my version" and "accept" both work.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launch, watch, artifacts, scriptedEndpoint } from "./harness.mjs";
+import { startServer, launch, watch, artifacts, scriptedEndpoint, configure } from "./harness.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -11,17 +11,6 @@ before(async () => {
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.stop(); endpoint?.stop(); });
-
-async function configure(page, baseUrl) {
-  await page.click("#tabs button[data-tab=settings]");
-  await page.waitForSelector("#cfg-preset option", { state: "attached" });
-  await page.selectOption("#cfg-preset", "openai");
-  await page.fill("#cfg-base-url", baseUrl);
-  await page.fill("#cfg-model", "scripted-chat");
-  await page.fill("#cfg-api-key", "sk-test-not-a-real-key");
-  await page.click("#settings-form button[type=submit]");
-  await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
-}
 
 async function addAndCompile(page, key, text) {
   await page.click("#tabs button[data-tab=sources]");

@@ -5,6 +5,7 @@
 import init, { Wiki } from "./app/pkg/llm_wiki.js";
 import { translate, pickLanguage } from "./app/i18n.js";
 import { withWriteLock, listen } from "./app/writer.js";
+import { setStatus, showError } from "./app/status.js";
 import { readTab, toSource, recall } from "./clipper.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -12,17 +13,6 @@ const lang = pickLanguage();
 const t = (key, ...args) => translate(lang, key, ...args);
 
 const state = { name: localStorage.getItem("llm-wiki.current") || "default", wiki: null, source: null };
-
-function setStatus(message, kind = "info") {
-  const el = $("#status");
-  el.textContent = message;
-  el.className = kind;
-}
-
-function showError(e) {
-  console.error(e);
-  setStatus((e && e.code ? `[${e.code}] ` : "") + (e && e.message ? e.message : String(e)), "error");
-}
 
 /** The tab the popup is about: `?tab=<id>` when opened as a page for a given tab, else the active tab. */
 async function targetTab() {
