@@ -636,9 +636,11 @@ async function ask(question) {
       history, writeBack, signal: controller.signal,
       onToken: (t) => { streamed += t; a.textContent = streamed; },
     });
-    // Under the write lock even without write-back: asking may store what the endpoint
-    // accepts (its structured-output mode), and every write holds the lock (Decision 9).
-    const answer = await write(call);
+    // A question without write-back writes no wiki content: it runs beside another tab's
+    // compile instead of waiting minutes for its lock. What it may store — the endpoint's
+    // structured-output mode, a cache written with an optimistic check — loses nothing but
+    // that cache entry if it races another writer.
+    const answer = writeBack ? await write(call) : await call();
     session.turns.push({
       question, answer: answer.answer, citations: answer.citations, removed: answer.removedCitations.length,
       extractive: answer.extractive, usage: answer.usage, saved: answer.saved || null, raw: answer,
@@ -845,7 +847,7 @@ function configFromForm() {
 async function testConnection() {
   const list = $("#cfg-report");
   list.replaceChildren();
-  const report = await write(() => state.wiki.testConnection({ config: configFromForm() }));
+  const report = await state.wiki.testConnection({ config: configFromForm() });
   for (const check of report.checks) {
     const li = document.createElement("li");
     li.className = check.status;

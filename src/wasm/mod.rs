@@ -593,9 +593,10 @@ impl Wiki {
     /// (`saved`); `worthSaving` says whether it cites two or more pages. With no endpoint the
     /// answer is extractive (`extractive: true`) and says so.
     ///
-    /// It writes even without `writeBack`: what the endpoint accepted (its structured-output
-    /// mode) is remembered in the wiki. An app with several writers (tabs, an extension) calls
-    /// it under its write lock, as `www/app.js` does (Decision 9).
+    /// With `writeBack` it commits a page: an app with several writers (tabs, an extension) calls
+    /// it under its write lock, as `www/app.js` does (Decision 9). Without, it writes no wiki
+    /// content, only the cache of what the endpoint accepted (`meta/llm-learned`, an optimistic
+    /// write whose conflict is ignored), so it need not wait for the lock.
     #[wasm_bindgen(unchecked_return_type = "Promise<Answer>")]
     pub fn ask(
         &self,
@@ -886,7 +887,8 @@ impl Wiki {
     /// structured call (which JSON mode the endpoint takes; remembered), and embeddings. Never
     /// throws for endpoint problems: each step reports `ok`, `failed` (with an error `code`) or
     /// `skipped`. An `LLM_ORIGIN_NOT_ALLOWED` step names the exact `OLLAMA_ORIGINS` value.
-    /// It writes what the endpoint accepted: call it under the app's write lock (Decision 9).
+    /// It may store what the endpoint accepted (`meta/llm-learned`, a cache written with an
+    /// optimistic check whose conflict is ignored): no write lock needed.
     #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
     pub fn test_connection(
         &self,

@@ -449,7 +449,7 @@ test("removing a source: its row, summary page and citations go; other pages sta
   await context.close();
 });
 
-test("asking and the LLM lint checks store what the endpoint accepted: they wait for another tab's write lock (Decision 9)", { timeout: 120_000 }, async () => {
+test("the LLM lint checks wait for another tab's write lock; a question without write-back does not (Decision 9)", { timeout: 120_000 }, async () => {
   const context = await browser.newContext();
   const { page, log } = await openApp(context, "locked");
   await api(page, "locked", `
@@ -482,9 +482,15 @@ test("asking and the LLM lint checks store what the endpoint accepted: they wait
     assert.ok(await posts() > calls, "the call went out once the lock was free");
   };
 
+  // A question writes no wiki content: answered while the other tab still holds the lock.
   await page.click("#tabs button[data-tab=ask]");
   await page.fill("#question", "What is backpressure?");
-  await hold(() => page.click("#ask-submit"), () => document.querySelector("#ask-cancel").hidden && document.querySelector("#conversation .answer").textContent.length > 0);
+  await page.evaluate(() => { document.querySelector("#ask-writeback").checked = false; });
+  const before = await posts();
+  await page.click("#ask-submit");
+  await page.waitForFunction(() => document.querySelector("#ask-cancel").hidden && document.querySelector("#conversation .answer").textContent.length > 0, null, { timeout: 60_000 });
+  assert.ok(await posts() > before, "the question went out while another tab held the lock");
+  assert.doesNotMatch(await page.textContent("#status"), /Another tab is writing/);
 
   await page.click("#tabs button[data-tab=lint]");
   await hold(() => page.click("#lint-llm"), () => /findings are listed/.test(document.querySelector("#status").textContent));
