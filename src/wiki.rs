@@ -203,6 +203,8 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) name: String,
     pub(crate) storage: S,
     pub(crate) clock: C,
+    /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
+    pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -222,6 +224,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             name: name.to_string(),
             storage,
             clock,
+            vector_options: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
@@ -233,6 +236,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             name: name.to_string(),
             storage,
             clock,
+            vector_options: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
