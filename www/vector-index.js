@@ -12,7 +12,8 @@ let again = false;
  * lock (www/writer.js). Resolves to `null` when nothing was due, else `{ outcome: "installed" |
  * "stale", verdict, efSearch, recall, evaluations, rows, ms }`. Never rejects: failures are logged
  * (the exact scan keeps serving) and resolve to `null`. A call while a rebuild runs is folded
- * into one more check after it.
+ * into one more check after it; a "stale" install (the vectors were compacted or rebuilt during
+ * the build) is retried, up to three builds per call.
  */
 export function rebuildVectorIndex(wiki, write) {
   if (running) {
@@ -22,10 +23,12 @@ export function rebuildVectorIndex(wiki, write) {
   running = (async () => {
     let last = null;
     try {
+      let builds = 0;
       do {
         again = false;
         last = await once(wiki, write);
-      } while (again && !wiki.closed);
+        if (last) builds++;
+      } while ((again || (last && last.outcome === "stale")) && builds < 3 && !wiki.closed);
     } catch (e) {
       console.warn("vector graph rebuild failed; the exact scan keeps serving", e);
       last = null;

@@ -43,8 +43,8 @@ use super::codec::{fold_words, DecodeError, DecodeResult, Reader, Writer};
 /// loses on random data at every size, which the cost check catches (at 10k random it is
 /// dropped after calibration, ~6 700 evaluations per query × 4 > 10 000 rows). Below 10k rows
 /// the exact scan takes under ~8 ms natively (7.6–8.1 ms p50 at 10k, loaded machine), and a
-/// graph build would cost seconds in a worker for little gain. The browser figures (BENCHMARKS.md: graph 0.80× the
-/// scan at 10k clustered) agree on the crossover.
+/// graph build would cost seconds in a worker for little gain. The browser figures
+/// (BENCHMARKS.md: graph 0.80× the scan at 10k clustered) agree on the crossover.
 pub const HNSW_MIN_ROWS: usize = 10_000;
 
 /// Parameters of the HNSW graph (`instant-distance` fixes `M = 32` neighbours per node).
@@ -266,7 +266,7 @@ impl SlabPoint {
 
 thread_local! {
     /// Distance evaluations made by graph points on this thread (see [`build_graph`]'s cost
-    /// check): a count, not a time, so calibration is deterministic and machine-independent.
+    /// check): a count, not a time, so the verdict does not depend on the machine or its load.
     static DISTANCE_EVALS: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -452,8 +452,9 @@ pub enum GraphVerdict {
     Kept,
     /// No `ef_search` up to 800 reached [`RECALL_TARGET`] on the sample.
     LowRecall,
-    /// The graph reached the recall target only with more distance evaluations per query
-    /// (× [`GRAPH_EVAL_COST`]) than there are rows: the exact scan is faster.
+    /// At an `ef_search` that reached [`RECALL_TARGET`] — or before any did — the mean distance
+    /// evaluations per query × [`GRAPH_EVAL_COST`] were not below the row count: the exact scan
+    /// is predicted faster.
     NotCheaper,
 }
 
