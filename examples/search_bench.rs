@@ -5,11 +5,16 @@
 //! MaxScore and exhaustively, heap memory, record size, cold open; and for 384-d vectors (random
 //! and clustered, 10k; 50k with `--large`): exact-scan and HNSW query p50/p95, HNSW build time,
 //! recall@10. Timings are wall-clock on whatever machine runs it; say which when you quote them.
+//!
+//! One vector size alone: `-- --vectors N [--dim D] [--random] [--heuristic] [--ef E] [--efc C]` — also
+//! prints the graph's distance evaluations per query and "cost/eval ÷ cost/row" (graph time per
+//! distance evaluation over exact-scan time per row: the figure behind
+//! `vectors::GRAPH_EVAL_COST`), measured on a graph built without the cost check.
 
 use std::time::Instant;
 
 use llm_wiki::search::bm25::{Bm25Index, Bm25Params, DocFields};
-use llm_wiki::search::vectors::{HnswParams, VectorStore};
+use llm_wiki::search::vectors::{distance_evaluations, GraphBuildOptions, HnswParams, VectorStore};
 use llm_wiki::search::{SearchIndex, SearchMode, SearchOptions};
 
 struct Rng(u64);
@@ -172,14 +177,22 @@ fn bench_vectors(n: usize, dim: usize, clustered: bool, params: HnswParams) {
         exact_ms.push(ms);
         truth.push(hits.into_iter().map(|h| h.0).collect::<Vec<_>>());
     }
-    let (_, build_ms) = time(|| store.rebuild_with_graph());
+    // The product's verdict first, then (for the timing figures) a graph without the cost check.
+    let (product, build_ms) = time(|| store.rebuild_with_graph());
+    if product.bytes.is_none() {
+        store.rebuild_with_graph_using(GraphBuildOptions {
+            require_cheaper: false,
+        });
+    }
     let mut hnsw_ms: Vec<f64> = Vec::new();
     let mut found = 0;
+    let evals_before = distance_evaluations();
     for (q, t) in queries.iter().zip(&truth) {
         let (hits, ms) = time(|| store.search(q, 10).unwrap());
         hnsw_ms.push(ms);
         found += hits.iter().filter(|h| t.contains(&h.0)).count();
     }
+    let evals = (distance_evaluations() - evals_before) as f64 / queries.len() as f64;
     let recall = found as f64 / (10 * queries.len()) as f64;
     let (e50, e95) = (
         percentile(&mut exact_ms, 0.5),
@@ -190,15 +203,18 @@ fn bench_vectors(n: usize, dim: usize, clustered: bool, params: HnswParams) {
         percentile(&mut hnsw_ms, 0.95),
     );
     println!(
-        "vectors {n:>6} × {dim} {:<9} ef {:>3}/{:>3}{} → {}: exact p50 {e50:.3} ms p95 {e95:.3} | hnsw p50 {h50:.3} ms p95 {h95:.3} ({:.2}× exact) recall@10 {recall:.3} | build {:.1} s | heap {:.0} MB",
+        "vectors {n:>6} × {dim} {:<9} ef {:>3}/{:>3}{} → product: {:?} (ef {}, recall {:.3}, {:.0} evals/query) | measured graph ef {}: exact p50 {e50:.3} ms p95 {e95:.3} | hnsw p50 {h50:.3} ms p95 {h95:.3} ({:.2}× exact) recall@10 {recall:.3} | {evals:.0} evals/query, cost/eval ÷ cost/row {:.2} | product build+calibrate {:.1} s | heap {:.0} MB",
         if clustered { "clustered" } else { "random" },
         params.ef_construction,
         params.ef_search,
-        if params.heuristic { "" } else { " no-heuristic" },
-        store
-            .graph_ef_search()
-            .map_or("no graph (calibration failed)".to_string(), |ef| format!("graph ef {ef}")),
+        if params.heuristic { " heuristic" } else { "" },
+        product.verdict,
+        product.ef_search,
+        product.recall,
+        product.evaluations,
+        store.graph_ef_search().map_or("none".to_string(), |ef| ef.to_string()),
         h50 / e50,
+        (h50 / evals) / (e50 / n as f64),
         build_ms / 1000.0,
         store.heap_bytes() as f64 / 1e6,
     );
@@ -220,10 +236,10 @@ fn main() {
     if let Some(v) = arg("--ef") {
         params.ef_search = v as u32;
     }
-    params.heuristic = !args.iter().any(|a| a == "--no-heuristic");
+    params.heuristic = args.iter().any(|a| a == "--heuristic");
     if let Some(n) = arg("--vectors") {
         let clustered = !args.iter().any(|a| a == "--random");
-        bench_vectors(n, 384, clustered, params);
+        bench_vectors(n, arg("--dim").unwrap_or(384), clustered, params);
         return;
     }
     let large = args.iter().any(|a| a == "--large");

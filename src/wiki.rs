@@ -207,6 +207,8 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) clock: C,
     /// The last search index read, for searches (see [`Wiki::search_index_shared`]).
     pub(crate) search_cache: crate::wiki_search::SearchCache,
+    /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
+    pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -227,6 +229,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage,
             clock,
             search_cache: Default::default(),
+            vector_options: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
@@ -239,6 +242,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage,
             clock,
             search_cache: Default::default(),
+            vector_options: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)

@@ -28,6 +28,9 @@ use crate::llm::{Cancel, Embedder};
 use crate::model::Page;
 use crate::model::TokenUsage;
 use crate::search::bm25::DocFields;
+use crate::search::vectors::{
+    GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob, HNSW_MIN_ROWS,
+};
 use crate::search::{
     EmbeddingStatus, QueryVector, SearchIndex, SearchMode, SearchOptions, SearchResults,
 };
@@ -150,6 +153,70 @@ pub fn embedding_text(page: &Page) -> String {
     s.push_str("\n\n");
     s.push_str(&page.body);
     s
+}
+
+/// Settings of the vector graph kept by an open [`Wiki`] (per connection, never stored). JS:
+/// `Wiki.open(name, { vectorIndex: { minRows, requireCheaper } })`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct VectorIndexOptions {
+    /// Live vectors from which an HNSW graph is built ([`Wiki::vector_rebuild_job`]). Default
+    /// [`HNSW_MIN_ROWS`]; values below 1 count as 1. Lower it only to test the graph path.
+    pub min_rows: usize,
+    /// Drop a graph that is not predicted cheaper than the exact scan
+    /// ([`crate::search::vectors::GRAPH_EVAL_COST`]). Default true; false only for tests, which
+    /// need a graph on a few dozen rows.
+    pub require_cheaper: bool,
+}
+
+impl Default for VectorIndexOptions {
+    fn default() -> Self {
+        VectorIndexOptions {
+            min_rows: HNSW_MIN_ROWS,
+            require_cheaper: true,
+        }
+    }
+}
+
+/// A graph rebuild to run elsewhere (a Web Worker): give `job.vectors()`, `job.dim()`, `params`
+/// and `options` to [`crate::search::vectors::build_graph_with`], then the bytes (or `None`) and
+/// the job to [`Wiki::install_vector_graph`].
+#[derive(Debug, Clone)]
+pub struct VectorRebuild {
+    /// The snapshot of the live vectors.
+    pub job: RebuildJob,
+    /// The wiki's HNSW parameters.
+    pub params: HnswParams,
+    /// The build options of this connection ([`VectorIndexOptions::require_cheaper`]).
+    pub options: GraphBuildOptions,
+}
+
+/// Where the active vectors stand (JS `vectorIndexStatus()`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct VectorIndexStatus {
+    /// The embedding model of the active vectors.
+    pub model: String,
+    /// Their dimension.
+    pub dim: usize,
+    /// Pages with a searchable (non-null) vector.
+    pub rows: usize,
+    /// True when an HNSW graph serves the base rows (else every search is an exact scan).
+    pub graph: bool,
+    /// The graph's calibrated `ef_search`, when there is a graph.
+    pub ef_search: Option<usize>,
+    /// Rows added or changed since the last rebuild (scanned exactly beside the graph).
+    pub delta: usize,
+    /// Base rows replaced or removed since the last rebuild.
+    pub dead: usize,
+    /// Live rows when the last graph build was given up (too slow or too low recall), if it was.
+    pub declined_at: Option<usize>,
+    /// True when [`Wiki::vector_rebuild_job`] would return a job.
+    pub needs_rebuild: bool,
+    /// This connection's [`VectorIndexOptions::min_rows`].
+    pub min_rows: usize,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -576,5 +643,97 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let embedder = AnyEmbedder::from_config(&config, transport)?;
         self.embed_pages(&embedder, options, on_progress, cancel)
             .await
+    }
+
+    /// This connection's vector graph settings.
+    pub fn vector_index_options(&self) -> VectorIndexOptions {
+        self.vector_options.get()
+    }
+
+    /// Changes this connection's vector graph settings (not stored; tests lower `min_rows`).
+    pub fn set_vector_index_options(&self, options: VectorIndexOptions) {
+        self.vector_options.set(options);
+    }
+
+    /// Where the active vectors stand, or `None` when no page has a vector.
+    ///
+    /// Errors: storage errors.
+    pub async fn vector_index_status(&self) -> Result<Option<VectorIndexStatus>> {
+        let index = self.search_index().await?;
+        let options = self.vector_options.get();
+        Ok(index.vectors().map(|s| {
+            let (delta, dead) = s.pending();
+            VectorIndexStatus {
+                model: s.model().to_string(),
+                dim: s.dim(),
+                rows: s.live(),
+                graph: s.has_graph(),
+                ef_search: s.graph_ef_search(),
+                delta,
+                dead,
+                declined_at: s.graph_declined_at(),
+                needs_rebuild: s.needs_rebuild_at(options.min_rows),
+                min_rows: options.min_rows,
+            }
+        }))
+    }
+
+    /// A graph rebuild when one is due ([`crate::search::vectors::VectorStore::needs_rebuild_at`]
+    /// with this connection's `min_rows`: no graph yet from that many vectors, or a large delta),
+    /// else `None`. Writes nothing; the snapshot is a copy (4 × rows × dim bytes), so the wiki may
+    /// change while the graph is built elsewhere.
+    ///
+    /// Errors: storage errors.
+    pub async fn vector_rebuild_job(&self) -> Result<Option<VectorRebuild>> {
+        let index = self.search_index().await?;
+        let options = self.vector_options.get();
+        Ok(index
+            .vectors()
+            .filter(|s| s.needs_rebuild_at(options.min_rows))
+            .map(|s| VectorRebuild {
+                job: s.rebuild_job(),
+                params: index.config().hnsw,
+                options: GraphBuildOptions {
+                    require_cheaper: options.require_cheaper,
+                },
+            }))
+    }
+
+    /// Installs the graph built for `job` (`None`: the build gave the graph up; the rows are
+    /// installed without one and no new build is due until the vectors grow by half) and saves
+    /// the search index's changed records (`vectors`, `vectors-delta`, `hnsw`, `meta`) in one
+    /// batch. Vectors that changed since the snapshot stay correct: their new rows stay in the
+    /// exact-scan delta. Not an operation (the pages do not change); in the browser run it under
+    /// the wiki's write lock like every other write.
+    ///
+    /// Returns [`InstallOutcome::Stale`], writing nothing, when the vectors were rebuilt or
+    /// compacted since the snapshot, or replaced by another model's.
+    ///
+    /// Errors: [`Error::InvalidInput`] when `graph` does not decode against the job's rows
+    /// (nothing is written); storage errors.
+    pub async fn install_vector_graph(
+        &self,
+        job: RebuildJob,
+        graph: Option<&[u8]>,
+    ) -> Result<InstallOutcome> {
+        // An operation may commit between loading and saving: reload and install again.
+        for _ in 0..4 {
+            let mut index = self.search_index().await?;
+            let Some(store) = index.vectors_mut() else {
+                return Ok(InstallOutcome::Stale);
+            };
+            let outcome = store
+                .install(job.clone(), graph)
+                .map_err(|e| Error::InvalidInput(format!("vector graph: {}", e.0)))?;
+            if outcome == InstallOutcome::Stale {
+                return Ok(outcome);
+            }
+            match self.save_search_index(&mut index).await {
+                Ok(()) => return Ok(outcome),
+                Err(Error::Conflict { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(InstallOutcome::Stale)
     }
 }

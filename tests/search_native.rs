@@ -3,11 +3,12 @@
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
 use llm_wiki::search::tokenizer::tokenizer_calls;
+use llm_wiki::search::vectors::{build_graph_with, GraphVerdict, InstallOutcome, HNSW_MIN_ROWS};
 use llm_wiki::search::{SearchMode, SearchOptions};
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
 use llm_wiki::wiki::{PageEdit, Wiki};
-use llm_wiki::wiki_search::SEARCH_OP_KEY;
+use llm_wiki::wiki_search::{VectorIndexOptions, SEARCH_OP_KEY};
 
 type W = Wiki<MemoryStorage, ManualClock>;
 
@@ -425,4 +426,189 @@ fn searches_reuse_the_decoded_index_until_a_commit_or_another_tab_changes_it() {
     block_on(other.save_search_index(&mut index)).unwrap();
     let e = block_on(w.search_index_shared()).unwrap();
     assert!(!Rc::ptr_eq(&d, &e));
+}
+
+/// A page body of words drawn from a small vocabulary by `i`, so the offline vectors differ.
+fn body_of(i: usize) -> String {
+    const WORDS: [&str; 12] = [
+        "harbour", "lantern", "granite", "meadow", "copper", "violin", "glacier", "orchard",
+        "saffron", "quartz", "falcon", "tundra",
+    ];
+    (0..12)
+        .map(|j| WORDS[(i * 7 + j * j * 3 + i / 3) % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+        + &format!(" item{i}")
+}
+
+fn vector_top(w: &W, query: &str) -> Vec<String> {
+    let opts = SearchOptions {
+        k: 10,
+        mode: SearchMode::Vector,
+        explain: false,
+        ..SearchOptions::default()
+    };
+    let r = block_on(w.search(query, &opts)).unwrap();
+    assert_eq!(r.mode, SearchMode::Vector, "{:?}", r.status);
+    r.hits.into_iter().map(|h| h.key).collect()
+}
+
+#[test]
+fn vector_graph_job_install_persist_and_changes_made_during_the_build() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for i in 0..60 {
+        put(&w, &format!("Page {i}"), &body_of(i));
+    }
+    // Below the default threshold: no job, exact scan.
+    assert!(block_on(w.vector_rebuild_job()).unwrap().is_none());
+    let status = block_on(w.vector_index_status()).unwrap().unwrap();
+    assert_eq!(status.rows, 60);
+    assert_eq!(status.min_rows, HNSW_MIN_ROWS);
+    assert!(!status.graph && !status.needs_rebuild);
+    let queries = [
+        "harbour lantern",
+        "glacier falcon tundra",
+        "item7",
+        "violin orchard",
+    ];
+    let exact: Vec<Vec<String>> = queries.iter().map(|q| vector_top(&w, q)).collect();
+
+    // A lower threshold (the test-only knob): a job; the graph is built "in a worker".
+    w.set_vector_index_options(VectorIndexOptions {
+        min_rows: 40,
+        require_cheaper: false,
+    });
+    assert!(
+        block_on(w.vector_index_status())
+            .unwrap()
+            .unwrap()
+            .needs_rebuild
+    );
+    let rebuild = block_on(w.vector_rebuild_job()).unwrap().unwrap();
+    assert_eq!(rebuild.job.len(), 60);
+    assert!(!rebuild.options.require_cheaper);
+    let built = build_graph_with(
+        rebuild.job.vectors(),
+        rebuild.job.dim(),
+        rebuild.params,
+        rebuild.options,
+    );
+    assert_eq!(built.verdict, GraphVerdict::Kept, "{built:?}");
+
+    // Meanwhile (after the snapshot, before the install): a page changes, one is added.
+    let p5 = block_on(w.page("Page 5")).unwrap().unwrap();
+    block_on(w.put_page(PageEdit {
+        key: Some(p5.key.clone()),
+        body: Some("zeppelin zeppelin zeppelin mandolin".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    put(&w, "Page new", "mandolin zeppelin");
+
+    let installed = block_on(w.install_vector_graph(rebuild.job.clone(), built.bytes.as_deref()));
+    assert_eq!(installed.unwrap(), InstallOutcome::Installed);
+    let status = block_on(w.vector_index_status()).unwrap().unwrap();
+    assert!(status.graph, "{status:?}");
+    assert_eq!(status.rows, 61);
+    // The changed page's new vector and the new page sit in the exact-scan delta; the changed
+    // page's snapshot row is dead.
+    assert_eq!((status.delta, status.dead), (2, 1));
+    assert!(!status.needs_rebuild);
+    let mut top2 = vector_top(&w, "zeppelin mandolin")[..2].to_vec();
+    top2.sort();
+    let new_key = block_on(w.page("Page new")).unwrap().unwrap().key;
+    let mut want = vec![p5.key.clone(), new_key.clone()];
+    want.sort();
+    assert_eq!(top2, want);
+    // The same job again: stale (the base was rebuilt), nothing written.
+    let again = block_on(w.install_vector_graph(rebuild.job.clone(), built.bytes.as_deref()));
+    assert_eq!(again.unwrap(), InstallOutcome::Stale);
+    // Garbage bytes for a fresh job: an error, nothing written.
+    w.set_vector_index_options(VectorIndexOptions {
+        min_rows: 1,
+        require_cheaper: false,
+    });
+    let status_before = block_on(w.vector_index_status()).unwrap();
+    let fresh = block_on(w.vector_rebuild_job()).unwrap();
+    if let Some(fresh) = fresh {
+        assert!(block_on(w.install_vector_graph(fresh.job, Some(&[1, 2, 3]))).is_err());
+    }
+    assert_eq!(block_on(w.vector_index_status()).unwrap(), status_before);
+    w.storage().close();
+
+    // Reopened from storage: the graph is read back, searches agree with the exact scan.
+    let w = open(&backend);
+    let status = block_on(w.vector_index_status()).unwrap().unwrap();
+    assert!(
+        status.graph,
+        "the graph comes back from storage: {status:?}"
+    );
+    assert_eq!(status.ef_search, Some(built.ef_search as usize));
+    for (q, want) in queries.iter().zip(&exact) {
+        let got = vector_top(&w, q);
+        // Page 5 changed since the exact answers were taken: compare without it.
+        let strip = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .filter(|k| **k != p5.key && **k != new_key)
+                .cloned()
+                .collect()
+        };
+        let (g, e) = (strip(&got), strip(want));
+        let n = g.len().min(e.len()).min(8);
+        assert_eq!(g[..n], e[..n], "query {q}");
+    }
+}
+
+#[test]
+fn a_declined_graph_build_is_remembered_until_the_vectors_grow_by_half() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for i in 0..40 {
+        put(&w, &format!("Page {i}"), &body_of(i));
+    }
+    // The product's cost check on 40 rows: the exact scan is cheaper, the graph is dropped.
+    w.set_vector_index_options(VectorIndexOptions {
+        min_rows: 20,
+        require_cheaper: true,
+    });
+    let rebuild = block_on(w.vector_rebuild_job()).unwrap().unwrap();
+    let built = build_graph_with(
+        rebuild.job.vectors(),
+        rebuild.job.dim(),
+        rebuild.params,
+        rebuild.options,
+    );
+    assert_eq!(built.verdict, GraphVerdict::NotCheaper, "{built:?}");
+    assert!(built.bytes.is_none());
+    assert_eq!(
+        block_on(w.install_vector_graph(rebuild.job, None)).unwrap(),
+        InstallOutcome::Installed
+    );
+    w.storage().close();
+    let w = open(&backend);
+    w.set_vector_index_options(VectorIndexOptions {
+        min_rows: 20,
+        require_cheaper: true,
+    });
+    let status = block_on(w.vector_index_status()).unwrap().unwrap();
+    assert_eq!(
+        status.declined_at,
+        Some(40),
+        "remembered in storage: {status:?}"
+    );
+    assert!(!status.graph && !status.needs_rebuild);
+    assert!(block_on(w.vector_rebuild_job()).unwrap().is_none());
+    for i in 40..59 {
+        put(&w, &format!("Page {i}"), &body_of(i));
+    }
+    assert!(
+        block_on(w.vector_rebuild_job()).unwrap().is_none(),
+        "59 < 60"
+    );
+    put(&w, "Page 59", &body_of(59));
+    assert!(
+        block_on(w.vector_rebuild_job()).unwrap().is_some(),
+        "60 = 40 × 1.5"
+    );
 }

@@ -5,6 +5,7 @@ import { translate, pickLanguage } from "./i18n.js";
 import { htmlToMarkdown } from "./build/convert.js";
 import { withWriteLock, listen } from "./writer.js";
 import { setStatus, showError } from "./status.js";
+import { rebuildVectorIndex } from "./vector-index.js";
 
 const $ = (sel) => document.querySelector(sel);
 let lang = pickLanguage();
@@ -34,6 +35,7 @@ function queueEmbedding() {
       embedAgain = false;
       await embedNewPages().catch(() => {});
     } while (embedAgain);
+    keepVectorIndex();
   })().finally(() => { embedding = null; });
 }
 
@@ -81,10 +83,27 @@ async function openWiki(name) {
   if (state.wiki) state.wiki.close();
   state.wiki = await Wiki.open(name, {
     onVersionChange: () => setStatus(t("upgraded"), "error"),
+    vectorIndex: vectorIndexOptions(),
   });
   localStorage.setItem("llm-wiki.current", name);
   await refreshWikiList(name);
   await refresh();
+  keepVectorIndex();
+}
+
+// Test-only: `localStorage["llm-wiki.vectorIndex"]` = JSON `{ minRows, requireCheaper }` lowers the
+// size from which the vector graph is built (tests/e2e/vector-graph.test.mjs). Absent: the defaults.
+function vectorIndexOptions() {
+  try { return JSON.parse(localStorage.getItem("llm-wiki.vectorIndex") || "null") ?? undefined; } catch { return undefined; }
+}
+
+// After vectors change (open, compile, embedding, import): build the vector graph in a worker if
+// one is due. Never awaited: the UI does not wait, and search is exact meanwhile.
+function keepVectorIndex() {
+  const wiki = state.wiki;
+  rebuildVectorIndex(wiki, (fn) => withWriteLock(wiki.name, fn)).then((r) => {
+    if (r) console.info("vector graph", r);
+  });
 }
 
 // ---------------------------------------------------------------- tabs
@@ -303,6 +322,7 @@ async function compile(options = {}) {
       report.failed.length ? "error" : "info");
     progress.textContent = "";
     if (report.compiled.length) await embedNewPages(controller.signal);
+    if (report.compiled.length) keepVectorIndex();
   } catch (e) {
     if (e && e.code === "CANCELLED") setStatus(t("cancelled"), "error"); else showError(e);
     progress.textContent = "";
@@ -795,6 +815,7 @@ async function renderEmbeddingStatus() {
         confirm, onProgress: (p) => { $("#cfg-emb-status").textContent = t("embedding", p.done, p.total); },
       }), { embed: false });
       setStatus(t("embDone", r.embedded, r.model));
+      keepVectorIndex();
     } catch (err) { showError(err); } finally { button.disabled = false; await renderEmbeddingStatus(); }
   };
 }
@@ -882,6 +903,7 @@ async function importVault(file) {
   const report = await write(() => state.wiki.importVault(bytes));
   setStatus(t("imported", report));
   await refresh();
+  keepVectorIndex();
 }
 
 // ---------------------------------------------------------------- storage

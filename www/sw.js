@@ -1,8 +1,8 @@
 // Offline app shell: the app's own files are served from a cache when the network is away.
 // Only same-origin GET requests are handled; the LLM endpoint (another origin) is never cached.
 const CACHE = "llm-wiki-shell-v3";
-// The graph view and PDF import load on first use; they are cached up front so they work offline too.
-const SHELL = ["./", "./index.html", "./app.js", "./i18n.js", "./writer.js", "./status.js", "./style.css", "./build/convert.js",
+// The graph view, PDF import and the vector graph worker load on first use; they are cached up front so they work offline too.
+const SHELL = ["./", "./index.html", "./app.js", "./i18n.js", "./writer.js", "./status.js", "./vector-index.js", "./hnsw-worker.js", "./style.css", "./build/convert.js",
   "./build/graph.js", "./build/pdf.js", "./build/pdfjs/pdf.worker.mjs",
   "./pkg/llm_wiki.js", "./pkg/llm_wiki_bg.wasm"];
 

@@ -2,7 +2,7 @@
 //!
 //! | key | holds | rewritten |
 //! |---|---|---|
-//! | `meta` | doc table (page key per doc id), settings, the generations of the other records | every change |
+//! | `meta` | doc table (page key per doc id), settings, the generations of the other records, per vector store whether it has a graph (0 no, 1 yes, 2 no: a build was given up at the `u32` row count that follows) | every change |
 //! | `bm25` | dictionary (byte arena + `u32` offsets), CSR postings (`u32` starts, docs, packed tfs), per-term bounds, base field lengths | on a BM25 merge |
 //! | `bm25-delta` | dead base doc ids; delta docs with lengths and `(term, tf)` lists | every change |
 //! | `vectors` | model, dim, doc per row, rows as contiguous little-endian `f32` | on a rebuild/compaction |
@@ -155,7 +155,14 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
             Some(s) => {
                 w.u8(1);
                 w.u64(s.base_generation);
-                w.u8(u8::from(s.graph_bytes().is_some()));
+                match (s.graph_bytes().is_some(), s.declined_at) {
+                    (true, _) => w.u8(1),
+                    (false, None) => w.u8(0),
+                    (false, Some(rows)) => {
+                        w.u8(2);
+                        w.u32(rows);
+                    }
+                }
             }
             None => w.u8(0),
         }
@@ -405,7 +412,13 @@ impl SearchIndex {
             let mut stores = [None, None];
             for s in &mut stores {
                 if r.u8()? == 1 {
-                    *s = Some((r.u64()?, r.u8()? == 1));
+                    let generation = r.u64()?;
+                    *s = Some(match r.u8()? {
+                        0 => (generation, false, None),
+                        1 => (generation, true, None),
+                        2 => (generation, false, Some(r.u32()?)),
+                        g => return Err(DecodeError::new(format!("graph flag {g}"))),
+                    });
                 }
             }
             r.finish()?;
@@ -442,12 +455,12 @@ impl SearchIndex {
         }
 
         // vectors
-        let read_store = |meta: Option<(u64, bool)>,
+        let read_store = |meta: Option<(u64, bool, Option<u32>)>,
                           base_key: &str,
                           delta_key: &str,
                           graph_key: Option<&str>|
          -> Result<Option<VectorStore>> {
-            let Some((generation, has_graph)) = meta else {
+            let Some((generation, has_graph, declined_at)) = meta else {
                 return Ok(None);
             };
             let mut rb = Reader::new(get(base_key, Kind::Vectors)?);
@@ -463,7 +476,7 @@ impl SearchIndex {
                 }
                 None => None,
             };
-            let s = VectorStore::read(&mut rb, Some(&mut rd), graph, hnsw, max_doc)
+            let mut s = VectorStore::read(&mut rb, Some(&mut rd), graph, hnsw, max_doc)
                 .and_then(|s| rb.finish().and_then(|_| rd.finish()).map(|_| s))
                 .map_err(|e| corrupt(base_key, e))?;
             if s.base_generation != generation {
@@ -472,6 +485,7 @@ impl SearchIndex {
                     DecodeError::new("generation differs from meta"),
                 ));
             }
+            s.declined_at = declined_at;
             if s.docs().any(|d| docs.keys[d as usize].is_none()) {
                 return Err(corrupt(
                     base_key,

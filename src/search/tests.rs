@@ -540,7 +540,9 @@ fn bm25_tests_rng() -> bm25::tests::Rng {
 #[test]
 fn persistence_round_trip_with_graph_and_zero_tokenizer_calls() {
     let mut idx = big_index(600, 32);
-    idx.vectors_mut().unwrap().rebuild_with_graph();
+    idx.vectors_mut()
+        .unwrap()
+        .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
     idx.upsert("late", &page("Late", "明月 arrives late"), None);
     idx.remove("k7");
     let mut store = HashMap::new();
@@ -585,7 +587,9 @@ fn persistence_round_trip_with_graph_and_zero_tokenizer_calls() {
 #[test]
 fn garbage_records_are_typed_errors_never_panics() {
     let mut idx = big_index(60, 8);
-    idx.vectors_mut().unwrap().rebuild_with_graph();
+    idx.vectors_mut()
+        .unwrap()
+        .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
     idx.upsert("x", &page("", "delta doc"), None);
     let recs: HashMap<String, Vec<u8>> = idx.to_records().into_iter().collect();
     assert!(open(&recs).is_ok());
@@ -640,7 +644,9 @@ fn altered_payloads_with_valid_checksums_never_panic() {
     // Corruption that the checksum cannot see (the frame is rebuilt): every structural check
     // must hold, and whatever decodes must search without panicking.
     let mut idx = big_index(40, 8);
-    idx.vectors_mut().unwrap().rebuild_with_graph();
+    idx.vectors_mut()
+        .unwrap()
+        .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
     idx.upsert(
         "x",
         &page("x", "delta 明月"),

@@ -22,8 +22,8 @@
 //! *Invariant:* every stored row has exactly `dim` values; a vector of another length is refused
 //! with [`VectorError::Dimension`], never truncated or padded.
 
-use std::cell::RefCell;
-use std::collections::{BinaryHeap, HashMap};
+use std::cell::{Cell, RefCell};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 
 use instant_distance::{Builder, Hnsw, Point, Search};
@@ -31,19 +31,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::codec::{fold_words, DecodeError, DecodeResult, Reader, Writer};
 
-/// From this many live rows on, [`VectorStore::rebuild_now`] builds an HNSW graph (which
-/// [`build_graph`] still drops if it cannot reach recall@10 ≥ 0.95 on a sample).
+/// From this many live rows on, a graph is built ([`VectorStore::needs_rebuild`],
+/// [`VectorStore::rebuild_now`]); [`build_graph`] still drops it if it cannot reach recall@10 ≥
+/// 0.95 on a sample or is not predicted cheaper than the exact scan ([`GRAPH_EVAL_COST`]).
 ///
-/// Benchmark behind it (`cargo run --release --example search_bench`, native, release profile,
-/// 2 cores shared with three other builds — load ≈ 8, so absolute times are inflated; 384-d,
-/// M = 32, ef_construction 100, top-10 p50 of graph ÷ exact scan):
-/// clustered vectors 0.18× at 5k, 0.05× at 10k, 0.02× at 20k (calibrated ef 200), recall 1.00;
-/// uniformly random vectors 1.58× at 5k (recall 0.955) and 1.04× at 10k with recall 0.832 at
-/// ef 100 — the graph loses or misses the target there. Below 20k rows the exact scan is the
-/// choice that meets "recall ≥ 0.95 at ≤ 1× the exact scan" on every distribution measured, and
-/// it spares small wikis a graph build of minutes. The browser benchmark (wasm simd128 scan
-/// against the single-threaded graph) will revisit this value.
-pub const HNSW_MIN_ROWS: usize = 20_000;
+/// Figures behind it (native, release, 384-d, M = 32, ef_construction 100, heuristic off,
+/// calibrated ef, top-10 p50 of graph ÷ exact scan, 200 queries): clustered vectors 0.49× at
+/// 10k (ef 200, recall 1.0, 5.5 s build) and 0.29× at 20k (ef 200, recall 0.999, 13 s);
+/// uniformly random vectors 1.75× at 10k (ef 400, recall 0.984, 9.6 s) and 2.19× at 20k (ef 800,
+/// 29 s) — the graph wins on clustered data (what embeddings look like) from about 10k rows and
+/// loses on random data at every size, which the cost check catches (at 10k random it is
+/// dropped after calibration, ~6 700 evaluations per query × 6 > 10 000 rows). Below 10k rows
+/// the exact scan takes under ~8 ms natively (7.6–8.1 ms p50 at 10k, loaded machine), and a
+/// graph build would cost seconds in a worker for little gain. The browser figures
+/// (BENCHMARKS.md: graph 0.80× the scan at 10k clustered) agree on the crossover.
+pub const HNSW_MIN_ROWS: usize = 10_000;
 
 /// Parameters of the HNSW graph (`instant-distance` fixes `M = 32` neighbours per node).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -58,10 +60,11 @@ pub struct HnswParams {
     /// Seed of the level generator, so builds are reproducible.
     pub seed: u64,
     /// Select neighbours with the paper's heuristic (algorithm 4, keeping pruned links) instead
-    /// of simply the nearest. Default true. Without it builds are ~4× faster (the heuristic
-    /// re-selects each neighbour's links on every insert, O(M²) distances), recall is the same on
-    /// clustered data but drops below 0.95 on uniformly random 384-d vectors (0.89 vs 0.955 at 5k
-    /// rows in our benchmark) and queries there get slower.
+    /// of simply the nearest. Default false: with the heuristic, builds were 6–19× slower for the
+    /// same calibrated `ef_search` and similar query times (native release, 384-d, graph ÷ exact
+    /// top-10 time): 2k random rows 17.0 s vs 0.91 s; 10k clustered 32.7 s vs 5.5 s, ef 200 both,
+    /// 0.41× vs 0.49× of the exact scan. (It re-selects each neighbour's links on every insert,
+    /// O(M²) distances.)
     pub heuristic: bool,
 }
 
@@ -71,7 +74,7 @@ impl Default for HnswParams {
             ef_construction: 100,
             ef_search: 100,
             seed: 0x6c6c_6d2d_7769_6b69,
-            heuristic: true,
+            heuristic: false,
         }
     }
 }
@@ -261,8 +264,22 @@ impl SlabPoint {
     }
 }
 
+thread_local! {
+    /// Distance evaluations made by graph points on this thread (see [`build_graph`]'s cost
+    /// check): a count, not a time, so the verdict does not depend on the machine or its load.
+    static DISTANCE_EVALS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Distance evaluations graph searches and builds made on this thread so far (a wrapping
+/// counter; take differences). For benchmarks: graph cost per evaluation vs exact cost per row
+/// ([`GRAPH_EVAL_COST`]).
+pub fn distance_evaluations() -> u64 {
+    DISTANCE_EVALS.with(Cell::get)
+}
+
 impl Point for SlabPoint {
     fn distance(&self, other: &Self) -> f32 {
+        DISTANCE_EVALS.with(|c| c.set(c.get() + 1));
         // Cosine distance of unit vectors.
         1.0 - dot(self.vector(), other.vector())
     }
@@ -406,25 +423,102 @@ fn with_ef_search(bytes: &[u8], ef: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// How much one distance evaluation inside a graph search costs, in exact-scan row visits.
+///
+/// The exact scan reads rows in order and keeps a 10-entry heap; a graph search evaluates
+/// distances to rows at random addresses (a cache miss each), checks a visited set and keeps an
+/// `ef`-entry candidate heap. [`build_graph`] keeps a graph only when its mean distance
+/// evaluations per sample query × this factor is below the row count, i.e. when the graph is
+/// predicted to be cheaper than the exact scan. Counting evaluations (not timing) keeps the
+/// decision independent of the machine and its load.
+///
+/// Measured (graph time per evaluation ÷ exact time per row, top-10 p50 over 200 queries,
+/// clustered unless said otherwise):
+/// - in wasm on V8 (`bench/eval-cost.mjs`: Node 20, Chromium's engine; the `--features bench`
+///   build's `BenchVectors` and `distanceEvaluations`, opt-level 3, simd128; timings vary
+///   with the machine's load): 384-d 1.9–4.0 at 5k–20k (graph 0.42–0.70× the scan), 256-d
+///   5.6–5.8 at 10k (0.97–1.01×), 768-d 3.3 at 10k (0.61×);
+/// - natively (`cargo run --release --example search_bench -- --vectors N [--dim D]
+///   [--random]`, x86-64, machine loaded by other builds): 384-d 0.8 (2k random), 1.2 (2k),
+///   1.6 (10k), 2.1 (20k), 2.7 (10k random); 32-d 3.8–5.6; 16-d 4.4–7.0.
+///
+/// The fixed per-evaluation overhead weighs more when a distance is cheap (fewer dimensions) and
+/// in wasm. The product runs in the browser with embeddings of 256-d (the built-in one) or more:
+/// 6 is above every wasm figure, so a graph kept is predicted no slower than the scan there.
+pub const GRAPH_EVAL_COST: f32 = 6.0;
+
+/// Whether [`build_graph`] kept its graph, and if not why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum GraphVerdict {
+    /// The graph reached [`RECALL_TARGET`] and is predicted cheaper than the exact scan.
+    Kept,
+    /// No `ef_search` up to 800 reached [`RECALL_TARGET`] on the sample.
+    LowRecall,
+    /// At an `ef_search` that reached [`RECALL_TARGET`] — or before any did — the mean distance
+    /// evaluations per query × [`GRAPH_EVAL_COST`] were not below the row count: the exact scan
+    /// is predicted faster.
+    NotCheaper,
+}
+
+/// Options of [`build_graph_with`] beyond the graph parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GraphBuildOptions {
+    /// Drop a graph that is not predicted cheaper than the exact scan ([`GRAPH_EVAL_COST`]).
+    /// Default true; false only for tests that need a graph on a few rows.
+    pub require_cheaper: bool,
+}
+
+impl Default for GraphBuildOptions {
+    fn default() -> Self {
+        GraphBuildOptions {
+            require_cheaper: true,
+        }
+    }
+}
+
 /// What [`build_graph`] produced.
 #[derive(Debug, Clone)]
 pub struct GraphBuild {
-    /// The serialised graph (postcard; points are row numbers), or `None` when no `ef_search` up
-    /// to 800 reached [`RECALL_TARGET`] on the sample: the exact scan stays (recall 1).
+    /// The serialised graph (postcard; points are row numbers), or `None` when the graph was
+    /// dropped ([`GraphBuild::verdict`] says why): the exact scan stays (recall 1).
     pub bytes: Option<Vec<u8>>,
-    /// The `ef_search` chosen (the smallest reaching the target).
+    /// The `ef_search` chosen (the smallest reaching the target), or the last one tried.
     pub ef_search: u32,
     /// The recall@10 measured on the sample at that `ef_search`.
     pub recall: f32,
+    /// Mean distance evaluations per sample query at that `ef_search` (0 for fewer than 2 rows).
+    pub evaluations: f32,
+    /// Number of rows the graph was built over.
+    pub rows: usize,
+    /// Kept, or why not.
+    pub verdict: GraphVerdict,
+}
+
+/// [`build_graph_with`] with the default options (the product's: the cost check is on).
+pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuild {
+    build_graph_with(vectors, dim, params, GraphBuildOptions::default())
 }
 
 /// Builds an HNSW graph over `vectors` (rows of `dim` normalised `f32`s) and calibrates it: on up
 /// to 100 sample queries made from the data (normalised midpoints of two random rows) it measures
 /// recall@10 against the exact scan, starting at `params.ef_search` and doubling up to 800 until
-/// [`RECALL_TARGET`] is met — or gives the graph up. A pure function (bytes in, bytes out): the
-/// Web Worker entry point. The graph is decoded against the same rows by
-/// [`VectorStore::install`].
-pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuild {
+/// [`RECALL_TARGET`] is met — or gives the graph up ([`GraphVerdict::LowRecall`]). It also counts
+/// the distance evaluations of those searches: when their mean × [`GRAPH_EVAL_COST`] is not below
+/// the row count the graph is given up too ([`GraphVerdict::NotCheaper`]; a larger `ef_search`
+/// would only cost more), unless `options.require_cheaper` is false. The verdict depends on the
+/// graph and the data only, never on timing; the graph itself is reproducible (same input and
+/// `params.seed`) where the build runs on one thread, as in wasm — natively rayon inserts in
+/// parallel and graphs differ slightly between runs. A pure function (bytes in, bytes out): the Web Worker entry point. The
+/// graph is decoded against the same rows by [`VectorStore::install`].
+pub fn build_graph_with(
+    vectors: &[f32],
+    dim: usize,
+    params: HnswParams,
+    options: GraphBuildOptions,
+) -> GraphBuild {
     let p = params.clamped();
     let rows = vectors.len().checked_div(dim).unwrap_or(0);
     let slab: Arc<[f32]> = Arc::from(&vectors[..rows * dim]);
@@ -448,6 +542,9 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
             bytes: Some(bytes),
             ef_search: p.ef_search,
             recall: 1.0,
+            evaluations: 0.0,
+            rows,
+            verdict: GraphVerdict::Kept,
         };
     }
     // Sample queries and their exact top 10.
@@ -477,6 +574,8 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
         .collect();
     let mut ef = p.ef_search as usize;
     let mut last = 0.0;
+    let mut evaluations = 0.0;
+    let too_costly = |evals: f32| options.require_cheaper && evals * GRAPH_EVAL_COST >= rows as f32;
     while let Some(candidate) = with_ef_search(&bytes, ef) {
         let Ok(graph) = decode_graph(&candidate, &slab, dim) else {
             break;
@@ -484,6 +583,7 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
         let mut found = 0usize;
         let mut wanted = 0usize;
         let mut search = Search::default();
+        let before = DISTANCE_EVALS.with(Cell::get);
         for (q, t) in queries.iter().zip(&truth) {
             let point = SlabPoint {
                 slab: Arc::from(q.as_slice()),
@@ -499,12 +599,25 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
             found += got.iter().filter(|r| t.contains(r)).count();
             wanted += t.len();
         }
+        let evals = DISTANCE_EVALS.with(Cell::get).wrapping_sub(before);
+        evaluations = evals as f32 / queries.len().max(1) as f32;
         last = found as f32 / wanted.max(1) as f32;
-        if last >= RECALL_TARGET {
+        let verdict = if too_costly(evaluations) {
+            // A larger ef_search only evaluates more: give up now.
+            Some(GraphVerdict::NotCheaper)
+        } else if last >= RECALL_TARGET {
+            Some(GraphVerdict::Kept)
+        } else {
+            None
+        };
+        if let Some(verdict) = verdict {
             return GraphBuild {
-                bytes: Some(candidate),
+                bytes: (verdict == GraphVerdict::Kept).then_some(candidate),
                 ef_search: ef as u32,
                 recall: last,
+                evaluations,
+                rows,
+                verdict,
             };
         }
         if ef >= 800 {
@@ -516,6 +629,9 @@ pub fn build_graph(vectors: &[f32], dim: usize, params: HnswParams) -> GraphBuil
         bytes: None,
         ef_search: ef as u32,
         recall: last,
+        evaluations,
+        rows,
+        verdict: GraphVerdict::LowRecall,
     }
 }
 
@@ -568,9 +684,12 @@ pub enum PutOutcome {
 
 /// A snapshot of the live rows for building a graph elsewhere (a Web Worker): pass
 /// [`RebuildJob::vectors`] to [`build_graph`], then hand the bytes to [`VectorStore::install`].
+/// It holds no reference to the store: the store may change (and be saved and reloaded) while
+/// the graph is built.
+#[derive(Debug, Clone)]
 pub struct RebuildJob {
     from_generation: u64,
-    watermark: u64,
+    model: String,
     docs: Vec<u32>,
     slab: Arc<[f32]>,
     dim: usize,
@@ -592,6 +711,10 @@ impl RebuildJob {
     /// True when there are no rows.
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
+    }
+    /// The embedding model of the rows.
+    pub fn model(&self) -> &str {
+        &self.model
     }
 }
 
@@ -617,10 +740,11 @@ pub struct VectorStore {
     delta: Vec<f32>,
     delta_docs: Vec<u32>,
     delta_dead: Vec<bool>,
-    delta_seq: Vec<u64>,
     loc: HashMap<u32, Loc>,
-    seq: u64,
-    changed_at: HashMap<u32, u64>,
+    /// Live rows when a graph build over this base was last given up ([`GraphVerdict`] other
+    /// than kept): no new attempt until the store grows by half (see
+    /// [`VectorStore::needs_rebuild`]). Persisted in the `meta` record.
+    pub(crate) declined_at: Option<u32>,
     pub(crate) base_generation: u64,
     pub(crate) dirty_base: bool,
     pub(crate) dirty_delta: bool,
@@ -653,10 +777,8 @@ impl VectorStore {
             delta: Vec::new(),
             delta_docs: Vec::new(),
             delta_dead: Vec::new(),
-            delta_seq: Vec::new(),
             loc: HashMap::new(),
-            seq: 0,
-            changed_at: HashMap::new(),
+            declined_at: None,
             base_generation: 0,
             dirty_base: true,
             dirty_delta: true,
@@ -710,12 +832,6 @@ impl VectorStore {
         )
     }
 
-    fn bump(&mut self, doc: u32) -> u64 {
-        self.seq += 1;
-        self.changed_at.insert(doc, self.seq);
-        self.seq
-    }
-
     fn unlink(&mut self, doc: u32) {
         match self.loc.remove(&doc) {
             Some(Loc::Base(r)) => {
@@ -738,7 +854,6 @@ impl VectorStore {
             });
         }
         self.unlink(doc);
-        let seq = self.bump(doc);
         self.dirty_delta = true;
         let outcome = match normalized(vector) {
             Some(v) => {
@@ -746,7 +861,6 @@ impl VectorStore {
                 self.delta.extend_from_slice(&v);
                 self.delta_docs.push(doc);
                 self.delta_dead.push(false);
-                self.delta_seq.push(seq);
                 self.loc.insert(doc, Loc::Delta(row));
                 PutOutcome::Stored
             }
@@ -764,7 +878,6 @@ impl VectorStore {
         let had = self.loc.contains_key(&doc);
         if had {
             self.unlink(doc);
-            self.bump(doc);
             self.dirty_delta = true;
             self.maybe_compact();
         }
@@ -784,15 +897,31 @@ impl VectorStore {
         }
     }
 
-    /// True when a graph rebuild is due: the store is large enough for HNSW and has no graph, or
-    /// its delta and dead rows exceed a tenth of the base (≥ 1024).
+    /// [`VectorStore::needs_rebuild_at`] with [`HNSW_MIN_ROWS`].
     pub fn needs_rebuild(&self) -> bool {
+        self.needs_rebuild_at(HNSW_MIN_ROWS)
+    }
+
+    /// True when a graph (re)build is due, from `min_rows` live rows on: the store has no graph
+    /// and no build was given up on it, or the last one was given up at fewer than ⅔ of today's
+    /// rows (it grew by half since), or it has a graph and its delta and dead rows exceed a tenth
+    /// of the base (at least 1024).
+    pub fn needs_rebuild_at(&self, min_rows: usize) -> bool {
         let live = self.live();
-        if live < HNSW_MIN_ROWS {
+        if live < min_rows.max(1) {
             return false;
         }
         let (delta, dead) = self.pending();
-        self.graph.is_none() || delta + dead > 1024.max(self.base_docs.len() / 10)
+        match (&self.graph, self.declined_at) {
+            (Some(_), _) => delta + dead > 1024.max(self.base_docs.len() / 10),
+            (None, Some(n)) => live >= n as usize + (n as usize).div_ceil(2),
+            (None, None) => true,
+        }
+    }
+
+    /// Live rows when the last graph build was given up, if it was.
+    pub fn graph_declined_at(&self) -> Option<usize> {
+        self.declined_at.map(|n| n as usize)
     }
 
     /// A snapshot of every live row (base, then delta) for a rebuild.
@@ -832,47 +961,86 @@ impl VectorStore {
         }
         RebuildJob {
             from_generation: self.base_generation,
-            watermark: self.seq,
+            model: self.model.clone(),
             docs,
             slab,
             dim: d,
         }
     }
 
-    /// Installs a rebuilt base: `graph` is what [`build_graph`] returned for `job.vectors()`
-    /// (`None` to install the rows without a graph). Changes made after the snapshot are kept:
-    /// their rows stay in the delta and the snapshot's rows for those documents are marked dead.
+    /// Installs a rebuilt base: `graph` is what [`build_graph`] returned for `job.vectors()`, or
+    /// `None` when the build gave the graph up (the rows are installed without a graph and no new
+    /// build is due until the store grows by half, [`VectorStore::needs_rebuild_at`]). Changes
+    /// made after the snapshot are kept: a document whose vector differs from the snapshot's (or
+    /// is gone) has its snapshot row marked dead, and its current row stays in the delta. The
+    /// comparison is by content, so it holds across a save and reload of the store.
     ///
-    /// Errors: a [`DecodeError`] when `graph` does not decode against the job's rows.
+    /// Returns [`InstallOutcome::Stale`] (nothing changes) when the base was rebuilt or compacted
+    /// since the snapshot, or the store is of another model or dimension.
+    ///
+    /// Errors: a [`DecodeError`] when `graph` does not decode against the job's rows (nothing
+    /// changes).
     pub fn install(
         &mut self,
         job: RebuildJob,
         graph: Option<&[u8]>,
     ) -> DecodeResult<InstallOutcome> {
-        if job.from_generation != self.base_generation {
+        if job.from_generation != self.base_generation
+            || job.model != self.model
+            || job.dim != self.dim
+        {
             return Ok(InstallOutcome::Stale);
         }
-        let graph = match graph {
+        let decoded = match graph {
             Some(bytes) => Some(decode_graph(bytes, &job.slab, job.dim)?),
             None => None,
         };
-        self.install_rows(job, graph);
+        self.declined_at = match decoded {
+            Some(_) => None,
+            None => Some(job.len() as u32),
+        };
+        self.install_rows(job, decoded);
         Ok(InstallOutcome::Installed)
     }
 
+    /// The current row of `doc`, if it has a live one.
+    fn row_of(&self, doc: u32) -> Option<&[f32]> {
+        let d = self.dim;
+        match self.loc.get(&doc)? {
+            Loc::Base(r) => Some(&self.base[*r as usize * d..(*r as usize + 1) * d]),
+            Loc::Delta(r) => Some(&self.delta[*r as usize * d..(*r as usize + 1) * d]),
+            Loc::Null => None,
+        }
+    }
+
     fn install_rows(&mut self, job: RebuildJob, graph: Option<Graph>) {
-        let w = job.watermark;
-        let changed = |doc: &u32| self.changed_at.get(doc).is_some_and(|&s| s > w);
-        let base_dead: Vec<bool> = job.docs.iter().map(changed).collect();
+        let d = self.dim;
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        // A snapshot row serves the new base only if it is still the document's vector.
+        let base_dead: Vec<bool> = job
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, &doc)| {
+                self.row_of(doc)
+                    .is_none_or(|now| !same(now, &job.slab[i * d..(i + 1) * d]))
+            })
+            .collect();
+        let in_base: HashSet<u32> = job
+            .docs
+            .iter()
+            .zip(&base_dead)
+            .filter(|(_, dead)| !**dead)
+            .map(|(doc, _)| *doc)
+            .collect();
         let mut delta = Vec::new();
         let mut delta_docs = Vec::new();
-        let mut delta_seq = Vec::new();
-        if self.dim > 0 {
-            for (i, row) in self.delta.chunks_exact(self.dim).enumerate() {
-                if !self.delta_dead[i] && self.delta_seq[i] > w {
+        if d > 0 {
+            for (i, row) in self.delta.chunks_exact(d).enumerate() {
+                let doc = self.delta_docs[i];
+                if !self.delta_dead[i] && !in_base.contains(&doc) {
                     delta.extend_from_slice(row);
-                    delta_docs.push(self.delta_docs[i]);
-                    delta_seq.push(self.delta_seq[i]);
+                    delta_docs.push(doc);
                 }
             }
         }
@@ -892,10 +1060,8 @@ impl VectorStore {
         self.delta_dead = vec![false; delta_docs.len()];
         self.delta = delta;
         self.delta_docs = delta_docs;
-        self.delta_seq = delta_seq;
         self.dirty_graph = self.graph.is_some() || graph.is_some();
         self.graph = graph;
-        self.changed_at.retain(|_, s| *s > w);
         // A fingerprint of the new base (see the BM25 index).
         self.base_generation = fold_words(
             self.base_generation ^ 0x7ec,
@@ -909,25 +1075,41 @@ impl VectorStore {
     }
 
     /// Rebuilds here and now: snapshot, [`build_graph`] when at least [`HNSW_MIN_ROWS`] rows are
-    /// live (else no graph), install. Seconds at 100k rows: in the browser, use a worker.
+    /// live (else no graph), install. Seconds at 10k rows: in the browser, use a worker
+    /// ([`VectorStore::rebuild_job`], [`build_graph`], [`VectorStore::install`]).
     pub fn rebuild_now(&mut self) {
         let job = self.rebuild_job();
-        let graph = (job.len() >= HNSW_MIN_ROWS)
-            .then(|| build_graph(job.vectors(), job.dim, self.params).bytes)
-            .flatten();
-        self.install_with_bytes(job, graph);
+        if job.len() >= HNSW_MIN_ROWS {
+            let built = build_graph(job.vectors(), job.dim, self.params);
+            self.install_built(job, built);
+        } else {
+            self.install_rows(job, None);
+        }
     }
 
     /// Like [`VectorStore::rebuild_now`] whatever the size (tests, benchmarks); the graph is kept
-    /// only if it passed calibration ([`build_graph`]).
-    pub fn rebuild_with_graph(&mut self) {
-        let job = self.rebuild_job();
-        let graph = build_graph(job.vectors(), job.dim, self.params).bytes;
-        self.install_with_bytes(job, graph);
+    /// only if it passed calibration ([`build_graph`]). Returns what the build reported.
+    pub fn rebuild_with_graph(&mut self) -> GraphBuild {
+        self.rebuild_with_graph_using(GraphBuildOptions::default())
     }
 
-    fn install_with_bytes(&mut self, job: RebuildJob, graph: Option<Vec<u8>>) {
-        let decoded = graph.and_then(|b| decode_graph(&b, &job.slab, job.dim).ok());
+    /// [`VectorStore::rebuild_with_graph`] with build options (`require_cheaper: false` keeps a
+    /// graph that reaches the recall target on a few rows, for tests).
+    pub fn rebuild_with_graph_using(&mut self, options: GraphBuildOptions) -> GraphBuild {
+        let job = self.rebuild_job();
+        let built = build_graph_with(job.vectors(), job.dim, self.params, options);
+        self.install_built(job, built.clone());
+        built
+    }
+
+    fn install_built(&mut self, job: RebuildJob, built: GraphBuild) {
+        let decoded = built
+            .bytes
+            .and_then(|b| decode_graph(&b, &job.slab, job.dim).ok());
+        self.declined_at = match decoded {
+            Some(_) => None,
+            None => Some(job.len() as u32),
+        };
         self.install_rows(job, decoded);
     }
 
@@ -1157,7 +1339,6 @@ impl VectorStore {
                 }
             }
             s.delta_dead = vec![false; ddocs.len()];
-            s.delta_seq = vec![0; ddocs.len()];
             s.delta_docs = ddocs;
             s.delta = rows;
         }
@@ -1204,6 +1385,11 @@ pub(crate) mod tests {
                 .collect()
         }
     }
+
+    /// Build options that keep a graph reaching the recall target however small the store.
+    pub(crate) const NO_COST_CHECK: GraphBuildOptions = GraphBuildOptions {
+        require_cheaper: false,
+    };
 
     #[test]
     fn dot_matches_naive_at_every_length() {
@@ -1300,7 +1486,7 @@ pub(crate) mod tests {
         for (i, v) in data.iter().enumerate() {
             s.put(i as u32, v).unwrap();
         }
-        s.rebuild_with_graph();
+        s.rebuild_with_graph_using(NO_COST_CHECK);
         assert!(s.has_graph());
         let queries: Vec<Vec<f32>> = (0..100)
             .map(|i| data[i * 37].iter().map(|x| x + 0.2 * rng.f()).collect())
@@ -1361,9 +1547,14 @@ pub(crate) mod tests {
             s.put(i, &rng.vec(dim)).unwrap();
         }
         let job = s.rebuild_job();
-        let graph = build_graph(job.vectors(), job.dim(), HnswParams::default())
-            .bytes
-            .unwrap();
+        let graph = build_graph_with(
+            job.vectors(),
+            job.dim(),
+            HnswParams::default(),
+            NO_COST_CHECK,
+        )
+        .bytes
+        .unwrap();
         // Meanwhile: one page changes, one is removed, one is added.
         let changed = rng.vec(dim);
         s.put(10, &changed).unwrap();
@@ -1379,7 +1570,7 @@ pub(crate) mod tests {
         // A second job from before that install is stale.
         let old = RebuildJob {
             from_generation: 12345,
-            watermark: 0,
+            model: "m".into(),
             docs: vec![],
             slab: Arc::from(Vec::new()),
             dim,
@@ -1397,7 +1588,9 @@ pub(crate) mod tests {
         let rows: Vec<f32> = (0..100)
             .flat_map(|_| normalized(&rng.vec(4)).unwrap())
             .collect();
-        let bytes = build_graph(&rows, 4, HnswParams::default()).bytes.unwrap();
+        let bytes = build_graph_with(&rows, 4, HnswParams::default(), NO_COST_CHECK)
+            .bytes
+            .unwrap();
         let slab: Arc<[f32]> = Arc::from(rows.clone());
         assert!(decode_graph(&bytes, &slab, 4).is_ok());
         // Fewer rows than the graph has nodes.
@@ -1417,5 +1610,70 @@ pub(crate) mod tests {
                 let _ = g.hnsw.search(&p, &mut search).count();
             }
         }
+    }
+
+    #[test]
+    fn cost_check_drops_the_graph_on_random_vectors_and_keeps_it_on_clustered_ones() {
+        let mut rng = Rng(31);
+        let rows = |data: &[Vec<f32>]| -> Vec<f32> {
+            data.iter().flat_map(|v| normalized(v).unwrap()).collect()
+        };
+        // Uniformly random 32-d vectors: the graph evaluates most of the rows.
+        let random: Vec<Vec<f32>> = (0..3000).map(|_| rng.vec(32)).collect();
+        let built = build_graph(&rows(&random), 32, HnswParams::default());
+        assert_eq!(built.verdict, GraphVerdict::NotCheaper, "{built:?}");
+        assert!(built.bytes.is_none());
+        assert!(built.evaluations * GRAPH_EVAL_COST >= 3000.0);
+        assert_eq!(built.rows, 3000);
+        // Clustered 16-d vectors: a search visits a small part of the rows.
+        let clustered = rng.clustered(12_000, 16, 120);
+        let built = build_graph(&rows(&clustered), 16, HnswParams::default());
+        assert_eq!(built.verdict, GraphVerdict::Kept, "{built:?}");
+        assert!(built.bytes.is_some() && built.recall >= RECALL_TARGET);
+        assert!(built.evaluations * GRAPH_EVAL_COST < 12_000.0);
+    }
+
+    #[test]
+    fn a_declined_build_waits_until_the_store_grows_by_half() {
+        let mut rng = Rng(3);
+        let mut s = VectorStore::new("m", 8, HnswParams::default());
+        for i in 0..50u32 {
+            s.put(i, &rng.vec(8)).unwrap();
+        }
+        assert!(!s.needs_rebuild(), "below HNSW_MIN_ROWS");
+        assert!(s.needs_rebuild_at(40));
+        let job = s.rebuild_job();
+        assert_eq!(s.install(job, None), Ok(InstallOutcome::Installed));
+        assert_eq!(s.graph_declined_at(), Some(50));
+        assert!(!s.needs_rebuild_at(40));
+        for i in 50..74u32 {
+            s.put(i, &rng.vec(8)).unwrap();
+        }
+        assert!(!s.needs_rebuild_at(40), "74 < 75");
+        s.put(74, &rng.vec(8)).unwrap();
+        assert!(s.needs_rebuild_at(40), "75 = 50 × 1.5");
+        // A kept graph clears it.
+        let job = s.rebuild_job();
+        let g = build_graph_with(job.vectors(), 8, HnswParams::default(), NO_COST_CHECK);
+        assert_eq!(
+            s.install(job, g.bytes.as_deref()),
+            Ok(InstallOutcome::Installed)
+        );
+        assert_eq!(s.graph_declined_at(), None);
+        assert!(!s.needs_rebuild_at(40));
+    }
+
+    #[test]
+    fn a_job_of_another_model_or_dimension_is_stale() {
+        let mut rng = Rng(4);
+        let mut a = VectorStore::new("a", 4, HnswParams::default());
+        let mut b = VectorStore::new("b", 4, HnswParams::default());
+        for i in 0..10u32 {
+            a.put(i, &rng.vec(4)).unwrap();
+            b.put(i, &rng.vec(4)).unwrap();
+        }
+        // Both bases are empty (generation 0): only the model tells them apart.
+        assert_eq!(b.install(a.rebuild_job(), None), Ok(InstallOutcome::Stale));
+        assert_eq!(b.live(), 10);
     }
 }

@@ -308,6 +308,13 @@ impl BenchVectors {
     }
 }
 
+/// Distance evaluations graph builds and searches made so far (`vectors::distance_evaluations`):
+/// with `searchExact` and `search` timings, the browser's figure behind `GRAPH_EVAL_COST`.
+#[wasm_bindgen(js_name = distanceEvaluations)]
+pub fn distance_evaluations() -> f64 {
+    crate::search::vectors::distance_evaluations() as f64
+}
+
 /// The built-in offline embedding (`offline-hash-v1`) of `text`.
 #[wasm_bindgen(js_name = offlineEmbed)]
 pub fn offline_embed(text: &str) -> Vec<f32> {

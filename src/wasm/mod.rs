@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod interop;
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect};
@@ -22,11 +23,14 @@ use crate::lint::llm::LlmLintOptions;
 use crate::llm::config::{presets, Config};
 use crate::llm::http::{cancel_from_signal, AbortGuard, FetchTransport};
 use crate::llm::Cancel;
+use crate::search::vectors::{
+    build_graph_with, GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob,
+};
 use crate::search::SearchOptions;
 use crate::storage::idb::{IdbBackend, IdbStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
-use crate::wiki_search::{EmbedOptions, EmbedProgress};
+use crate::wiki_search::{EmbedOptions, EmbedProgress, VectorIndexOptions};
 use interop::bytes_to_js;
 use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js, ts_to_rust};
 
@@ -47,6 +51,58 @@ export interface OpenWikiOptions {
   onVersionChange?: () => void | Promise<void>;
   /** Milliseconds to wait for other tabs to close before `UPGRADE_BLOCKED`. Default 5000. */
   blockedTimeoutMs?: number;
+  /** Vector graph settings of this connection (not stored). Change them only to test the graph path. */
+  vectorIndex?: Partial<VectorIndexOptions>;
+}
+
+/** Parameters of the HNSW graph (`vectorRebuildJob().params`, `buildHnswGraph`). */
+export interface HnswParams {
+  /** Candidate list size while building, 16–800; default 100. */
+  efConstruction: number;
+  /** Candidate list size while searching (the start of calibration), 16–800; default 100. */
+  efSearch: number;
+  /** Seed of the level generator (a `bigint`; a safe-integer `number` is accepted too). */
+  seed: bigint | number;
+  /** The paper's neighbour-selection heuristic; default false (6–19× slower builds). */
+  heuristic: boolean;
+}
+
+/** Options of `buildHnswGraph`. */
+export interface GraphBuildOptions {
+  /** Drop a graph that is not predicted cheaper than the exact scan. Default true. */
+  requireCheaper: boolean;
+}
+
+/** A graph rebuild to run in a Web Worker (`vectorRebuildJob()`). */
+export interface VectorRebuildJob {
+  /** Give it back to `installVectorGraph`. */
+  jobId: number;
+  /** The live vectors, `rows × dim` normalised floats, row after row (a copy: transfer it). */
+  vectors: Float32Array;
+  /** The dimension. */
+  dim: number;
+  /** Number of rows. */
+  rows: number;
+  /** The wiki's HNSW parameters. */
+  params: HnswParams;
+  /** This connection's build options. */
+  options: GraphBuildOptions;
+}
+
+/** What `buildHnswGraph` produced. */
+export interface GraphBuildResult {
+  /** The serialised graph, or `null` when it was given up (`verdict`). */
+  bytes: Uint8Array | null;
+  /** The calibrated `ef_search` (or the last one tried). */
+  efSearch: number;
+  /** recall@10 on the calibration sample at `efSearch`, 0–1. */
+  recall: number;
+  /** Mean distance evaluations per calibration query. */
+  evaluations: number;
+  /** Rows the graph was built over. */
+  rows: number;
+  /** `"kept"`, `"lowRecall"` or `"notCheaper"`. */
+  verdict: GraphVerdict;
 }
 
 /** What the browser reports about this origin's storage. */
@@ -120,6 +176,9 @@ export interface TestConnectionOptions {
 
 struct Inner {
     core: Core,
+    /// The latest `vectorRebuildJob()` (a newer one replaces it: one rebuild at a time).
+    rebuild: RefCell<Option<(u32, RebuildJob)>>,
+    next_job: Cell<u32>,
 }
 
 type AbortListener = Option<AbortGuard>;
@@ -238,11 +297,24 @@ impl Wiki {
                     open.blocked_timeout_ms = ms.clamp(0.0, 600_000.0) as u32;
                 }
             }
+            let vector_options: VectorIndexOptions = if options.is_object() {
+                js_to_rust_or_default(
+                    "vectorIndex",
+                    Reflect::get(&options, &"vectorIndex".into()).unwrap_or(JsValue::UNDEFINED),
+                )?
+            } else {
+                VectorIndexOptions::default()
+            };
             let core = CoreWiki::open(&IdbBackend::new(), &name, SystemClock, open)
                 .await
                 .map_err(|e| error_to_js(&e))?;
+            core.set_vector_index_options(vector_options);
             Ok(Wiki {
-                inner: Rc::new(Inner { core }),
+                inner: Rc::new(Inner {
+                    core,
+                    rebuild: RefCell::new(None),
+                    next_job: Cell::new(1),
+                }),
                 name,
             }
             .into())
@@ -818,6 +890,95 @@ impl Wiki {
         })
     }
 
+    /// Where the active vectors stand: `{ model, dim, rows, graph, efSearch, delta, dead,
+    /// declinedAt, needsRebuild, minRows }` — `graph` true when an HNSW graph serves searches
+    /// (else the exact scan), `declinedAt` the vector count at which the last graph build was
+    /// given up. `undefined` when no page has a vector.
+    #[wasm_bindgen(js_name = vectorIndexStatus, unchecked_return_type = "Promise<VectorIndexStatus | undefined>")]
+    pub fn vector_index_status(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.vector_index_status().await) })
+    }
+
+    /// A graph rebuild to run off the main thread, or `null` when none is due (fewer vectors
+    /// than `minRows` — 10 000 by default —, a graph that is current, or a build given up since
+    /// the vectors last grew by half). Pass `vectors`, `dim`, `params` and `options` to
+    /// `buildHnswGraph` in a Web Worker (`www/hnsw-worker.js`), then the bytes to
+    /// `installVectorGraph(jobId, bytes)`. Only the latest job can be installed. Writes nothing.
+    ///
+    /// @example
+    /// ```ts
+    /// const job = await wiki.vectorRebuildJob();
+    /// if (job) {
+    ///   const r = buildHnswGraph(job.vectors, job.dim, job.params, job.options); // in a worker
+    ///   await wiki.installVectorGraph(job.jobId, r.bytes);
+    /// }
+    /// ```
+    #[wasm_bindgen(js_name = vectorRebuildJob, unchecked_return_type = "Promise<VectorRebuildJob | null>")]
+    pub fn vector_rebuild_job(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let Some(r) = inner
+                .core
+                .vector_rebuild_job()
+                .await
+                .map_err(|e| error_to_js(&e))?
+            else {
+                return Ok(JsValue::NULL);
+            };
+            let id = inner.next_job.get();
+            inner.next_job.set(id.wrapping_add(1));
+            let out = js_sys::Object::new();
+            let set = |k: &str, v: &JsValue| Reflect::set(&out, &k.into(), v).map(|_| ());
+            set("jobId", &id.into())?;
+            set(
+                "vectors",
+                &js_sys::Float32Array::from(r.job.vectors()).into(),
+            )?;
+            set("dim", &(r.job.dim() as f64).into())?;
+            set("rows", &(r.job.len() as f64).into())?;
+            set("params", &params_to_js(&r.params)?)?;
+            set("options", &to_js(&r.options)?)?;
+            inner.rebuild.replace(Some((id, r.job)));
+            Ok(out.into())
+        })
+    }
+
+    /// Installs what `buildHnswGraph` returned for job `jobId` (`bytes`, or `null` when the
+    /// build gave the graph up) and saves the vector index; call it under the wiki's write lock.
+    /// Vectors changed while the graph was built stay correct (they are scanned exactly until the
+    /// next rebuild). Resolves to `"installed"`, or `"stale"` (nothing written) for a job that is
+    /// not the latest or whose vectors were rebuilt meanwhile. Throws `INVALID_INPUT` for bytes
+    /// that are not a graph over the job's rows, storage errors.
+    #[wasm_bindgen(js_name = installVectorGraph, unchecked_return_type = "Promise<\"installed\" | \"stale\">")]
+    pub fn install_vector_graph(&self, job_id: u32, bytes: Option<Vec<u8>>) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let job = {
+                let mut slot = inner.rebuild.borrow_mut();
+                match slot.take() {
+                    Some((id, job)) if id == job_id => Some(job),
+                    other => {
+                        *slot = other;
+                        None
+                    }
+                }
+            };
+            let outcome = match job {
+                Some(job) => inner
+                    .core
+                    .install_vector_graph(job, bytes.as_deref())
+                    .await
+                    .map_err(|e| error_to_js(&e))?,
+                None => InstallOutcome::Stale,
+            };
+            Ok(JsValue::from_str(match outcome {
+                InstallOutcome::Installed => "installed",
+                InstallOutcome::Stale => "stale",
+            }))
+        })
+    }
+
     /// Storage usage and quota of this origin, and whether it is persistent.
     #[wasm_bindgen(js_name = storageInfo, unchecked_return_type = "Promise<StorageInfo>")]
     pub fn storage_info(&self) -> Promise {
@@ -955,6 +1116,57 @@ impl Wiki {
             Ok(JsValue::from_bool(r.is_truthy()))
         })
     }
+}
+
+/// HNSW parameters for JavaScript, the 64-bit seed as a `bigint`.
+fn params_to_js(p: &HnswParams) -> Result<JsValue, JsValue> {
+    let ser = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_large_number_types_as_bigints(true);
+    serde::Serialize::serialize(p, &ser)
+        .map_err(|e| error_to_js(&Error::Storage(format!("serialise: {e}"))))
+}
+
+/// Builds and calibrates an HNSW graph over `vectors` (`rows × dim` normalised floats, row after
+/// row — `vectorRebuildJob().vectors`): the Web Worker side of a vector rebuild
+/// (`www/hnsw-worker.js`). Pure and synchronous (seconds per 10 000 rows of 384-d: call it in a
+/// worker, never on the page's thread). Returns `{ bytes, efSearch, recall, evaluations, rows,
+/// verdict }`; `bytes` is `null` when the graph was given up: recall@10 below 0.95 on the
+/// calibration sample at every `efSearch` up to 800 (`"lowRecall"`), or not predicted cheaper
+/// than the exact scan (`"notCheaper"`, unless `options.requireCheaper` is false). Throws
+/// `INVALID_INPUT` when `dim` is 0 or does not divide `vectors.length`, or for bad `params`.
+#[wasm_bindgen(js_name = buildHnswGraph, unchecked_return_type = "GraphBuildResult")]
+pub fn build_hnsw_graph(
+    vectors: &[f32],
+    dim: usize,
+    #[wasm_bindgen(unchecked_param_type = "Partial<HnswParams> | undefined")] params: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Partial<GraphBuildOptions> | undefined")]
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    if dim == 0 || vectors.len() % dim != 0 {
+        return Err(interop::bad_input(
+            "buildHnswGraph",
+            format!("{} values do not make rows of {dim}", vectors.len()),
+        ));
+    }
+    let params: HnswParams = js_to_rust_or_default("buildHnswGraph params", params)?;
+    let options: GraphBuildOptions = js_to_rust_or_default("buildHnswGraph options", options)?;
+    let built = build_graph_with(vectors, dim, params, options);
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| Reflect::set(&out, &k.into(), v).map(|_| ());
+    set(
+        "bytes",
+        &built
+            .bytes
+            .as_deref()
+            .map_or(JsValue::NULL, interop::bytes_to_js),
+    )?;
+    set("efSearch", &built.ef_search.into())?;
+    set("recall", &built.recall.into())?;
+    set("evaluations", &built.evaluations.into())?;
+    set("rows", &(built.rows as f64).into())?;
+    set("verdict", &to_js(&built.verdict)?)?;
+    Ok(out.into())
 }
 
 fn js_error(e: &JsValue) -> JsValue {
