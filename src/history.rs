@@ -422,9 +422,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(records.into_iter().map(|r| (r.op, r)).collect())
     }
 
-    /// Every undo record, oldest first (for the vault export).
+    /// Every undo record, oldest first (for the vault export), with meta before-images stripped
+    /// of secrets again: records written before undo records were stripped may hold a key.
     pub(crate) async fn all_undo_records(&self) -> Result<Vec<UndoRecord>> {
-        Ok(self.undo_records().await?.into_values().collect())
+        let mut records: Vec<UndoRecord> = self.undo_records().await?.into_values().collect();
+        for e in records.iter_mut().flat_map(|r| r.entries.iter_mut()) {
+            if let (Store::Meta, Before::Data(text)) = (e.store, &mut e.before) {
+                *text = without_secrets(std::mem::take(text));
+            }
+        }
+        Ok(records)
     }
 
     /// What [`Wiki::rollback`] would undo, without writing anything.

@@ -116,6 +116,11 @@ pub struct EmbedReport {
 /// Adds the index's changed records and the stamp `op` to `batch` (puts and deletes, no
 /// expectation: commits are sequential under the one-writer rule, Decision 9).
 pub fn search_writes(batch: &mut Batch, index: &SearchIndex, op: u64) {
+    search_writes_expecting(batch, index, op, Expect::Any);
+}
+
+/// [`search_writes`] with an expectation on the stamp (its last write).
+fn search_writes_expecting(batch: &mut Batch, index: &SearchIndex, op: u64, stamp: Expect) {
     for w in index.dirty_records() {
         match w.data {
             Some(data) => batch.put(Store::Search, w.key, data, Expect::Any),
@@ -126,7 +131,7 @@ pub fn search_writes(batch: &mut Batch, index: &SearchIndex, op: u64) {
         Store::Search,
         SEARCH_OP_KEY,
         op.to_string().into_bytes(),
-        Expect::Any,
+        stamp,
     );
 }
 
@@ -299,10 +304,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub async fn search_index(&self) -> Result<SearchIndex> {
         let last = self.last_op().await?;
         let records = self.storage.scan(Store::Search, "").await?;
-        let stamp = records
-            .iter()
-            .find(|(k, _)| k == SEARCH_OP_KEY)
-            .and_then(|(_, r)| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
+        let stamp_record = records.iter().find(|(k, _)| k == SEARCH_OP_KEY);
+        let stamp_rev = stamp_record.map(|(_, r)| r.rev);
+        let stamp =
+            stamp_record.and_then(|(_, r)| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
         let loaded = SearchIndex::from_records(
             records
                 .iter()
@@ -313,6 +318,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Ok(index) if stamp == Some(last) => {
                 let mut index = index;
                 index.synced_op = Some(last);
+                index.stamp_rev = stamp_rev;
                 return Ok(index);
             }
             Ok(index) => index,
@@ -322,7 +328,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let pages = self.all_pages().await?;
         index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
         index.synced_op = Some(last);
-        self.save_search_index(&mut index).await?;
+        index.stamp_rev = stamp_rev;
+        match self.save_search_index(&mut index).await {
+            // Another writer saved or committed meanwhile: this index is still right for the
+            // pages read; it is just not saved (`stamp_rev` is `None`: never cached).
+            Err(Error::Conflict { .. }) => index.stamp_rev = None,
+            r => r?,
+        }
         Ok(index)
     }
 
@@ -334,27 +346,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: as [`Wiki::search_index`].
     pub async fn search_index_shared(&self) -> Result<Rc<SearchIndex>> {
         let last = self.last_op().await?;
-        let stamp_rev = |r: Option<crate::storage::Record>| {
-            r.filter(|r| {
-                std::str::from_utf8(&r.data)
-                    .ok()
-                    .and_then(|t| t.parse::<u64>().ok())
-                    == Some(last)
-            })
-            .map(|r| r.rev)
-        };
-        let rev = stamp_rev(self.storage.get(Store::Search, SEARCH_OP_KEY).await?);
+        let rev = self
+            .storage
+            .get(Store::Search, SEARCH_OP_KEY)
+            .await?
+            .map(|r| r.rev);
         if let (Some(rev), Some((cached_rev, op, index))) = (rev, &*self.search_cache.0.borrow()) {
             if rev == *cached_rev && last == *op {
                 return Ok(index.clone());
             }
         }
-        let index = Rc::new(self.search_index().await?);
-        // `search_index` may have saved a synchronised index: cache it at the stamp it wrote.
-        match stamp_rev(self.storage.get(Store::Search, SEARCH_OP_KEY).await?) {
-            Some(rev) => *self.search_cache.0.borrow_mut() = Some((rev, last, index.clone())),
-            None => *self.search_cache.0.borrow_mut() = None,
-        }
+        let index = self.search_index().await?;
+        // Cached at the stamp revision read in the same transaction as the records (or written
+        // by its own save): a later save, wherever it comes from, moves the revision on.
+        let (rev, op) = (index.stamp_rev, index.synced_op);
+        let index = Rc::new(index);
+        *self.search_cache.0.borrow_mut() = match (rev, op) {
+            (Some(rev), Some(op)) => Some((rev, op, index.clone())),
+            _ => None,
+        };
         Ok(index)
     }
 
@@ -366,14 +376,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut index = SearchIndex::default();
         index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
         index.synced_op = Some(last);
+        index.stamp_rev = self
+            .storage
+            .get(Store::Search, SEARCH_OP_KEY)
+            .await?
+            .map(|r| r.rev);
         self.save_search_index(&mut index).await?;
         Ok(index)
     }
 
     /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.
     ///
-    /// Errors: [`Error::Conflict`] when an operation committed since the index was loaded (reload
-    /// it with [`Wiki::search_index`] and redo the change); storage errors.
+    /// Errors: [`Error::Conflict`] when an operation committed or another save landed since the
+    /// index was loaded (reload it with [`Wiki::search_index`] and redo the change); storage
+    /// errors.
     pub async fn save_search_index(&self, index: &mut SearchIndex) -> Result<()> {
         let last = self.last_op().await?;
         if index.synced_op != Some(last) {
@@ -387,9 +403,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 found: format!("op {last}"),
             });
         }
+        // The stamp as it was read: a save by another writer since (an embedding batch, a graph
+        // install, another tab) makes this one a conflict instead of mixing records.
         let mut batch = Batch::new();
-        search_writes(&mut batch, index, last);
-        self.storage.commit(batch).await?;
+        search_writes_expecting(&mut batch, index, last, Expect::from_read(index.stamp_rev));
+        let revs = self.storage.commit(batch).await?;
+        index.stamp_rev = revs.last().copied();
         index.mark_persisted();
         Ok(())
     }
@@ -659,7 +678,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ///
     /// Errors: storage errors.
     pub async fn vector_index_status(&self) -> Result<Option<VectorIndexStatus>> {
-        let index = self.search_index().await?;
+        let index = self.search_index_shared().await?;
         let options = self.vector_options.get();
         Ok(index.vectors().map(|s| {
             let (delta, dead) = s.pending();
@@ -685,7 +704,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ///
     /// Errors: storage errors.
     pub async fn vector_rebuild_job(&self) -> Result<Option<VectorRebuild>> {
-        let index = self.search_index().await?;
+        let index = self.search_index_shared().await?;
         let options = self.vector_options.get();
         Ok(index
             .vectors()

@@ -531,4 +531,32 @@ fn undo_records_never_hold_an_api_key() {
         .unwrap()
         .unwrap();
     assert!(!String::from_utf8_lossy(&stored.data).contains("sk-live-SECRET"));
+
+    // An undo record written before undo records were stripped (it holds the key) is exported
+    // without it.
+    let old = serde_json::json!({
+        "op": op.id,
+        "entries": [{ "store": "meta", "key": "config", "before": { "was": "data", "value": raw.to_string() } }],
+    });
+    let mut b = llm_wiki::storage::Batch::new();
+    b.put(
+        Store::Meta,
+        llm_wiki::history::undo_key(op.id),
+        serde_json::to_vec(&old).unwrap(),
+        llm_wiki::storage::Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    let stored = block_on(
+        w.storage()
+            .get(Store::Meta, &llm_wiki::history::undo_key(op.id)),
+    )
+    .unwrap()
+    .unwrap();
+    assert!(String::from_utf8_lossy(&stored.data).contains("sk-live-SECRET"));
+    for (name, bytes) in &export(&w) {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains("sk-live-SECRET"),
+            "{name} holds a secret"
+        );
+    }
 }

@@ -426,6 +426,20 @@ fn searches_reuse_the_decoded_index_until_a_commit_or_another_tab_changes_it() {
     block_on(other.save_search_index(&mut index)).unwrap();
     let e = block_on(w.search_index_shared()).unwrap();
     assert!(!Rc::ptr_eq(&d, &e));
+
+    // Two saves from the same stamp (an embedding batch here, a graph install in another tab):
+    // the second is a conflict, never a mix of the two indexes' records.
+    let mut mine = block_on(w.search_index()).unwrap();
+    let mut theirs = block_on(other.search_index()).unwrap();
+    block_on(other.save_search_index(&mut theirs)).unwrap();
+    let r = block_on(w.save_search_index(&mut mine));
+    assert!(matches!(r, Err(llm_wiki::Error::Conflict { .. })), "{r:?}");
+    // Reloaded, it saves; and the cache serves what was saved last.
+    let mut mine = block_on(w.search_index()).unwrap();
+    block_on(w.save_search_index(&mut mine)).unwrap();
+    let f = block_on(w.search_index_shared()).unwrap();
+    assert!(!Rc::ptr_eq(&e, &f));
+    assert!(Rc::ptr_eq(&f, &block_on(w.search_index_shared()).unwrap()));
 }
 
 /// A page body of words drawn from a small vocabulary by `i`, so the offline vectors differ.

@@ -5,35 +5,41 @@
 // if anything fails: the exact scan serves every vector the graph does not cover.
 
 let running = null;
-let again = false;
+let pending = null;
 
 /**
  * Rebuilds the vector graph of `wiki` if one is due; `write(fn)` runs `fn` under the wiki's write
  * lock (www/writer.js). Resolves to `null` when nothing was due, else `{ outcome: "installed" |
  * "stale", verdict, efSearch, recall, evaluations, rows, ms }`. Never rejects: failures are logged
  * (the exact scan keeps serving) and resolve to `null`. A call while a rebuild runs is folded
- * into one more check after it; a "stale" install (the vectors were compacted or rebuilt during
- * the build) is retried, up to three builds per call.
+ * into one more check after it, for the wiki of the latest call (the app may have switched
+ * wikis meanwhile); a "stale" install (the vectors were compacted or rebuilt during the build)
+ * is retried, up to three builds per wiki.
  */
 export function rebuildVectorIndex(wiki, write) {
-  if (running) {
-    again = true;
-    return running;
-  }
+  pending = { wiki, write };
+  if (running) return running;
   running = (async () => {
     let last = null;
     try {
       let builds = 0;
-      do {
-        again = false;
-        last = await once(wiki, write);
+      let current = null;
+      while (pending) {
+        const next = pending;
+        pending = null;
+        if (!current || next.wiki !== current.wiki) builds = 0;
+        current = next;
+        if (current.wiki.closed) continue;
+        last = await once(current.wiki, current.write);
         if (last) builds++;
-      } while ((again || (last && last.outcome === "stale")) && builds < 3 && !wiki.closed);
+        if (last && last.outcome === "stale" && builds < 3 && !pending) pending = current;
+      }
     } catch (e) {
       console.warn("vector graph rebuild failed; the exact scan keeps serving", e);
       last = null;
     } finally {
       running = null;
+      pending = null;
     }
     return last;
   })();

@@ -468,10 +468,12 @@ pub fn added_paragraphs(base: &str, current: &str) -> Vec<String> {
 
 /// Paragraphs the app's own revisions wrote over the model's text (Decision 5). `base` is the last
 /// LLM revision's body; `later` are the bodies of the revisions after it, in order, each with
-/// whether the app wrote it ([`crate::model::Author::App`]). The app only deletes text (a link
-/// becomes its display text, cited sentences go), so a paragraph it wrote derives from one it
-/// replaced by deletions: from a human paragraph it stays the human's, otherwise it is the
-/// model's and is returned here.
+/// whether the app wrote it ([`crate::model::Author::App`]). The app removes text (cited
+/// sentences go) and turns links into plain text (`[[Page#Heading|label]]` becomes `label`, or
+/// `Page > Heading`), so a paragraph it wrote derives from one it replaced: it is the model's —
+/// and returned here — only when it derives from a vanished model paragraph (of `base`, or one
+/// the app rewrote before); in every other case it stays the human's (the safe side: at worst an
+/// update is held for the user).
 pub fn app_rewritten_paragraphs(base: &str, later: &[(bool, &str)]) -> BTreeSet<String> {
     let base_set: BTreeSet<String> = crate::util::btree_set(paragraphs(base));
     let mut app: BTreeSet<String> = BTreeSet::new();
@@ -479,12 +481,12 @@ pub fn app_rewritten_paragraphs(base: &str, later: &[(bool, &str)]) -> BTreeSet<
     for (by_app, body) in later {
         let now = paragraphs(body);
         if *by_app {
-            let human_gone: Vec<&String> = prev
+            let model_gone: Vec<&String> = prev
                 .iter()
-                .filter(|p| !now.contains(p) && !base_set.contains(*p) && !app.contains(*p))
+                .filter(|p| !now.contains(p) && (base_set.contains(*p) || app.contains(*p)))
                 .collect();
             for n in now.iter().filter(|n| !prev.contains(n)) {
-                if !human_gone.iter().any(|g| is_subsequence(n, g)) {
+                if model_gone.iter().any(|g| derives_from(n, g)) {
                     app.insert(n.clone());
                 }
             }
@@ -494,10 +496,18 @@ pub fn app_rewritten_paragraphs(base: &str, later: &[(bool, &str)]) -> BTreeSet<
     app
 }
 
-/// Whether `short` is `long` with some characters deleted.
-fn is_subsequence(short: &str, long: &str) -> bool {
-    let mut rest = long.chars();
-    short.chars().all(|c| rest.any(|l| l == c))
+/// Whether `short` is `long` with text removed and links made plain: a subsequence once link
+/// syntax (`[`, `]`, `#`, `^`, `|`, the ` > ` of a heading link's display) and whitespace are
+/// left out of both.
+fn derives_from(short: &str, long: &str) -> bool {
+    let skeleton = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && !matches!(c, '[' | ']' | '#' | '^' | '|' | '>'))
+            .collect()
+    };
+    let long = skeleton(long);
+    let mut rest = long.iter();
+    skeleton(short).iter().all(|c| rest.any(|l| l == c))
 }
 
 fn paragraphs(s: &str) -> Vec<String> {
@@ -673,5 +683,16 @@ mod tests {
         assert_eq!(kept, vec!["My note on the old one.".to_string()]);
         // Without app revisions nothing is the app's.
         assert!(app_rewritten_paragraphs(base, &[(false, &human)]).is_empty());
+
+        // A heading link's display text adds " > ": a model paragraph is still the model's, a
+        // human one still the human's.
+        let base = "Setup is in [[Src#Install|the guide]] and [[Src#Setup]].";
+        let human = format!("{base}\n\nMine: read [[Src#Setup]] first.");
+        let app = "Setup is in the guide and Src > Setup.\n\nMine: read Src > Setup first.";
+        let rewritten = app_rewritten_paragraphs(base, &[(false, &human), (true, app)]);
+        assert_eq!(
+            rewritten,
+            BTreeSet::from(["Setup is in the guide and Src > Setup.".to_string()])
+        );
     }
 }

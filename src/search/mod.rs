@@ -372,6 +372,9 @@ pub struct SearchIndex {
     pub(crate) dirty_meta: bool,
     /// The wiki operation the index was last synchronised with (set by `wiki_search`).
     pub(crate) synced_op: Option<u64>,
+    /// The revision of the stored `search/op` stamp this index was read or saved at (`None`: no
+    /// stamp), so a save can expect it (set by `wiki_search`).
+    pub(crate) stamp_rev: Option<u64>,
 }
 
 impl Default for SearchIndex {
@@ -392,6 +395,7 @@ impl SearchIndex {
             persisted: persist::Persisted::default(),
             dirty_meta: true,
             synced_op: None,
+            stamp_rev: None,
         }
     }
 

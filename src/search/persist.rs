@@ -388,7 +388,10 @@ impl SearchIndex {
                 ef_construction: r.u32()?,
                 ef_search: r.u32()?,
                 seed: r.u64()?,
-                heuristic: r.u8()? == 1,
+                // Stored by every build, read as off: indexes written before the default
+                // changed hold `true`, which made their graph builds 6–19× slower (see
+                // `HnswParams::heuristic`); it is not a user setting.
+                heuristic: r.u8().map(|_| false)?,
             };
             let n = r.len(1)?;
             let mut docs = DocTable::default();
@@ -516,6 +519,7 @@ impl SearchIndex {
             staging,
             dirty_meta: false,
             synced_op: None,
+            stamp_rev: None,
         })
     }
 }

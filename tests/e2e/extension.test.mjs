@@ -45,7 +45,7 @@ function startFixtures() {
 
 before(async () => {
   assert.ok(existsSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`), "build the extension first: scripts/build.sh");
-  for (const f of ["index.html", "app.js", "i18n.js", "writer.js", "status.js", "style.css", "build/convert.js"]) {
+  for (const f of ["index.html", "app.js", "i18n.js", "writer.js", "status.js", "vector-index.js", "hnsw-worker.js", "style.css", "build/convert.js"]) {
     assert.ok(readFileSync(`${root}/www/${f}`).equals(readFileSync(`${extensionDir}/app/${f}`)), `www/extension/app/${f} is stale: run scripts/build-extension.sh`);
   }
   assert.ok(readFileSync(`${root}/pkg/llm_wiki_bg.wasm`).equals(readFileSync(`${extensionDir}/app/pkg/llm_wiki_bg.wasm`)), "the extension's pkg/ is stale: run scripts/build-extension.sh");
