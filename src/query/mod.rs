@@ -76,8 +76,8 @@ pub struct AskOptions {
     /// passages of the chosen pages that best match the question ([`passages`]), in score order
     /// until this is spent. Range 200–100 000; default 1500 (about three of the ~512-token
     /// chunks a RAG pipeline sends, or nine of our ≤ 160-token passages). Whatever the budget,
-    /// every routed page keeps its best passage (so each can be cited), and the context window
-    /// is never exceeded. Low values answer from little more than those best passages; at the
+    /// every routed page keeps its best passage that fits (so each can be cited) — unless the
+    /// context window runs out first: it is never exceeded. Low values answer from little more than those best passages; at the
     /// top of the range whole pages are given, as before passages existed. Measured on the
     /// benchmark's wiki (answer input per question, system prompt and question included): 1318
     /// tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
@@ -151,9 +151,12 @@ pub struct Answer {
     pub extractive: bool,
     /// Token usage of the model calls (the sum of the two below).
     pub usage: TokenUsage,
-    /// Token usage of the routing call (zero when search routed alone).
+    /// Token usage of the routing call (zero when search routed alone; absent from answers
+    /// saved before it was reported).
+    #[serde(default)]
     pub route_usage: TokenUsage,
     /// Token usage of the answer call (zero for an extractive answer).
+    #[serde(default)]
     pub answer_usage: TokenUsage,
     /// Time per step.
     pub timings: Timings,

@@ -159,6 +159,9 @@ fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
             units.push(&line[from..]);
         }
     }
+    // A sentence longer than a passage (no sentence end: a list run together, CJK with only
+    // commas) is split near equal lengths, at whitespace when there is some nearby.
+    let units: Vec<&str> = units.into_iter().flat_map(|u| hard_split(u, est)).collect();
     let mut pieces: Vec<String> = Vec::new();
     let mut cur = String::new();
     for u in units {
@@ -171,6 +174,38 @@ fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
         pieces.push(cur);
     }
     pieces
+}
+
+/// `unit` itself when it fits [`MAX_PASSAGE_TOKENS`], else `⌈tokens / max⌉` slices of about equal
+/// byte length, each ending at the last whitespace in its second half or else at a character
+/// boundary (never inside a UTF-8 sequence).
+fn hard_split<'a>(unit: &'a str, est: &TokenEstimator) -> Vec<&'a str> {
+    let tokens = est.estimate(unit);
+    if tokens <= MAX_PASSAGE_TOKENS {
+        return vec![unit];
+    }
+    let n = tokens.div_ceil(MAX_PASSAGE_TOKENS) as usize;
+    let target = unit.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut from = 0;
+    while unit.len() - from > target {
+        let mut end = from + target;
+        while !unit.is_char_boundary(end) {
+            end += 1;
+        }
+        let half = from + target / 2;
+        if let Some(ws) = unit[from..end].rfind(char::is_whitespace) {
+            if from + ws > half {
+                end = from + ws + unit[from + ws..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out.push(&unit[from..end]);
+        from = end;
+    }
+    if from < unit.len() {
+        out.push(&unit[from..]);
+    }
+    out
 }
 
 /// `question` without function words ([`crate::offline::textrank::STOPWORDS`]), CJK runs and
@@ -426,6 +461,29 @@ mod tests {
         let p = split(&cjk, &est());
         assert!(p.len() >= 3);
         assert_eq!(p.iter().map(|s| s.text.as_str()).collect::<String>(), cjk);
+    }
+
+    #[test]
+    fn a_line_without_sentence_ends_is_still_cut_into_passages_that_fit() {
+        // 5000 words on one line, and a CJK line with only commas: no sentence boundary.
+        let words = "backpressure ".repeat(5000);
+        let commas = "背压保护队列，".repeat(500);
+        for text in [words.trim_end().to_string(), commas] {
+            let p = split(&text, &est());
+            assert!(p.len() >= 3, "{}", p.len());
+            for s in &p {
+                assert!(
+                    est().estimate(&s.text) <= MAX_PASSAGE_TOKENS,
+                    "{} tokens",
+                    est().estimate(&s.text)
+                );
+            }
+            let joined: String = p.iter().map(|s| s.text.as_str()).collect();
+            assert_eq!(
+                joined.split_whitespace().collect::<String>(),
+                text.split_whitespace().collect::<String>()
+            );
+        }
     }
 
     #[test]
