@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { startServer, launch, watch, artifacts, scriptedEndpoint, configure } from "./harness.mjs";
+import { startServer, launch, watch, artifacts, scriptedEndpoint, configure, api } from "./harness.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -37,19 +37,6 @@ async function seed(page, wiki, pages) {
     for (const p of pages) await w.putPage(p);
     w.close();
   }, { wiki, pages });
-}
-
-/** Reads through the JS API: graph, sources, config, and pages by key. */
-function api(page, wiki, fn, arg) {
-  return page.evaluate(async ({ wiki, fn, arg }) => {
-    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
-    await init();
-    const w = await Wiki.open(wiki);
-    try {
-      // eslint-disable-next-line no-new-func
-      return await new Function("w", "arg", `return (async () => { ${fn} })()`)(w, arg);
-    } finally { w.close(); }
-  }, { wiki, fn, arg });
 }
 
 /** Distinct (from, to) pairs of the links in `pages`, without self-links, as the graph counts them. */

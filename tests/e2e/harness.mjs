@@ -92,3 +92,17 @@ export async function configure(page, baseUrl, options = {}) {
   await page.click("#settings-form button[type=submit]");
   await page.waitForFunction(() => /Settings saved/.test(document.querySelector("#status").textContent));
 }
+
+/** Runs `fn` (the body of an async function of `w` and `arg`) on a second connection to `wiki` in
+ * `page`, through the JS API, and returns its result. */
+export function api(page, wiki, fn, arg) {
+  return page.evaluate(async ({ wiki, fn, arg }) => {
+    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open(wiki);
+    try {
+      // eslint-disable-next-line no-new-func
+      return await new Function("w", "arg", `return (async () => { ${fn} })()`)(w, arg);
+    } finally { w.close(); }
+  }, { wiki, fn, arg });
+}

@@ -5,7 +5,7 @@
 // (`Wiki.open(name, { vectorIndex })`), so 80 pages stand in for 10 000.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launch, watch } from "./harness.mjs";
+import { startServer, launch, watch, api } from "./harness.mjs";
 
 let server, browser;
 before(async () => {
@@ -13,19 +13,6 @@ before(async () => {
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.stop(); });
-
-/** Runs `fn` (the body of an async function of `w` and `arg`) on a second connection to `wiki`. */
-function api(page, wiki, fn, arg) {
-  return page.evaluate(async ({ wiki, fn, arg }) => {
-    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
-    await init();
-    const w = await Wiki.open(wiki);
-    try {
-      // eslint-disable-next-line no-new-func
-      return await new Function("w", "arg", `return (async () => { ${fn} })()`)(w, arg);
-    } finally { w.close(); }
-  }, { wiki, fn, arg });
-}
 
 const WORDS = ["harbour", "lantern", "granite", "meadow", "copper", "violin", "glacier", "orchard",
   "saffron", "quartz", "falcon", "tundra", "mandolin", "zeppelin", "cobalt", "juniper"];
