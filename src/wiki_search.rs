@@ -556,12 +556,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut usage = TokenUsage::default();
         let mut embedded = 0;
         let dim = self.configured_dim(&index, &model).await?;
-        if matches!(
-            index.embedding_status(&model, dim),
-            EmbeddingStatus::ReembedRequired { .. }
-        ) && !options.confirm
-        {
-            let status = index.embedding_status(&model, dim);
+        let status = index.embedding_status(&model, dim);
+        if matches!(status, EmbeddingStatus::ReembedRequired { .. }) && !options.confirm {
             return Ok(EmbedReport {
                 model,
                 embedded,

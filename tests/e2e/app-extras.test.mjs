@@ -39,6 +39,16 @@ async function seed(page, wiki, pages) {
   }, { wiki, pages });
 }
 
+/** Adds `[key, content]` sources through the app's form, waiting for each row to be listed. */
+async function addSources(page, notes) {
+  for (const [key, content] of notes) {
+    await page.fill("#source-key", key);
+    await page.fill("#source-content", content);
+    await page.click("#add-source button[type=submit]");
+    await page.waitForFunction((k) => [...document.querySelectorAll("#sources-table tbody tr")].some((r) => r.dataset.key === k), key);
+  }
+}
+
 /** Distinct (from, to) pairs of the links in `pages`, without self-links, as the graph counts them. */
 function expectedEdges(pages) {
   const keys = new Set(pages.map((p) => p.title));
@@ -335,12 +345,7 @@ test("offline pages: once an endpoint is configured the app offers to recompile 
     ["notes/backpressure.md", "# Backpressure\n\nBackpressure lets a slow consumer slow down a fast producer. Without backpressure, queues grow without bound.\n\n## Bounded Queues\n\nA bounded queue blocks the producer when it is full. Bounded queues keep memory use predictable. The Acme Stream Library uses bounded queues.\n"],
     ["notes/流量控制.md", "# 流量控制\n\n流量控制让生产者等待慢的消费者。没有流量控制，队列会无限增长。\n\n## 背压\n\n背压是一种流量控制机制。背压保护队列不溢出。很多系统都用背压。\n"],
   ];
-  for (const [key, content] of notes) {
-    await page.fill("#source-key", key);
-    await page.fill("#source-content", content);
-    await page.click("#add-source button[type=submit]");
-    await page.waitForFunction((k) => [...document.querySelectorAll("#sources-table tbody tr")].some((r) => r.dataset.key === k), key);
-  }
+  await addSources(page, notes);
   await page.click("#compile");
   await page.waitForFunction(() => /Compiled 2 source/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 });
   const offlineBefore = await api(page, "default", "return (await w.graph()).nodes.filter((n) => n.tags.includes('offline'));");
@@ -404,12 +409,7 @@ test("removing a source: its row, summary page and citations go; other pages sta
     ["notes/a.md", "# Backpressure\n\nBackpressure lets a slow consumer slow down a fast producer. Flow control is the general idea behind backpressure.\n\n## Flow Control\n\nTCP uses flow control through its receive window. Flow control keeps queues bounded.\n"],
     ["notes/b.md", "# 流量控制\n\n流量控制让生产者等待慢的消费者。Flow control keeps queues bounded. 很多系统都用流量控制。\n\n## 背压\n\n背压是一种流量控制机制。背压保护队列不溢出。\n"],
   ];
-  for (const [key, content] of notes) {
-    await page.fill("#source-key", key);
-    await page.fill("#source-content", content);
-    await page.click("#add-source button[type=submit]");
-    await page.waitForFunction((k) => [...document.querySelectorAll("#sources-table tbody tr")].some((r) => r.dataset.key === k), key);
-  }
+  await addSources(page, notes);
   await page.click("#compile");
   await page.waitForFunction(() => /已编译 2 个资料/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 });
   const before = await api(page, "default", "return (await w.graph()).nodes;");
