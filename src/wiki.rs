@@ -209,6 +209,10 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) search_cache: crate::wiki_search::SearchCache,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
     pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
+    /// The largest source chunk (estimated tokens) an extract call sends, learned from a reply
+    /// cut at the output cap, keyed by `"<model name>|<output cap>"` (not stored; see
+    /// `compile/pipeline.rs`).
+    pub(crate) extract_chunk_cap: std::cell::RefCell<Option<(String, u64)>>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -230,6 +234,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
+            extract_chunk_cap: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
@@ -243,6 +248,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
+            extract_chunk_cap: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)

@@ -363,9 +363,12 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
     }
 }
 
-/// Chooses the pages a source is likely about: those whose title, key or an alias occurs in the
-/// source text (compared by [`match_key`]-style folding), most mentioned first, then the rest of the
-/// index in title order, within `budget_tokens` of index lines. Returns the lines and the keys.
+/// Chooses the pages a text is likely about: those whose title or an alias (two characters or
+/// more) occurs in the text (compared by [`match_key`] folding), most mentioned first, then in title
+/// order, within `budget_tokens` of index lines. Pages the text does not name are left out: the
+/// resolve step maps names to pages by title and alias, so an index line helps the model only for a
+/// page the text names, and every line is paid for in every extract call. Returns the lines and
+/// the keys.
 pub fn index_slice(
     text: &str,
     pages: &[Page],
@@ -393,8 +396,8 @@ pub fn index_slice(
     let mut keys = Vec::new();
     let mut used = 0u64;
     for (hits, p) in scored {
-        if hits == 0 && pages.len() > 200 {
-            break; // at scale only mentioned pages are worth their tokens
+        if hits == 0 {
+            break;
         }
         let line = index_line(p);
         let cost = est.estimate(&line);
@@ -410,14 +413,19 @@ pub fn index_slice(
 
 /// One index line for prompts: `- [[key]] (kind) — summary · aliases: a, b`.
 pub fn index_line(p: &Page) -> String {
+    index_line_with_summary(p, &p.summary)
+}
+
+/// [`index_line`] with another summary (the query router's plain-text one).
+pub fn index_line_with_summary(p: &Page, summary: &str) -> String {
     let mut s = format!(
         "- {} ({})",
         crate::documents::link_to(&p.key, &p.title),
         p.kind.as_str()
     );
-    if !p.summary.is_empty() {
+    if !summary.is_empty() {
         s.push_str(" — ");
-        s.push_str(&p.summary);
+        s.push_str(summary);
     }
     if !p.aliases.is_empty() {
         s.push_str(" · aliases: ");
@@ -429,10 +437,70 @@ pub fn index_line(p: &Page) -> String {
 
 /// Lines listing existing claims for contradiction checks: `- [c1a2b3c4d5] text (page: key)`.
 pub fn claim_lines(claims: &[Claim]) -> String {
-    claims
+    claims.iter().map(claim_line).collect()
+}
+
+fn claim_line(c: &Claim) -> String {
+    format!("- [{}] {} (page: {})\n", c.id, c.text, c.page)
+}
+
+/// The existing claims an extract call checks a chunk against, as [`claim_lines`]: the claims
+/// most alike the chunk first, within `budget_tokens`.
+///
+/// Likeness: the summed inverse document frequency, over `claims`, of the distinct
+/// [`tokenize`](crate::search::tokenizer::tokenize) tokens a claim shares with the chunk (the
+/// search tokenizer, so CJK text matches by unigrams and bigrams), `ln(1 + N / df)`, divided by
+/// the square root of the claim's distinct-token count so long claims do not win by length alone
+/// (a cosine-like normalisation, as in the vector-space model). A claim sharing no token is left
+/// out. Ties: page key, then claim id, so the prompt is the same for the same input.
+pub fn relevant_claim_lines(
+    chunk: &str,
+    claims: &[Claim],
+    budget_tokens: u64,
+    est: &TokenEstimator,
+) -> String {
+    use crate::search::tokenizer::tokenize;
+    use std::collections::{HashMap, HashSet};
+    let chunk_tokens: HashSet<String> = tokenize(chunk).into_iter().collect();
+    let claim_tokens: Vec<HashSet<String>> = claims
         .iter()
-        .map(|c| format!("- [{}] {} (page: {})\n", c.id, c.text, c.page))
-        .collect()
+        .map(|c| tokenize(&c.text).into_iter().collect())
+        .collect();
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for set in &claim_tokens {
+        for t in set {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let n = claims.len() as f64;
+    let mut scored: Vec<(f64, &Claim)> = claims
+        .iter()
+        .zip(&claim_tokens)
+        .filter_map(|(c, set)| {
+            let shared: f64 = set
+                .iter()
+                .filter(|t| chunk_tokens.contains(*t))
+                .map(|t| (1.0 + n / df[t.as_str()] as f64).ln())
+                .sum();
+            (shared > 0.0).then(|| (shared / (set.len() as f64).sqrt(), c))
+        })
+        .collect();
+    crate::util::sort_by(&mut scored, &|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| (&a.1.page, &a.1.id).cmp(&(&b.1.page, &b.1.id)))
+    });
+    let mut out = String::new();
+    let mut used = 0u64;
+    for (_, c) in scored {
+        let line = claim_line(c);
+        let cost = est.estimate(&line);
+        if used + cost > budget_tokens {
+            break;
+        }
+        used += cost;
+        out.push_str(&line);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{
-    chunk_text, claim_lines, extraction_schema, index_slice, ExtractInput, Extraction,
+    chunk_text, claim_lines, extraction_schema, index_slice, relevant_claim_lines, ExtractInput,
+    Extraction,
 };
 use super::integrate::{
     added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
@@ -599,8 +600,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let output = options.max_output_tokens.clamp(128, window / 2);
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let pages: Vec<Page> = snap.pages.values().map(|(p, _)| p.clone()).collect();
+        // The pages the source names; each chunk is then given the lines and claims of the
+        // pages *it* names, so a chunk's prompt carries what concerns it and no more.
         let (slice, slice_keys) = index_slice(text, &pages, index_budget, est);
         let slice_set: BTreeSet<&String> = crate::util::btree_set(slice_keys.iter());
+        let slice_pages: Vec<Page> = pages
+            .iter()
+            .filter(|p| slice_set.contains(&p.key))
+            .cloned()
+            .collect();
         let mut claims: Vec<Claim> = snap
             .claims
             .values()
@@ -612,22 +620,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
         let canonical = canonical_ids(&snap.claims, &page_map);
         claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
-        crate::util::sort_by(&mut claims, &|a, b| (&a.page, &a.id).cmp(&(&b.page, &b.id)));
-        let claims_budget = index_budget / 2;
-        let mut existing = String::new();
-        for line in claim_lines(&claims).lines() {
-            if est.estimate(&existing) + est.estimate(line) > claims_budget {
-                break;
-            }
-            existing.push_str(line);
-            existing.push('\n');
-        }
+        let claims_cap = index_budget / 2;
         let overhead = est.estimate(&prompt::extract_system())
             + est.estimate(&snap.schema_md)
             + est.estimate(&slice)
-            + est.estimate(&existing)
+            + est.estimate(&claim_lines(&claims)).min(claims_cap)
             + 200;
-        let chunk_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
+        let mut chunk_budget =
+            extract_chunk_budget(window, output, overhead, model.bounded_replies());
+        // A chunk this model's reply could not fit before (in this connection) is not sent again.
+        let learned_key = format!("{}|{output}", model.name());
+        if let Some((key, cap)) = &*self.extract_chunk_cap.borrow() {
+            if *key == learned_key {
+                chunk_budget = chunk_budget.min(*cap);
+            }
+        }
         let mut queue: std::collections::VecDeque<(String, u8)> =
             chunk_text(text, chunk_budget, chunk_budget / 10, est)
                 .into_iter()
@@ -641,6 +648,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
+            let (chunk_slice, chunk_keys) = index_slice(&chunk, &slice_pages, index_budget, est);
+            let chunk_set: BTreeSet<&String> = crate::util::btree_set(chunk_keys.iter());
+            let chunk_claims: Vec<Claim> = claims
+                .iter()
+                .filter(|c| chunk_set.contains(&c.page))
+                .cloned()
+                .collect();
+            // Claims to check the chunk against scale with the chunk: about one claim line per
+            // two lines of text, at most `claims_cap`.
+            let claims_budget = claims_cap.min((est.estimate(&chunk) / 2).max(256));
+            let existing = relevant_claim_lines(&chunk, &chunk_claims, claims_budget, est);
             let input = ExtractInput {
                 source_key: source.key.clone(),
                 source_title: source.title.clone(),
@@ -648,21 +666,43 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 part: i + 1,
                 parts,
                 schema_md: snap.schema_md.clone(),
-                index_slice: slice.clone(),
-                existing_claims: existing.clone(),
+                index_slice: chunk_slice,
+                existing_claims: existing,
             };
-            budget.check(est.estimate(&prompt::extract_user(&input)) + overhead + output)?;
+            budget.check(
+                est.estimate(&prompt::extract_system())
+                    + est.estimate(&prompt::extract_user(&input))
+                    + output,
+            )?;
             let (e, u) = match model.extract(&input, cancel).await {
                 // The reply did not fit the output cap: ask again about half the text at a time
-                // (a changed request, at most twice deeper; field case F03). Never parse a cut reply.
+                // (a changed request, at most twice deeper; field case F03). Never parse a cut
+                // reply. The rest of the queue is cut to that size too, and later sources in this
+                // connection start from it: a text this long was too long for this model's
+                // replies, so sending the next one whole would likely be paid for twice.
                 Err(Error::LlmTruncated { .. }) if depth < 2 && est.estimate(&input.text) > 64 => {
                     let half = (est.estimate(&input.text) / 2).max(32);
                     let pieces = chunk_text(&input.text, half, 0, est);
                     if pieces.len() > 1 {
-                        parts += pieces.len() - 1;
-                        for p in pieces.into_iter().rev() {
-                            queue.push_front((p, depth + 1));
+                        {
+                            let mut learned = self.extract_chunk_cap.borrow_mut();
+                            let cap = match &*learned {
+                                Some((key, cap)) if *key == learned_key => (*cap).min(half),
+                                _ => half,
+                            };
+                            *learned = Some((learned_key.clone(), cap));
                         }
+                        let rest: Vec<(String, u8)> = queue.drain(..).collect();
+                        queue.extend(pieces.into_iter().map(|p| (p, depth + 1)));
+                        for (piece, d) in rest {
+                            if est.estimate(&piece) > half {
+                                let again = chunk_text(&piece, half, 0, est);
+                                queue.extend(again.into_iter().map(|p| (p, d.max(depth + 1))));
+                            } else {
+                                queue.push_back((piece, d));
+                            }
+                        }
+                        parts = i + queue.len();
                         continue;
                     }
                     return Err(Error::LlmTruncated {
@@ -783,6 +823,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
     }
+}
+
+/// The link targets one page's integrate call is given: of the compile's candidates (`all`, as
+/// `(key, title)`), the source's summary page and every page whose title or an alias (two
+/// characters or more, [`match_key`] folding) occurs in `text` (what the page will say: its
+/// body, brief, facts and relations), never the page itself. A page can only link what its text
+/// names, and the list is paid for in every integrate call.
+fn link_targets_for(
+    key: &str,
+    source_page: &str,
+    all: &[(String, String)],
+    pages: &BTreeMap<String, Page>,
+    text: &str,
+) -> Vec<(String, String)> {
+    let folded = match_key(text);
+    all.iter()
+        .filter(|(k, _)| k != key)
+        .filter(|(k, title)| {
+            k == source_page
+                || std::iter::once(title)
+                    .chain(pages.get(k).map(|p| &p.aliases).into_iter().flatten())
+                    .map(|n| match_key(n))
+                    .any(|n| n.chars().count() >= 2 && folded.contains(n.as_str()))
+        })
+        .cloned()
+        .collect()
 }
 
 /// A page draft and whether it is to be appended (append mode) rather than replace the body.
@@ -1117,6 +1183,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 } else {
                     briefs.get(k).cloned().unwrap_or_default()
                 };
+                let page_facts = facts.get(k).cloned().unwrap_or_default();
+                let relations = relations_for(k);
+                // What the page will say: the pages it can link are the ones this text names.
+                let mut text = format!("{}\n{}\n{}\n", p.title, p.body, brief);
+                for f in &page_facts {
+                    text.push_str(&f.text);
+                    text.push('\n');
+                }
+                for r in &relations {
+                    text.push_str(r);
+                    text.push('\n');
+                }
                 IntegrateInput {
                     key: k.clone(),
                     title: p.title.clone(),
@@ -1127,14 +1205,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         strip_app_sections(&p.body)
                     },
                     brief,
-                    facts: facts.get(k).cloned().unwrap_or_default(),
+                    facts: page_facts,
                     retracted: retracted_facts.get(k).cloned().unwrap_or_default(),
-                    relations: relations_for(k),
-                    link_targets: link_targets
-                        .iter()
-                        .filter(|(x, _)| x != k)
-                        .cloned()
-                        .collect(),
+                    relations,
+                    link_targets: link_targets_for(k, &source_page, &link_targets, &pages, &text),
                     schema_md: snap.schema_md.clone(),
                     append: false,
                 }
@@ -1477,6 +1551,11 @@ async fn integrate_fitting<M: CompileModel>(
     cancel: &Cancel,
 ) -> Result<(PageDraft, bool, TokenUsage)> {
     let mut usage = TokenUsage::default();
+    if nothing_to_write(&input) {
+        // A new page named by the source with nothing said about it: a model could only invent
+        // its body. The page keeps an empty body (the app adds its sections) and no call is paid.
+        return Ok((PageDraft::default(), false, usage));
+    }
     for attempt in 0..3 {
         match model.integrate(&input, cancel).await {
             Ok((draft, u)) => {
@@ -1495,6 +1574,16 @@ async fn integrate_fitting<M: CompileModel>(
         }
     }
     unreachable!("the loop returns on its last attempt")
+}
+
+/// Whether an integrate call has nothing to work from: no current body, brief, facts, retracted
+/// facts or relations.
+fn nothing_to_write(input: &IntegrateInput) -> bool {
+    input.current_body.trim().is_empty()
+        && input.brief.trim().is_empty()
+        && input.facts.is_empty()
+        && input.retracted.is_empty()
+        && input.relations.is_empty()
 }
 
 /// The most source text one extract call reads: what fits the window after the reply and the

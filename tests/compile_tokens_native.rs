@@ -1,0 +1,410 @@
+//! What the compile pass sends: each prompt carries what concerns its chunk or page, and no call is
+//! paid twice or for nothing (issue #11's compile-token figure; BENCHMARKS.md).
+
+use std::cell::{Cell, RefCell};
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
+use llm_wiki::compile::prompt::{attr_value, block, unescape_block};
+use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
+use llm_wiki::model::TokenUsage;
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::OpenOptions;
+use llm_wiki::text::estimate_tokens;
+use llm_wiki::wiki::{NewSource, Wiki};
+use llm_wiki::Error;
+
+/// One recorded call: the task (`extract`, `integrate`), the user message, and whether the reply
+/// was cut at the output cap.
+struct Call {
+    task: String,
+    user: String,
+    cut: bool,
+}
+
+/// The scripted endpoint's replies, with every call recorded; extract calls whose source text is
+/// over `cut_above` estimated tokens are answered as a reply cut at the output cap (a model whose
+/// extraction of that much text overflows its reply).
+#[derive(Default)]
+struct Recorder {
+    calls: RefCell<Vec<Call>>,
+    cut_above: Cell<Option<u64>>,
+}
+
+impl Llm for Recorder {
+    async fn chat(
+        &self,
+        req: &ChatRequest,
+        _: Option<OnToken<'_>>,
+        _: &Cancel,
+    ) -> llm_wiki::Result<ChatResponse> {
+        let user = req.messages.last().unwrap().content.clone();
+        let task = req
+            .json
+            .as_ref()
+            .map(|j| j.name.clone())
+            .unwrap_or_default();
+        let text_tokens = block(&user, "source").map_or(0, |(_, t)| estimate_tokens(t));
+        let cut = task == "extract" && self.cut_above.get().is_some_and(|n| text_tokens > n);
+        self.calls.borrow_mut().push(Call {
+            task,
+            user: user.clone(),
+            cut,
+        });
+        if cut {
+            return Err(Error::LlmTruncated {
+                reason: "length".into(),
+                max_tokens: Some(256),
+            });
+        }
+        let text = llm_wiki::llm::scripted::reply(req).text;
+        Ok(ChatResponse {
+            usage: TokenUsage {
+                input: estimate_tokens(&req.system) + estimate_tokens(&user),
+                output: estimate_tokens(&text),
+                calls: 1,
+                estimated: true,
+            },
+            text,
+            finish: FinishReason::Stop,
+            model: "scripted".into(),
+        })
+    }
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.calls.borrow_mut())
+    }
+}
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+fn open(backend: &MemoryBackend) -> W {
+    block_on(Wiki::open(
+        backend,
+        "tokens",
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap()
+}
+
+fn add(w: &W, key: &str, text: &str) {
+    block_on(w.add_source(NewSource {
+        key: Some(key.into()),
+        mime: "text/markdown".into(),
+        content: text.into(),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+fn compile(w: &W, llm: &Recorder, options: &CompileOptions) -> CompileReport {
+    let model = LlmCompiler {
+        llm,
+        max_output_tokens: None,
+        model_name: "recorder".into(),
+    };
+    let r = block_on(w.compile(&model, options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    r
+}
+
+/// The contents of the `<tag>` block of a prompt.
+fn section(user: &str, tag: &str) -> String {
+    block(user, tag).map_or(String::new(), |(_, b)| unescape_block(b))
+}
+
+const ACME: &str = "# Acme\n\n## Acme Corp\n\nAcme Corp builds widgets in Ohio. It was founded in 1990.\n\n## Widgetron\n\nWidgetron was first released in 2015.\n";
+const FLOW: &str = "# 流量控制\n\n## 背压\n\n背压是一种流量控制机制。它保护队列。\n\n## Kafka\n\nKafka uses backpressure between brokers and consumers.\n";
+
+/// A wiki that already has pages for Acme Corp, Widgetron, 背压 and Kafka, with claims.
+fn wiki_with_pages(backend: &MemoryBackend) -> (W, Recorder) {
+    let w = open(backend);
+    let llm = Recorder::default();
+    add(&w, "notes/acme.md", ACME);
+    add(&w, "notes/flow.md", FLOW);
+    compile(&w, &llm, &CompileOptions::default());
+    llm.take();
+    (w, llm)
+}
+
+/// Paragraphs of about `tokens` estimated tokens that each name `name` once.
+fn filler(name: &str, tokens: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while estimate_tokens(&s) < tokens as u64 {
+        i += 1;
+        s.push_str(&format!(
+            "Paragraph {i} says that {name} keeps a steady pace through season {i} of the long year.\n\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn each_extract_call_carries_the_index_lines_and_claims_of_the_pages_its_chunk_names() {
+    let backend = MemoryBackend::new();
+    let (w, llm) = wiki_with_pages(&backend);
+    // Two chunks: the first names Acme Corp, the second 背压.
+    let text = format!(
+        "# Two topics\n\n{}{}",
+        filler("Acme Corp", 700),
+        filler("背压", 700)
+    );
+    add(&w, "notes/two.md", &text);
+    let options = CompileOptions {
+        context_window: 4096,
+        max_output_tokens: 256,
+        ..Default::default()
+    };
+    compile(&w, &llm, &options);
+    let extracts: Vec<Call> = llm
+        .take()
+        .into_iter()
+        .filter(|c| c.task == "extract")
+        .collect();
+    assert!(extracts.len() >= 2, "{} extract calls", extracts.len());
+    let names = |c: &Call| {
+        let source = section(&c.user, "source");
+        (source.contains("Acme Corp"), source.contains("背压"))
+    };
+    let mut seen = (false, false);
+    for c in &extracts {
+        let index = section(&c.user, "index");
+        let claims = section(&c.user, "existing-claims");
+        let (acme, backpressure) = names(c);
+        // Lines and claims of a page the chunk names, and only of those.
+        assert_eq!(index.contains("Acme Corp"), acme, "{index}");
+        assert_eq!(index.contains("背压"), backpressure, "{index}");
+        assert!(
+            !index.contains("Widgetron") && !index.contains("Kafka"),
+            "{index}"
+        );
+        assert_eq!(claims.contains("Ohio"), acme, "{claims}");
+        assert_eq!(claims.contains("流量控制机制"), backpressure, "{claims}");
+        // A claim of a named page that shares no word with the chunk is not worth its tokens.
+        assert!(!claims.contains("保护队列"), "{claims}");
+        assert!(!claims.contains("2015"), "{claims}");
+        seen.0 |= acme && !backpressure;
+        seen.1 |= backpressure && !acme;
+    }
+    assert_eq!(seen, (true, true), "a chunk naming only one of the two");
+}
+
+#[test]
+fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
+    use llm_wiki::compile::extract::relevant_claim_lines;
+    use llm_wiki::model::Claim;
+    use llm_wiki::text::TokenEstimator;
+    let claim = |id: &str, text: &str| Claim {
+        id: id.into(),
+        page: "p".into(),
+        text: text.into(),
+        source_key: "s".into(),
+        source_version: "v".into(),
+        quote: text.into(),
+        verified: true,
+    };
+    let claims = vec![
+        claim("c1", "The bridge is painted red."),
+        claim("c2", "The bridge opened in 1937 and spans the strait."),
+        claim("c3", "Unrelated weather report from the north."),
+        claim("c4", "大桥于1937年通车。"),
+    ];
+    let est = TokenEstimator::default();
+    let lines = relevant_claim_lines(
+        "The bridge opened in 1938 over the strait.",
+        &claims,
+        1000,
+        &est,
+    );
+    let ids: Vec<&str> = lines
+        .lines()
+        .map(|l| l.trim_start_matches("- [").split(']').next().unwrap())
+        .collect();
+    assert_eq!(ids[0], "c2", "{lines}");
+    assert!(ids.contains(&"c1"), "shares 'the bridge': {lines}");
+    assert!(!ids.contains(&"c4"), "shares no token: {lines}");
+    // CJK matches by unigrams and bigrams.
+    let cjk = relevant_claim_lines("那座大桥哪年通车？", &claims, 1000, &est);
+    assert!(cjk.starts_with("- [c4]"), "{cjk}");
+    // The budget cuts the list in rank order.
+    let one = relevant_claim_lines(
+        "The bridge opened in 1938 over the strait.",
+        &claims,
+        est.estimate(lines.lines().next().unwrap()) + 1,
+        &est,
+    );
+    assert_eq!(one.lines().count(), 1, "{one}");
+    assert!(one.starts_with("- [c2]"), "{one}");
+}
+
+#[test]
+fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_smaller() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    // This model's reply overflows for more than 300 tokens of text.
+    llm.cut_above.set(Some(300));
+    let options = CompileOptions {
+        context_window: 16_384,
+        max_output_tokens: 1024,
+        ..Default::default()
+    };
+    add(
+        &w,
+        "notes/one.md",
+        &format!("# One\n\n{}", filler("Acme Corp", 1100)),
+    );
+    compile(&w, &llm, &options);
+    let first: Vec<Call> = llm
+        .take()
+        .into_iter()
+        .filter(|c| c.task == "extract")
+        .collect();
+    let cut: Vec<u64> = first
+        .iter()
+        .filter(|c| c.cut)
+        .map(|c| estimate_tokens(&section(&c.user, "source")))
+        .collect();
+    // The whole text, then its first half; the second half is cut down before it is sent.
+    assert_eq!(cut.len(), 2, "cut calls of {cut:?} tokens");
+    assert!(first.iter().filter(|c| !c.cut).count() >= 4);
+
+    add(
+        &w,
+        "notes/two.md",
+        &format!("# Two\n\n{}", filler("Widgetron", 1100)),
+    );
+    compile(&w, &llm, &options);
+    let second: Vec<Call> = llm
+        .take()
+        .into_iter()
+        .filter(|c| c.task == "extract")
+        .collect();
+    assert!(second.len() >= 4, "{} calls", second.len());
+    assert!(
+        second.iter().all(|c| !c.cut),
+        "the next source starts from the size that fit"
+    );
+    // Every chunk was extracted: the parts cover the text.
+    let parts: Vec<String> = second
+        .iter()
+        .map(|c| {
+            let (attrs, _) = block(&c.user, "source").unwrap();
+            attr_value(attrs, "part").unwrap()
+        })
+        .collect();
+    let n = second.len();
+    assert_eq!(parts.last().unwrap(), &format!("{n}/{n}"), "{parts:?}");
+
+    // Another model (or output cap) learns for itself.
+    let other = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: None,
+        model_name: "another".into(),
+    };
+    add(
+        &w,
+        "notes/three.md",
+        &format!("# Three\n\n{}", filler("Kafka", 1100)),
+    );
+    block_on(w.compile(&other, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(llm.take().iter().any(|c| c.cut));
+}
+
+#[test]
+fn a_page_the_source_only_names_costs_no_integrate_call() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    // "Hammer Drill" is a section with nothing but code: the source names it, says nothing of it.
+    add(
+        &w,
+        "notes/tools.md",
+        "# Tools\n\nTools make work easier. Acme Corp sells them.\n\n## Hammer Drill\n\n```\ndrill --fast\n```\n\n## Acme Corp\n\nAcme Corp sells tools in Ohio.\n",
+    );
+    let r = compile(&w, &llm, &CompileOptions::default());
+    let report = &r.compiled[0];
+    let pages = block_on(w.all_pages()).unwrap();
+    let drill = pages
+        .iter()
+        .find(|p| p.title == "Hammer Drill")
+        .expect("the page the source names");
+    assert!(report.created.contains(&drill.key));
+    let integrated: Vec<String> = llm
+        .take()
+        .into_iter()
+        .filter(|c| c.task == "integrate")
+        .map(|c| attr_value(block(&c.user, "page").unwrap().0, "key").unwrap())
+        .collect();
+    assert!(!integrated.contains(&drill.key), "{integrated:?}");
+    // Pages with something to say are still written by the model.
+    let acme = pages.iter().find(|p| p.title == "Acme Corp").unwrap();
+    assert!(integrated.contains(&acme.key), "{integrated:?}");
+    assert!(acme.body.contains("Ohio"), "{}", acme.body);
+    assert_eq!(drill.body.trim(), "", "{}", drill.body);
+}
+
+#[test]
+fn each_integrate_call_lists_the_pages_its_text_names_as_link_targets() {
+    let backend = MemoryBackend::new();
+    let (w, llm) = wiki_with_pages(&backend);
+    add(
+        &w,
+        "notes/texas.md",
+        "# Acme in Texas\n\nAcme Corp opened a plant in Texas in 2020. The plant uses Kafka.\n\n## Texas\n\nTexas is a large state in the south.\n",
+    );
+    let r = compile(&w, &llm, &CompileOptions::default());
+    let source_page = block_on(w.sources())
+        .unwrap()
+        .into_iter()
+        .find(|s| s.key == "notes/texas.md")
+        .unwrap()
+        .summary_page
+        .unwrap();
+    let targets = |title: &str| -> Vec<String> {
+        let calls = llm.calls.borrow();
+        let c = calls
+            .iter()
+            .find(|c| {
+                c.task == "integrate"
+                    && block(&c.user, "page")
+                        .and_then(|(a, _)| attr_value(a, "title"))
+                        .as_deref()
+                        == Some(title)
+            })
+            .unwrap_or_else(|| panic!("an integrate call for {title}"));
+        section(&c.user, "link-targets")
+            .lines()
+            .map(|l| {
+                l.trim_start_matches("- [[")
+                    .split(['|', ']'])
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let pages = block_on(w.all_pages()).unwrap();
+    let key_of = |title: &str| pages.iter().find(|p| p.title == title).unwrap().key.clone();
+    // The Texas page's facts name Acme Corp, not Kafka (a page the source names elsewhere).
+    let texas = targets("Texas");
+    assert!(texas.contains(&source_page), "{texas:?}");
+    assert!(texas.contains(&key_of("Acme Corp")), "{texas:?}");
+    for t in ["Kafka", "Widgetron", "背压"] {
+        assert!(!texas.contains(&key_of(t)), "{t} in {texas:?}");
+    }
+    // The summary names Acme Corp, Texas and Kafka; never Widgetron or 背压.
+    let summary = targets("Acme in Texas");
+    for t in ["Acme Corp", "Texas", "Kafka"] {
+        assert!(summary.contains(&key_of(t)), "{t} in {summary:?}");
+    }
+    for t in ["Widgetron", "背压"] {
+        assert!(!summary.contains(&key_of(t)), "{t} in {summary:?}");
+    }
+    assert!(r.compiled[0].created.contains(&key_of("Texas")));
+}
