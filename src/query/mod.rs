@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::compile::extract::index_line;
+use crate::compile::extract::index_line_with_summary;
 use crate::error::{Error, Result};
 use crate::llm::prompt::{source_block, DATA_NOTICE};
 use crate::llm::structured::chat_json;
@@ -419,6 +419,29 @@ impl QueryModel for OfflineQuery {
 /// A candidate passage of an extractive answer: score, page order, sentence order, citing pages.
 type Passage = (f64, usize, usize, Vec<String>);
 
+/// Longest summary, in characters, a shortlisted index line shows the router.
+pub const ROUTING_SUMMARY_CHARS: usize = 160;
+
+/// A shortlisted index line for the router: `- [[key]] (kind) — summary · aliases: a, b`, as
+/// [`index_line`](crate::compile::extract::index_line) but with the summary as plain text
+/// ([`plain_text`](crate::compile::provenance::plain_text): link targets, images and emphasis
+/// markers dropped, so a URL is not paid for on every question) and cut at a word boundary to
+/// [`ROUTING_SUMMARY_CHARS`] characters (`…` marks a cut).
+pub fn routing_line(p: &Page) -> String {
+    let plain = crate::compile::provenance::plain_text(&p.summary);
+    let summary = if plain.chars().count() > ROUTING_SUMMARY_CHARS {
+        let cut: String = plain.chars().take(ROUTING_SUMMARY_CHARS).collect();
+        let at = cut
+            .rfind(char::is_whitespace)
+            .filter(|&i| i > cut.len() / 2)
+            .unwrap_or(cut.len());
+        format!("{}…", cut[..at].trim_end())
+    } else {
+        plain
+    };
+    index_line_with_summary(p, &summary)
+}
+
 /// A body without footnote definition lines (they repeat quotes, not the page's prose).
 fn strip_definitions(body: &str) -> String {
     body.lines()
@@ -492,7 +515,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let mut lines = String::new();
             for h in hits {
                 if let Some(p) = by_key.get(h.key.as_str()) {
-                    let line = index_line(p);
+                    let line = routing_line(p);
                     if est.estimate(&lines) + est.estimate(&line) > routing_budget {
                         break;
                     }
@@ -823,5 +846,70 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await;
         let _ = self.save_llm_learned(llm.learned()).await;
         answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PageKind;
+
+    fn page(key: &str, summary: &str) -> Page {
+        Page {
+            key: key.into(),
+            title: key.into(),
+            kind: PageKind::Source,
+            summary: summary.into(),
+            aliases: vec!["别名".into()],
+            tags: vec![],
+            sources: vec![],
+            created: 0,
+            updated: 0,
+            body: String::new(),
+            revision: 0,
+            extra_frontmatter: String::new(),
+        }
+    }
+
+    #[test]
+    fn routing_lines_are_plain_text_and_short() {
+        let line = routing_line(&page(
+            "Installation",
+            "The easiest way is to install the current stable release of [Rust](https://www.rust-lang.org/) by using [rustup](https://rustup.rs/).",
+        ));
+        assert_eq!(
+            line,
+            "- [[Installation]] (source) — The easiest way is to install the current stable release of Rust by using rustup. · aliases: 别名\n"
+        );
+        // A summary made of empty links is nothing to route by.
+        let empty = routing_line(&page(
+            "The Cargo Book",
+            "[](https://doc.rust-lang.org/cargo/print.html \"Print this book\")[](https://github.com/rust-lang/cargo)",
+        ));
+        assert_eq!(empty, "- [[The Cargo Book]] (source) · aliases: 别名\n");
+        // Long summaries are cut at a word boundary; CJK without spaces by characters.
+        let long = routing_line(&page("Long", &"word ".repeat(60)));
+        let summary = long
+            .split(" — ")
+            .nth(1)
+            .unwrap()
+            .split(" · ")
+            .next()
+            .unwrap();
+        assert!(summary.ends_with("word…"), "{summary}");
+        assert!(summary.chars().count() <= ROUTING_SUMMARY_CHARS + 1);
+        let cjk = routing_line(&page("长", &"流量控制".repeat(60)));
+        let summary = cjk
+            .split(" — ")
+            .nth(1)
+            .unwrap()
+            .split(" · ")
+            .next()
+            .unwrap();
+        assert_eq!(
+            summary.chars().count(),
+            ROUTING_SUMMARY_CHARS + 1,
+            "{summary}"
+        );
     }
 }
