@@ -137,14 +137,22 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
         "<brief>\n{}\n</brief>\n\n",
         escape_block(&input.brief)
     ));
-    s.push_str("<facts>\n");
+    // Facts of one compile come from one source: its title is said once, not on every line.
+    let one_source = input
+        .facts
+        .first()
+        .map(|f| &f.source_title)
+        .filter(|t| input.facts.iter().all(|f| f.source_title == **t));
+    match one_source {
+        Some(title) => s.push_str(&format!("<facts {}>\n", attr("source", title))),
+        None => s.push_str("<facts>\n"),
+    }
     for f in &input.facts {
-        s.push_str(&format!(
-            "- [^{}] {} (source: {})\n",
-            f.id,
-            escape_block(&f.text),
-            escape_block(&f.source_title)
-        ));
+        s.push_str(&format!("- [^{}] {}", f.id, escape_block(&f.text)));
+        if one_source.is_none() {
+            s.push_str(&format!(" (source: {})", escape_block(&f.source_title)));
+        }
+        s.push('\n');
     }
     s.push_str("</facts>\n\n<retracted>\n");
     for f in &input.retracted {
@@ -189,5 +197,41 @@ mod tests {
         assert_eq!(attr_value(attrs, "title").as_deref(), Some("T & U"));
         assert_eq!(unescape_block(body), evil);
         assert_eq!(user.matches("</source>").count(), 1);
+    }
+
+    #[test]
+    fn facts_of_one_source_name_it_once() {
+        use crate::compile::integrate::{Fact, IntegrateInput};
+        use crate::model::PageKind;
+        let fact = |id: &str, title: &str| Fact {
+            id: id.into(),
+            text: format!("Fact {id}."),
+            quote: String::new(),
+            verified: true,
+            source_page: "p".into(),
+            source_title: title.into(),
+        };
+        let mut input = IntegrateInput {
+            key: "k".into(),
+            title: "K".into(),
+            kind: PageKind::Concept,
+            current_body: String::new(),
+            brief: String::new(),
+            facts: vec![fact("c1", "The \"Book\""), fact("c2", "The \"Book\"")],
+            retracted: vec![],
+            relations: vec![],
+            link_targets: vec![],
+            schema_md: String::new(),
+            append: false,
+        };
+        let user = integrate_user(&input);
+        let (attrs, body) = block(&user, "facts").unwrap();
+        assert_eq!(attr_value(attrs, "source").as_deref(), Some("The \"Book\""));
+        assert_eq!(body, "- [^c1] Fact c1.\n- [^c2] Fact c2.");
+        input.facts[1].source_title = "Other".into();
+        let user = integrate_user(&input);
+        let (attrs, body) = block(&user, "facts").unwrap();
+        assert_eq!(attr_value(attrs, "source"), None);
+        assert!(body.ends_with("- [^c2] Fact c2. (source: Other)"), "{body}");
     }
 }
