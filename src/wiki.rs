@@ -209,10 +209,10 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) search_cache: crate::wiki_search::SearchCache,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
     pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
-    /// The largest source chunk (estimated tokens) an extract call sends, learned from a reply
-    /// cut at the output cap, keyed by `"<model name>|<output cap>"` (not stored; see
+    /// The longest extract reply per token of source text seen in this connection, keyed by
+    /// `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
     /// `compile/pipeline.rs`).
-    pub(crate) extract_chunk_cap: std::cell::RefCell<Option<(String, u64)>>,
+    pub(crate) extract_reply_ratio: std::cell::RefCell<Option<(String, f64)>>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -234,7 +234,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
-            extract_chunk_cap: Default::default(),
+            extract_reply_ratio: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
@@ -248,7 +248,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
-            extract_chunk_cap: Default::default(),
+            extract_reply_ratio: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)

@@ -23,13 +23,12 @@ struct Call {
     cut: bool,
 }
 
-/// The scripted endpoint's replies, with every call recorded; extract calls whose source text is
-/// over `cut_above` estimated tokens are answered as a reply cut at the output cap (a model whose
-/// extraction of that much text overflows its reply).
+/// The scripted endpoint's replies, with every call recorded; with `cut` set, a reply longer than
+/// the request's `max_tokens` is cut there, as a model's is.
 #[derive(Default)]
 struct Recorder {
     calls: RefCell<Vec<Call>>,
-    cut_above: Cell<Option<u64>>,
+    cut: Cell<bool>,
 }
 
 impl Llm for Recorder {
@@ -45,8 +44,11 @@ impl Llm for Recorder {
             .as_ref()
             .map(|j| j.name.clone())
             .unwrap_or_default();
-        let text_tokens = block(&user, "source").map_or(0, |(_, t)| estimate_tokens(t));
-        let cut = task == "extract" && self.cut_above.get().is_some_and(|n| text_tokens > n);
+        let text = llm_wiki::llm::scripted::reply(req).text;
+        let cut = self.cut.get()
+            && req
+                .max_tokens
+                .is_some_and(|max| estimate_tokens(&text) > u64::from(max));
         self.calls.borrow_mut().push(Call {
             task,
             user: user.clone(),
@@ -55,10 +57,9 @@ impl Llm for Recorder {
         if cut {
             return Err(Error::LlmTruncated {
                 reason: "length".into(),
-                max_tokens: Some(256),
+                max_tokens: req.max_tokens,
             });
         }
-        let text = llm_wiki::llm::scripted::reply(req).text;
         Ok(ChatResponse {
             usage: TokenUsage {
                 input: estimate_tokens(&req.system) + estimate_tokens(&user),
@@ -247,48 +248,44 @@ fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_
     let backend = MemoryBackend::new();
     let w = open(&backend);
     let llm = Recorder::default();
-    // This model's reply overflows for more than 300 tokens of text.
-    llm.cut_above.set(Some(300));
+    // The scripted extraction of this text runs to ~3 reply tokens per text token (up to its
+    // 24-claim limit): more than 1024 reply tokens for more than ~350 tokens of text.
+    llm.cut.set(true);
     let options = CompileOptions {
         context_window: 16_384,
         max_output_tokens: 1024,
         ..Default::default()
     };
-    add(
-        &w,
-        "notes/one.md",
-        &format!("# One\n\n{}", filler("Acme Corp", 1100)),
-    );
-    compile(&w, &llm, &options);
-    let first: Vec<Call> = llm
-        .take()
-        .into_iter()
-        .filter(|c| c.task == "extract")
-        .collect();
+    let run = |name: &str, key: &str, about: &str| -> Vec<Call> {
+        add(&w, key, &format!("# {about}\n\n{}", filler(about, 1100)));
+        let model = LlmCompiler {
+            llm: &llm,
+            max_output_tokens: Some(1024),
+            model_name: name.into(),
+        };
+        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        llm.take()
+            .into_iter()
+            .filter(|c| c.task == "extract")
+            .collect()
+    };
+    let first = run("recorder", "notes/one.md", "Acme Corp");
     let cut: Vec<u64> = first
         .iter()
         .filter(|c| c.cut)
         .map(|c| estimate_tokens(&section(&c.user, "source")))
         .collect();
-    // The whole text, then its first half; the second half is cut down before it is sent.
+    // The whole text, then its first half; the second half is cut to what the replies showed
+    // before it is sent (halving alone would have it cut too: 3 cut calls).
     assert_eq!(cut.len(), 2, "cut calls of {cut:?} tokens");
     assert!(first.iter().filter(|c| !c.cut).count() >= 4);
 
-    add(
-        &w,
-        "notes/two.md",
-        &format!("# Two\n\n{}", filler("Widgetron", 1100)),
-    );
-    compile(&w, &llm, &options);
-    let second: Vec<Call> = llm
-        .take()
-        .into_iter()
-        .filter(|c| c.task == "extract")
-        .collect();
+    let second = run("recorder", "notes/two.md", "Widgetron");
     assert!(second.len() >= 4, "{} calls", second.len());
     assert!(
         second.iter().all(|c| !c.cut),
-        "the next source starts from the size that fit"
+        "the next source starts from the size that fits"
     );
     // Every chunk was extracted: the parts cover the text.
     let parts: Vec<String> = second
@@ -301,19 +298,9 @@ fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_
     let n = second.len();
     assert_eq!(parts.last().unwrap(), &format!("{n}/{n}"), "{parts:?}");
 
-    // Another model (or output cap) learns for itself.
-    let other = LlmCompiler {
-        llm: &llm,
-        max_output_tokens: None,
-        model_name: "another".into(),
-    };
-    add(
-        &w,
-        "notes/three.md",
-        &format!("# Three\n\n{}", filler("Kafka", 1100)),
-    );
-    block_on(w.compile(&other, &options, &|_| {}, &Cancel::new())).unwrap();
-    assert!(llm.take().iter().any(|c| c.cut));
+    // Another model (or reply cap) learns for itself.
+    let third = run("another", "notes/three.md", "Kafka");
+    assert!(third.iter().any(|c| c.cut));
 }
 
 #[test]

@@ -628,12 +628,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             + 200;
         let mut chunk_budget =
             extract_chunk_budget(window, output, overhead, model.bounded_replies());
-        // A chunk this model's reply could not fit before (in this connection) is not sent again.
+        // What this model's replies showed (in this connection): no chunk longer than its
+        // replies can fit.
         let learned_key = format!("{}|{output}", model.name());
-        if let Some((key, cap)) = &*self.extract_chunk_cap.borrow() {
-            if *key == learned_key {
-                chunk_budget = chunk_budget.min(*cap);
-            }
+        if let Some(cap) = self.learned_chunk_cap(&learned_key, output) {
+            chunk_budget = chunk_budget.min(cap);
         }
         let mut queue: std::collections::VecDeque<(String, u8)> =
             chunk_text(text, chunk_budget, chunk_budget / 10, est)
@@ -647,6 +646,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         while let Some((chunk, depth)) = queue.pop_front() {
             if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
+            }
+            // A reply seen since this chunk was cut may show it too long for this model.
+            if let Some(cap) = self.learned_chunk_cap(&learned_key, output) {
+                if est.estimate(&chunk) > cap {
+                    let pieces = chunk_text(&chunk, cap, 0, est);
+                    if pieces.len() > 1 {
+                        for p in pieces.into_iter().rev() {
+                            queue.push_front((p, depth));
+                        }
+                        parts = i + queue.len();
+                        continue;
+                    }
+                }
             }
             let (chunk_slice, chunk_keys) = index_slice(&chunk, &slice_pages, index_budget, est);
             let chunk_set: BTreeSet<&String> = crate::util::btree_set(chunk_keys.iter());
@@ -677,30 +689,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let (e, u) = match model.extract(&input, cancel).await {
                 // The reply did not fit the output cap: ask again about half the text at a time
                 // (a changed request, at most twice deeper; field case F03). Never parse a cut
-                // reply. The rest of the queue is cut to that size too, and later sources in this
-                // connection start from it: a text this long was too long for this model's
-                // replies, so sending the next one whole would likely be paid for twice.
+                // reply. What it shows of the model's reply length is kept, so the rest of the
+                // queue and later sources are cut to fit rather than paid for twice.
                 Err(Error::LlmTruncated { .. }) if depth < 2 && est.estimate(&input.text) > 64 => {
-                    let half = (est.estimate(&input.text) / 2).max(32);
+                    let tokens = est.estimate(&input.text);
+                    self.learn_reply_ratio(&learned_key, output as f64 / tokens as f64);
+                    let half = (tokens / 2).max(32);
                     let pieces = chunk_text(&input.text, half, 0, est);
                     if pieces.len() > 1 {
-                        {
-                            let mut learned = self.extract_chunk_cap.borrow_mut();
-                            let cap = match &*learned {
-                                Some((key, cap)) if *key == learned_key => (*cap).min(half),
-                                _ => half,
-                            };
-                            *learned = Some((learned_key.clone(), cap));
-                        }
-                        let rest: Vec<(String, u8)> = queue.drain(..).collect();
-                        queue.extend(pieces.into_iter().map(|p| (p, depth + 1)));
-                        for (piece, d) in rest {
-                            if est.estimate(&piece) > half {
-                                let again = chunk_text(&piece, half, 0, est);
-                                queue.extend(again.into_iter().map(|p| (p, d.max(depth + 1))));
-                            } else {
-                                queue.push_back((piece, d));
-                            }
+                        for p in pieces.into_iter().rev() {
+                            queue.push_front((p, depth + 1));
                         }
                         parts = i + queue.len();
                         continue;
@@ -712,6 +710,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
                 other => other?,
             };
+            let tokens = est.estimate(&input.text);
+            if tokens >= MIN_LEARN_TOKENS && u.output > 0 {
+                self.learn_reply_ratio(&learned_key, u.output as f64 / tokens as f64);
+            }
             budget.spend(&u);
             usage.add(&u);
             extraction.merge(e);
@@ -723,6 +725,34 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             });
         }
         Ok((extraction.normalized(), slice_keys, usage))
+    }
+
+    /// The longest source chunk (estimated tokens) an extract call of the model `key`
+    /// (`"<model name>|<reply cap>"`) should send, from the reply length it has shown in this
+    /// connection ([`Wiki::learn_reply_ratio`]): the text whose extraction fills [`REPLY_FILL`]
+    /// of the reply cap `output`. `None` before any reply was seen.
+    fn learned_chunk_cap(&self, key: &str, output: u64) -> Option<u64> {
+        match &*self.extract_reply_ratio.borrow() {
+            Some((k, ratio)) if k == key && *ratio > 0.0 => {
+                Some(((output as f64 * REPLY_FILL / ratio) as u64).max(64))
+            }
+            _ => None,
+        }
+    }
+
+    /// Records a reply length per token of source text seen from the model `key` (a reply, or
+    /// for a reply cut at the cap, the cap: a lower bound); the largest seen is kept, so one
+    /// dense passage makes later chunks smaller, never larger.
+    fn learn_reply_ratio(&self, key: &str, ratio: f64) {
+        if !ratio.is_finite() || ratio <= 0.0 {
+            return;
+        }
+        let mut learned = self.extract_reply_ratio.borrow_mut();
+        let ratio = match &*learned {
+            Some((k, r)) if k == key => r.max(ratio),
+            _ => ratio,
+        };
+        *learned = Some((key.to_string(), ratio));
     }
 
     /// Compiles one source (see [`Wiki::compile`]).
@@ -1585,6 +1615,15 @@ fn nothing_to_write(input: &IntegrateInput) -> bool {
         && input.retracted.is_empty()
         && input.relations.is_empty()
 }
+
+/// Share of the reply cap an extract reply is planned to fill once the model's reply length per
+/// token of text is known ([`Wiki::learned_chunk_cap`]): room for a denser passage than those
+/// seen so far.
+const REPLY_FILL: f64 = 0.8;
+
+/// Texts shorter than this (estimated tokens) teach nothing about reply length: the fixed part
+/// of a reply (summary, entities, JSON) outweighs what the text adds.
+const MIN_LEARN_TOKENS: u64 = 256;
 
 /// The most source text one extract call reads: what fits the window after the reply and the
 /// prompt, and — for a model with bounded replies — at most twice the reply cap, since an
