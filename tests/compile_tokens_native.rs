@@ -24,11 +24,13 @@ struct Call {
 }
 
 /// The scripted endpoint's replies, with every call recorded; with `cut` set, a reply longer than
-/// the request's `max_tokens` is cut there, as a model's is.
+/// the request's `max_tokens` is cut there, as a model's is; with `pages_per_reply`, so is the
+/// reply of a call writing more pages than that.
 #[derive(Default)]
 struct Recorder {
     calls: RefCell<Vec<Call>>,
     cut: Cell<bool>,
+    pages_per_reply: Cell<Option<usize>>,
 }
 
 impl Llm for Recorder {
@@ -45,10 +47,12 @@ impl Llm for Recorder {
             .map(|j| j.name.clone())
             .unwrap_or_default();
         let text = llm_wiki::llm::scripted::reply(req).text;
+        let pages = llm_wiki::compile::prompt::blocks(&user, "page").len();
         let cut = self.cut.get()
             && req
                 .max_tokens
-                .is_some_and(|max| estimate_tokens(&text) > u64::from(max));
+                .is_some_and(|max| estimate_tokens(&text) > u64::from(max))
+            || self.pages_per_reply.get().is_some_and(|n| pages > n);
         self.calls.borrow_mut().push(Call {
             task,
             user: user.clone(),
@@ -322,11 +326,9 @@ fn a_page_the_source_only_names_costs_no_integrate_call() {
         .find(|p| p.title == "Hammer Drill")
         .expect("the page the source names");
     assert!(report.created.contains(&drill.key));
-    let integrated: Vec<String> = llm
-        .take()
+    let integrated: Vec<String> = integrate_calls(&llm.take())
         .into_iter()
-        .filter(|c| c.task == "integrate")
-        .map(|c| attr_value(block(&c.user, "page").unwrap().0, "key").unwrap())
+        .flat_map(|(keys, _)| keys)
         .collect();
     assert!(!integrated.contains(&drill.key), "{integrated:?}");
     // Pages with something to say are still written by the model.
@@ -336,14 +338,41 @@ fn a_page_the_source_only_names_costs_no_integrate_call() {
     assert_eq!(drill.body.trim(), "", "{}", drill.body);
 }
 
+/// The integrate calls among `calls`: the keys of the pages each writes (one for `integrate`,
+/// several for `integrate_pages`) and the keys of its link targets.
+fn integrate_calls(calls: &[Call]) -> Vec<(Vec<String>, Vec<String>)> {
+    use llm_wiki::compile::prompt::blocks;
+    calls
+        .iter()
+        .filter(|c| c.task == "integrate" || c.task == "integrate_pages")
+        .map(|c| {
+            let keys = blocks(&c.user, "page")
+                .into_iter()
+                .map(|(attrs, _)| attr_value(attrs, "key").unwrap())
+                .collect();
+            let targets = section(&c.user, "link-targets")
+                .lines()
+                .map(|l| {
+                    l.trim_start_matches("- [[")
+                        .split(['|', ']'])
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect();
+            (keys, targets)
+        })
+        .collect()
+}
+
 #[test]
-fn each_integrate_call_lists_the_pages_its_text_names_as_link_targets() {
+fn integrate_calls_list_the_pages_their_text_names_as_link_targets() {
     let backend = MemoryBackend::new();
     let (w, llm) = wiki_with_pages(&backend);
     add(
         &w,
         "notes/texas.md",
-        "# Acme in Texas\n\nAcme Corp opened a plant in Texas in 2020. The plant uses Kafka.\n\n## Texas\n\nTexas is a large state in the south.\n",
+        "# Acme in Texas\n\n## Acme Corp\n\nAcme Corp opened a plant in Texas in 2020.\n\n## Texas\n\nTexas is a large state in the south.\n\n## Kafka\n\nThe plant streams its events with Kafka.\n",
     );
     let r = compile(&w, &llm, &CompileOptions::default());
     let source_page = block_on(w.sources())
@@ -353,45 +382,107 @@ fn each_integrate_call_lists_the_pages_its_text_names_as_link_targets() {
         .unwrap()
         .summary_page
         .unwrap();
-    let targets = |title: &str| -> Vec<String> {
-        let calls = llm.calls.borrow();
-        let c = calls
-            .iter()
-            .find(|c| {
-                c.task == "integrate"
-                    && block(&c.user, "page")
-                        .and_then(|(a, _)| attr_value(a, "title"))
-                        .as_deref()
-                        == Some(title)
-            })
-            .unwrap_or_else(|| panic!("an integrate call for {title}"));
-        section(&c.user, "link-targets")
-            .lines()
-            .map(|l| {
-                l.trim_start_matches("- [[")
-                    .split(['|', ']'])
-                    .next()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
-    };
     let pages = block_on(w.all_pages()).unwrap();
     let key_of = |title: &str| pages.iter().find(|p| p.title == title).unwrap().key.clone();
-    // The Texas page's facts name Acme Corp, not Kafka (a page the source names elsewhere).
-    let texas = targets("Texas");
-    assert!(texas.contains(&source_page), "{texas:?}");
-    assert!(texas.contains(&key_of("Acme Corp")), "{texas:?}");
-    for t in ["Kafka", "Widgetron", "背压"] {
-        assert!(!texas.contains(&key_of(t)), "{t} in {texas:?}");
-    }
-    // The summary names Acme Corp, Texas and Kafka; never Widgetron or 背压.
-    let summary = targets("Acme in Texas");
+    let calls = integrate_calls(&llm.take());
+    let call_of = |key: &str| {
+        calls
+            .iter()
+            .find(|(keys, _)| keys.iter().any(|k| k == key))
+            .unwrap_or_else(|| panic!("an integrate call for {key}: {calls:?}"))
+    };
+    // Acme Corp has a body: a call of its own, whose targets are what its text names (the
+    // new fact names Texas; nothing on the page names Kafka).
+    let (keys, acme) = call_of(&key_of("Acme Corp"));
+    assert_eq!(keys.len(), 1);
+    assert!(acme.contains(&source_page), "{acme:?}");
+    assert!(acme.contains(&key_of("Texas")), "{acme:?}");
+    assert!(!acme.contains(&key_of("Kafka")), "{acme:?}");
+    // The new pages (the summary and Texas) share a call; the summary names Acme Corp, Texas
+    // and Kafka.
+    let (keys, new_pages) = call_of(&source_page);
+    assert!(keys.contains(&key_of("Texas")), "{keys:?}");
     for t in ["Acme Corp", "Texas", "Kafka"] {
-        assert!(summary.contains(&key_of(t)), "{t} in {summary:?}");
+        assert!(new_pages.contains(&key_of(t)), "{t} in {new_pages:?}");
     }
-    for t in ["Widgetron", "背压"] {
-        assert!(!summary.contains(&key_of(t)), "{t} in {summary:?}");
+    // No call is offered a page this source's text never names.
+    for (keys, targets) in &calls {
+        for t in ["Widgetron", "背压"] {
+            assert!(!targets.contains(&key_of(t)), "{t} offered to {keys:?}");
+        }
     }
     assert!(r.compiled[0].created.contains(&key_of("Texas")));
+}
+
+#[test]
+fn new_pages_share_integrate_calls_and_a_reply_that_does_not_fit_is_split() {
+    let tools = ["Hammer", "Chisel", "Saw", "Plane", "Rasp", "Awl"];
+    let mut text = String::from("# Workshop\n\nA workshop keeps six tools.\n");
+    for t in tools {
+        text.push_str(&format!(
+            "\n## {t}\n\nThe {t} is a hand tool made of steel.\n"
+        ));
+    }
+    let written = |pages_per_reply: Option<usize>| {
+        let backend = MemoryBackend::new();
+        let w = open(&backend);
+        let llm = Recorder::default();
+        llm.pages_per_reply.set(pages_per_reply);
+        let cap = 2048u32;
+        add(&w, "notes/workshop.md", &text);
+        let model = LlmCompiler {
+            llm: &llm,
+            max_output_tokens: Some(cap),
+            model_name: "recorder".into(),
+        };
+        let options = CompileOptions {
+            max_output_tokens: u64::from(cap),
+            ..Default::default()
+        };
+        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        // Every new page holds its fact, cited.
+        let pages = block_on(w.all_pages()).unwrap();
+        for t in tools {
+            let p = pages.iter().find(|p| p.title == t).unwrap();
+            assert!(
+                p.body
+                    .contains(&format!("The {t} is a hand tool made of steel")),
+                "{t}: {}",
+                p.body
+            );
+            assert!(p.body.contains("[^c"), "{t}: {}", p.body);
+        }
+        llm.take()
+    };
+    // Seven new pages (six tools and the summary) in one or two calls, not seven.
+    let calls = written(None);
+    let writes = integrate_calls(&calls);
+    let pages: usize = writes.iter().map(|(keys, _)| keys.len()).sum();
+    assert_eq!(pages, 7, "{writes:?}");
+    assert!(writes.len() <= 2, "{} integrate calls", writes.len());
+    // A model that cannot fit more than two pages in a reply: the pages are split until they fit.
+    let calls = written(Some(2));
+    let cut_shared = calls
+        .iter()
+        .filter(|c| c.task == "integrate_pages" && c.cut)
+        .count();
+    assert!(cut_shared >= 1, "the shared call was cut");
+    // Every page of a cut call was then written by a call that was not cut.
+    let integrates: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.task.starts_with("integrate"))
+        .collect();
+    let writes = integrate_calls(&calls);
+    let mut asked: Vec<&String> = writes.iter().flat_map(|(keys, _)| keys).collect();
+    let mut written: Vec<&String> = writes
+        .iter()
+        .zip(&integrates)
+        .filter(|(_, c)| !c.cut)
+        .flat_map(|((keys, _), _)| keys)
+        .collect();
+    asked.sort();
+    asked.dedup();
+    written.sort();
+    assert_eq!(asked, written);
 }

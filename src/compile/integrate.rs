@@ -93,6 +93,49 @@ pub fn page_draft_schema() -> serde_json::Value {
     })
 }
 
+/// JSON schema of the reply that writes several new pages at once: `{"pages": [{key, body,
+/// summary}]}`, one entry per page asked for.
+pub fn page_drafts_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "pages": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "key": {"type": "string", "description": "The key of the <page> block."},
+                        "body": {"type": "string", "description": "The complete page body in markdown, without frontmatter."},
+                        "summary": {"type": "string", "description": "One line describing the page, for the index."}
+                    },
+                    "required": ["key", "body", "summary"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["pages"],
+        "additionalProperties": false
+    })
+}
+
+/// The reply of [`page_drafts_schema`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageDrafts {
+    /// One draft per page, with the page's key.
+    pub pages: Vec<KeyedDraft>,
+}
+
+/// A [`PageDraft`] with the key of its page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyedDraft {
+    /// The page key as given in the prompt.
+    pub key: String,
+    /// The page body.
+    pub body: String,
+    /// One line for index.md.
+    pub summary: String,
+}
+
 /// Footnote labels referenced in `body` (`[^label]` not followed by `:`), in order of first use.
 pub fn footnote_refs(body: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();

@@ -21,7 +21,8 @@ use super::extract::{
 };
 use super::integrate::{
     added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
-    page_draft_schema, strip_app_sections, Fact, Finalize, IntegrateInput, PageDraft,
+    page_draft_schema, page_drafts_schema, strip_app_sections, Fact, Finalize, IntegrateInput,
+    PageDraft, PageDrafts,
 };
 use super::links::fix_links;
 use super::prompt;
@@ -58,6 +59,22 @@ pub trait CompileModel {
         input: &IntegrateInput,
         cancel: &Cancel,
     ) -> Result<(PageDraft, TokenUsage)>;
+    /// Writes several new pages (no current body) in one call: one draft per input, in order.
+    /// The default writes each with [`CompileModel::integrate`].
+    async fn integrate_pages(
+        &self,
+        inputs: &[IntegrateInput],
+        cancel: &Cancel,
+    ) -> Result<(Vec<PageDraft>, TokenUsage)> {
+        let mut drafts = Vec::with_capacity(inputs.len());
+        let mut usage = TokenUsage::default();
+        for input in inputs {
+            let (d, u) = self.integrate(input, cancel).await?;
+            usage.add(&u);
+            drafts.push(d);
+        }
+        Ok((drafts, usage))
+    }
     /// A name for the log and for pages' provenance (`llm:<model>`, `offline`).
     fn name(&self) -> String;
     /// Whether replies are bounded by an output-token cap (an LLM): then a chunk of source text
@@ -134,6 +151,51 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
             temperature: Some(0.0),
         };
         structured(self.llm, &request, cancel).await
+    }
+
+    /// One call for all `inputs` (one [`CompileModel::integrate`] call when there is one). A
+    /// page the reply leaves out, or gives twice, is written by a call of its own.
+    async fn integrate_pages(
+        &self,
+        inputs: &[IntegrateInput],
+        cancel: &Cancel,
+    ) -> Result<(Vec<PageDraft>, TokenUsage)> {
+        if inputs.len() == 1 {
+            let (d, u) = self.integrate(&inputs[0], cancel).await?;
+            return Ok((vec![d], u));
+        }
+        let request = ChatRequest {
+            purpose: Purpose::Compile,
+            system: prompt::integrate_pages_system(),
+            messages: vec![Message {
+                role: Role::User,
+                content: prompt::integrate_pages_user(inputs),
+            }],
+            json: Some(JsonSchema {
+                name: "integrate_pages".into(),
+                schema: page_drafts_schema(),
+            }),
+            max_tokens: self.max_output_tokens,
+            temperature: Some(0.0),
+        };
+        let (reply, mut usage): (PageDrafts, TokenUsage) =
+            structured(self.llm, &request, cancel).await?;
+        let mut drafts = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let mut given = reply.pages.iter().filter(|p| p.key == input.key);
+            match (given.next(), given.next()) {
+                (Some(p), None) => drafts.push(PageDraft {
+                    body: p.body.clone(),
+                    summary: p.summary.clone(),
+                }),
+                _ => {
+                    let (d, u) = self.integrate(input, cancel).await?;
+                    usage.add(&u);
+                    drafts.push(d);
+                }
+            }
+        }
+        Ok((drafts, usage))
     }
 
     fn name(&self) -> String {
@@ -764,9 +826,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<SourceReport> {
         let Run {
             options,
-            budget,
             on_progress,
             cancel,
+            ..
         } = *run;
         let text = self.source_text(&source.version).await?;
         let snap = self.snapshot(&source.key).await?;
@@ -810,36 +872,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let total = todo.len();
             let done = std::cell::Cell::new(0usize);
             let parallelism = options.parallelism.clamp(1, 16);
-            let results: Vec<Result<(String, Draft, TokenUsage)>> =
-                stream::iter(todo.into_iter().map(|(page, input, ck)| {
-                    let done = &done;
-                    async move {
-                        if cancel.is_cancelled() {
-                            return Err(Error::Cancelled);
-                        }
-                        budget.check(
-                            options.estimator.estimate(&prompt::integrate_user(&input))
-                                + options.max_output_tokens,
-                        )?;
-                        let (draft, append, u) = integrate_fitting(model, input, cancel).await?;
-                        budget.spend(&u);
-                        done.set(done.get() + 1);
-                        on_progress(&Progress::Integrated {
-                            key: source.key.clone(),
-                            page,
-                            done: done.get(),
-                            total,
-                        });
-                        Ok((ck, (draft, append), u))
-                    }
-                }))
-                .buffer_unordered(parallelism)
-                .collect()
-                .await;
+            let on_done = |page: &str| {
+                done.set(done.get() + 1);
+                on_progress(&Progress::Integrated {
+                    key: source.key.clone(),
+                    page: page.to_string(),
+                    done: done.get(),
+                    total,
+                });
+            };
+            let batches = integrate_batches(todo, options.max_output_tokens, &options.estimator);
+            let results: Vec<Result<Written>> = stream::iter(batches.into_iter().map(|batch| {
+                let on_done = &on_done;
+                async move { integrate_batch(model, batch, run, on_done).await }
+            }))
+            .buffer_unordered(parallelism)
+            .collect()
+            .await;
             for r in results {
-                let (ck, draft, u) = r?;
+                let (written, u) = r?;
                 usage.add(&u);
-                drafts.insert(ck, draft);
+                drafts.extend(written);
             }
             if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -1575,6 +1628,123 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 /// One integrate call that fits the reply cap: when the reply is cut off (F03), ask again in append
 /// mode with half the facts (the others are listed by the app under `## Facts`), at most twice.
 /// Returns the draft, whether it is to be appended, and the usage of every call.
+/// Most new pages one integrate call writes ([`integrate_batches`]).
+const MAX_PAGES_PER_CALL: usize = 8;
+
+/// One page to integrate: (page key, input, draft cache key).
+type IntegrateJob = (String, IntegrateInput, String);
+
+/// What one group of integrate calls wrote: (draft cache key, draft) per page, and the usage.
+type Written = (Vec<(String, Draft)>, TokenUsage);
+
+/// Groups the pages to integrate into calls: new pages (no current body, something to write)
+/// share a call, up to [`MAX_PAGES_PER_CALL`] and while their briefs, facts and relations come to
+/// at most a third of the reply cap `output` (the pages the model writes from them must fit its
+/// reply); every other page (one with a body: human paragraphs to keep, Decision 5, or a page
+/// long enough for append mode) gets a call of its own. Each call then carries the system prompt,
+/// the schema and the link targets once instead of once per page.
+fn integrate_batches(
+    todo: Vec<IntegrateJob>,
+    output: u64,
+    est: &TokenEstimator,
+) -> Vec<Vec<IntegrateJob>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<IntegrateJob> = Vec::new();
+    let mut cur_tokens = 0u64;
+    for job in todo {
+        let input = &job.1;
+        let new_page = !input.append && input.current_body.trim().is_empty();
+        if !new_page || nothing_to_write(input) {
+            out.push(vec![job]);
+            continue;
+        }
+        let tokens = est.estimate(&input.brief)
+            + input
+                .facts
+                .iter()
+                .map(|f| est.estimate(&f.text) + 8)
+                .sum::<u64>()
+            + input.relations.iter().map(|r| est.estimate(r)).sum::<u64>();
+        if !cur.is_empty() && (cur.len() >= MAX_PAGES_PER_CALL || cur_tokens + tokens > output / 3)
+        {
+            out.push(std::mem::take(&mut cur));
+            cur_tokens = 0;
+        }
+        cur_tokens += tokens;
+        cur.push(job);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Writes one group of pages from [`integrate_batches`]: a group of one through
+/// [`integrate_fitting`]; a larger group in one [`CompileModel::integrate_pages`] call, split in
+/// halves while the reply does not fit the cap. Returns (draft cache key, draft) per page.
+async fn integrate_batch<M: CompileModel>(
+    model: &M,
+    batch: Vec<IntegrateJob>,
+    run: &Run<'_>,
+    on_done: &dyn Fn(&str),
+) -> Result<Written> {
+    let Run {
+        options,
+        budget,
+        cancel,
+        ..
+    } = *run;
+    let est = &options.estimator;
+    let mut out = Vec::new();
+    let mut usage = TokenUsage::default();
+    let mut queue: std::collections::VecDeque<Vec<IntegrateJob>> = [batch].into();
+    while let Some(mut group) = queue.pop_front() {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if group.len() == 1 {
+            let (page, input, ck) = group.pop().expect("one");
+            if !nothing_to_write(&input) {
+                budget.check(
+                    est.estimate(&prompt::integrate_system())
+                        + est.estimate(&prompt::integrate_user(&input))
+                        + options.max_output_tokens,
+                )?;
+            }
+            let (draft, append, u) = integrate_fitting(model, input, cancel).await?;
+            budget.spend(&u);
+            usage.add(&u);
+            on_done(&page);
+            out.push((ck, (draft, append)));
+            continue;
+        }
+        let inputs: Vec<IntegrateInput> = group.iter().map(|(_, i, _)| i.clone()).collect();
+        budget.check(
+            est.estimate(&prompt::integrate_pages_system())
+                + est.estimate(&prompt::integrate_pages_user(&inputs))
+                + options.max_output_tokens,
+        )?;
+        match model.integrate_pages(&inputs, cancel).await {
+            Ok((drafts, u)) => {
+                budget.spend(&u);
+                usage.add(&u);
+                for ((page, _, ck), draft) in group.into_iter().zip(drafts) {
+                    on_done(&page);
+                    out.push((ck, (draft, false)));
+                }
+            }
+            // The pages did not fit one reply: half of them at a time (never parse a cut reply).
+            Err(Error::LlmTruncated { .. }) => {
+                let second = group.split_off(group.len() / 2);
+                queue.push_front(second);
+                queue.push_front(group);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((out, usage))
+}
+
 async fn integrate_fitting<M: CompileModel>(
     model: &M,
     mut input: IntegrateInput,

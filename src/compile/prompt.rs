@@ -41,6 +41,23 @@ pub fn block<'a>(text: &'a str, tag: &str) -> Option<(&'a str, &'a str)> {
     None
 }
 
+/// Every top-level `<tag …>…</tag>` block in `text`, in order, as [`block`] reads the first.
+pub fn blocks<'a>(text: &'a str, tag: &str) -> Vec<(&'a str, &'a str)> {
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some((attrs, body)) = block(rest, tag) {
+        out.push((attrs, body));
+        // Continue after this block's closing tag (the body is a slice of `rest`).
+        let body_end = body.as_ptr() as usize - rest.as_ptr() as usize + body.len();
+        let Some(at) = rest[body_end..].find(&close) else {
+            break;
+        };
+        rest = &rest[body_end + at + close.len()..];
+    }
+    out
+}
+
 /// Reads `name="value"` from an attribute string (values are written with [`attr`]).
 pub fn attr_value(attrs: &str, name: &str) -> Option<String> {
     let key = format!("{name}=\"");
@@ -114,6 +131,86 @@ not write footnote definitions. Remove every sentence that states a retracted fa
     )
 }
 
+/// System prompt of the call that writes several new pages at once ([`integrate_pages_user`]).
+pub fn integrate_pages_system() -> String {
+    format!(
+        "You maintain a personal wiki. Write each new page given in a <page> block from its brief, facts \
+and relations: return JSON with one entry per page, in the order given, each with the page's key, its \
+complete markdown body (no frontmatter, no title heading) and a one-line summary. Cite each fact with its \
+footnote marker exactly as given, e.g. [^c1a2b3c4d5], right after the sentence that states it; do not write \
+footnote definitions; state nothing the facts, brief and relations do not say. Link other pages only as \
+[[key]] or [[key|Title]] with a key from <link-targets>; never invent links. Follow the conventions in \
+<schema>. Write in the language of the page's sources. {SAFETY}"
+    )
+}
+
+/// User message of the call that writes several new pages at once: the schema, one `<page>`
+/// block per page (its `<brief>`, `<facts>` and `<relations>` inside), and one `<link-targets>`
+/// block with every page's targets (this call's pages included).
+pub fn integrate_pages_user(inputs: &[IntegrateInput]) -> String {
+    let mut s = String::new();
+    if let Some(first) = inputs.first() {
+        s.push_str(&format!(
+            "<schema>\n{}\n</schema>\n\n",
+            escape_block(&first.schema_md)
+        ));
+    }
+    let mut targets: Vec<(&str, &str)> = Vec::new();
+    for input in inputs {
+        s.push_str(&format!(
+            "<page {} {} {}>\n<brief>\n{}\n</brief>\n",
+            attr("key", &input.key),
+            attr("title", &input.title),
+            attr("kind", input.kind.as_str()),
+            escape_block(&input.brief)
+        ));
+        push_facts(&mut s, &input.facts);
+        s.push_str("<relations>\n");
+        for r in &input.relations {
+            s.push_str(&format!("- {}\n", escape_block(r)));
+        }
+        s.push_str("</relations>\n</page>\n\n");
+        for (key, title) in &input.link_targets {
+            if !targets.iter().any(|x| x.0 == key) {
+                targets.push((key, title));
+            }
+        }
+    }
+    // The pages of this call may link each other.
+    for input in inputs {
+        if !targets.iter().any(|x| x.0 == input.key) {
+            targets.push((&input.key, &input.title));
+        }
+    }
+    s.push_str("<link-targets>\n");
+    for (key, title) in targets {
+        s.push_str(&format!("- {}\n", crate::documents::link_to(key, title)));
+    }
+    s.push_str("</link-targets>\n\nReturn the JSON with one entry per page, in the order given.");
+    s
+}
+
+/// The `<facts>` block: one line per fact, the source named once when all share it.
+fn push_facts(s: &mut String, facts: &[super::integrate::Fact]) {
+    // Facts of one compile come from one source: its title is said once, not on every line.
+    let one_source = facts
+        .first()
+        .map(|f| &f.source_title)
+        .filter(|t| facts.iter().all(|f| f.source_title == **t));
+    match one_source {
+        Some(title) => s.push_str(&format!("<facts {}>\n", attr("source", title))),
+        None => s.push_str("<facts>\n"),
+    }
+    for f in facts {
+        s.push_str(&format!("- [^{}] {}", f.id, escape_block(&f.text)));
+        if one_source.is_none() {
+            s.push_str(&format!(" (source: {})", escape_block(&f.source_title)));
+        }
+        s.push('\n');
+    }
+    s.push_str("</facts>\n");
+}
+
 /// User message of the integrate call.
 pub fn integrate_user(input: &IntegrateInput) -> String {
     let mut s = String::new();
@@ -137,24 +234,8 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
         "<brief>\n{}\n</brief>\n\n",
         escape_block(&input.brief)
     ));
-    // Facts of one compile come from one source: its title is said once, not on every line.
-    let one_source = input
-        .facts
-        .first()
-        .map(|f| &f.source_title)
-        .filter(|t| input.facts.iter().all(|f| f.source_title == **t));
-    match one_source {
-        Some(title) => s.push_str(&format!("<facts {}>\n", attr("source", title))),
-        None => s.push_str("<facts>\n"),
-    }
-    for f in &input.facts {
-        s.push_str(&format!("- [^{}] {}", f.id, escape_block(&f.text)));
-        if one_source.is_none() {
-            s.push_str(&format!(" (source: {})", escape_block(&f.source_title)));
-        }
-        s.push('\n');
-    }
-    s.push_str("</facts>\n\n<retracted>\n");
+    push_facts(&mut s, &input.facts);
+    s.push_str("\n<retracted>\n");
     for f in &input.retracted {
         s.push_str(&format!("- [^{}] {}\n", f.id, escape_block(&f.text)));
     }

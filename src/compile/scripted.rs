@@ -252,6 +252,27 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
     })
 }
 
+/// The reply to an `integrate_pages` call: each `<page>` block answered as [`integrate_reply`]
+/// answers a one-page call with that page's brief, facts and relations and the shared link
+/// targets, with the page's key.
+pub fn integrate_pages_reply(user: &str) -> serde_json::Value {
+    use super::prompt::blocks;
+    let targets = block(user, "link-targets").map_or("", |(_, b)| b);
+    let pages: Vec<serde_json::Value> = blocks(user, "page")
+        .into_iter()
+        .map(|(attrs, inner)| {
+            let key = attr_value(attrs, "key").unwrap_or_default();
+            let one = format!(
+                "<page {attrs}>\n\n</page>\n\n{inner}\n\n<link-targets>\n{targets}\n</link-targets>"
+            );
+            let mut v = integrate_reply(&one);
+            v["key"] = serde_json::Value::String(key);
+            v
+        })
+        .collect();
+    serde_json::json!({ "pages": pages })
+}
+
 /// The reply to an `integrate` call: the current page without retracted sentences, plus the brief
 /// (for a new page) and one cited sentence per fact, with links to the link targets whose titles
 /// the text mentions.

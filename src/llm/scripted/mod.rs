@@ -39,6 +39,7 @@ pub const TASKS: &[(&str, TaskHandler)] = &[
     ("connection_test", connection_test),
     ("extract", compile_extract),
     ("integrate", compile_integrate),
+    ("integrate_pages", compile_integrate_pages),
     ("route", query_route),
     ("lint_check", lint_check),
 ];
@@ -71,6 +72,10 @@ fn compile_extract(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value
 /// The compile pass's integrate task ([`crate::compile::scripted::integrate_reply`]).
 fn compile_integrate(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
     crate::compile::scripted::integrate_reply(last_user(request))
+}
+
+fn compile_integrate_pages(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
+    crate::compile::scripted::integrate_pages_reply(last_user(request))
 }
 
 /// What a reply can be derived from: the request's data blocks, split up.
