@@ -30,7 +30,7 @@ const CFG = {
   vecLibs: list("BENCH_VEC_LIBS", "js-exact,llm-wiki-exact,llm-wiki-product,hnswlib-wasm,edgevec,voy"),
   // Libraries skipped above a size (building them there takes longer than this machine allows):
   // "lib:maxRows" pairs. The product path builds an instant-distance graph from HNSW_MIN_ROWS on.
-  vecMax: Object.fromEntries(list("BENCH_VEC_MAX", "voy:10000,edgevec:10000,hnswlib-wasm:10000,llm-wiki-product:19999").map((s) => s.split(":")).map(([k, v]) => [k, Number(v)])),
+  vecMax: Object.fromEntries(list("BENCH_VEC_MAX", "voy:10000,edgevec:10000,hnswlib-wasm:10000,llm-wiki-product:100000").map((s) => s.split(":")).map(([k, v]) => [k, Number(v)])),
   graphSizes: list("BENCH_GRAPH_SIZES", "1000,2000").map(Number),
   dim: Number(env("BENCH_DIM", "384")),
   tokenSources: Number(env("BENCH_TOKEN_SOURCES", "24")),
