@@ -1526,16 +1526,21 @@ fn extension_for(mime: &str) -> &'static str {
 
 /// Removes fields that could hold a credential, at any depth: names that, lower-cased without
 /// `-` and `_`, are or end with `apikey`, `secret`, `password`, `token` (not `…tokens`),
-/// `authorization`, or `bearer`.
+/// `authorization`, `bearer` or `cookie`; and, inside an object named `headers` (or `…headers`),
+/// every header [`crate::llm::config::is_sensitive_header`] calls sensitive — the rule
+/// `Config::normalize` files secret headers by, so a header an older build stored among the plain
+/// ones (`Cookie`, `X-Auth`, …) does not leave either.
 pub fn strip_secrets(v: &mut Value) {
     match v {
         Value::Object(map) => {
-            map.retain(|k, _| {
-                let n: String = k
-                    .chars()
+            let folded = |k: &str| -> String {
+                k.chars()
                     .filter(|c| !matches!(c, '-' | '_'))
                     .flat_map(char::to_lowercase)
-                    .collect();
+                    .collect()
+            };
+            map.retain(|k, _| {
+                let n = folded(k);
                 ![
                     "apikey",
                     "secret",
@@ -1543,11 +1548,19 @@ pub fn strip_secrets(v: &mut Value) {
                     "token",
                     "authorization",
                     "bearer",
+                    "cookie",
                 ]
                 .iter()
                 .any(|s| n.ends_with(s))
             });
-            map.values_mut().for_each(strip_secrets);
+            for (k, child) in map.iter_mut() {
+                if folded(k).ends_with("headers") {
+                    if let Value::Object(headers) = child {
+                        headers.retain(|name, _| !crate::llm::config::is_sensitive_header(name));
+                    }
+                }
+                strip_secrets(child);
+            }
         }
         Value::Array(items) => items.iter_mut().for_each(strip_secrets),
         _ => {}
@@ -1684,6 +1697,25 @@ mod tests {
                 String::from_utf8_lossy(bytes)
             );
         }
+    }
+
+    #[test]
+    fn sensitive_headers_never_leave_whatever_list_holds_them() {
+        let mut v = serde_json::json!({
+            "headers": {"Cookie": "a=1", "X-Auth": "b", "X-Session-Key": "c", "Accept": "text/plain"},
+            "extraHeaders": {"proxy-authorization": "d", "X-Trace": "e"},
+            "cookie": "f",
+            "notes": {"Cookie-less": "kept: not a headers list"}
+        });
+        strip_secrets(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "headers": {"Accept": "text/plain"},
+                "extraHeaders": {"X-Trace": "e"},
+                "notes": {"Cookie-less": "kept: not a headers list"}
+            })
+        );
     }
 
     #[test]
