@@ -209,10 +209,11 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) search_cache: crate::wiki_search::SearchCache,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
     pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
-    /// The longest extract reply per token of source text seen in this connection, keyed by
-    /// `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
+    /// The latest extract reply lengths per token of source text seen in this connection, keyed
+    /// by `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
     /// `compile/pipeline.rs`).
-    pub(crate) extract_reply_ratio: std::cell::RefCell<Option<(String, f64)>>,
+    pub(crate) extract_reply_ratio:
+        std::cell::RefCell<Option<(String, std::collections::VecDeque<f64>)>>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {

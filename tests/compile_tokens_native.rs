@@ -486,3 +486,144 @@ fn new_pages_share_integrate_calls_and_a_reply_that_does_not_fit_is_split() {
     written.sort();
     assert_eq!(asked, written);
 }
+
+#[test]
+fn a_short_source_does_not_shrink_the_chunks_of_the_next() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: Some(2048),
+        model_name: "recorder".into(),
+    };
+    let options = CompileOptions::default();
+    let run = |key: &str, text: String| {
+        add(&w, key, &text);
+        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        llm.take()
+            .into_iter()
+            .filter(|c| c.task == "extract")
+            .count()
+    };
+    // A 300-token source's reply is mostly its fixed part: it says little of how long the reply
+    // to a full chunk runs.
+    assert_eq!(
+        run(
+            "notes/short.md",
+            format!("# Short\n\n{}", filler("Acme Corp", 300))
+        ),
+        1
+    );
+    assert_eq!(
+        run(
+            "notes/long.md",
+            format!("# Long\n\n{}", filler("Widgetron", 3000))
+        ),
+        1
+    );
+}
+
+#[test]
+fn a_chunk_that_does_not_repeat_the_name_is_still_checked_against_its_claims() {
+    let backend = MemoryBackend::new();
+    let (w, llm) = wiki_with_pages(&backend);
+    // The last chunk says "It was founded in 1991." of Acme Corp without naming it.
+    let text = format!(
+        "# Acme update\n\n{}{}It was founded in 1991.\n",
+        filler("Acme Corp", 600),
+        filler("the river", 700)
+    );
+    add(&w, "notes/update.md", &text);
+    let options = CompileOptions {
+        context_window: 4096,
+        max_output_tokens: 256,
+        ..Default::default()
+    };
+    compile(&w, &llm, &options);
+    let calls = llm.take();
+    let last = calls
+        .iter()
+        .find(|c| c.task == "extract" && section(&c.user, "source").contains("1991"))
+        .unwrap();
+    assert!(!section(&last.user, "source").contains("Acme Corp"));
+    let claims = section(&last.user, "existing-claims");
+    assert!(claims.contains("It was founded in 1990."), "{claims}");
+}
+
+#[test]
+fn one_character_titles_are_found_as_whole_tokens() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    add(
+        &w,
+        "notes/tea.md",
+        "# 饮品\n\n## 茶\n\n茶是一种饮料。\n\n## C\n\nC is a language.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    llm.take();
+    add(
+        &w,
+        "notes/green.md",
+        "# 绿茶\n\n绿茶是一种茶，产于中国。Some write it in C.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    let calls = llm.take();
+    let extract = calls.iter().find(|c| c.task == "extract").unwrap();
+    let index = section(&extract.user, "index");
+    assert!(index.contains("[[茶]]"), "{index}");
+    assert!(index.contains("[[C]]"), "{index}");
+    let offered: Vec<String> = integrate_calls(&calls)
+        .into_iter()
+        .flat_map(|(_, targets)| targets)
+        .collect();
+    assert!(offered.contains(&"茶".to_string()), "{offered:?}");
+    // A one-letter title is a word, not any letter c.
+    add(
+        &w,
+        "notes/cake.md",
+        "# Cake\n\nA cake needs sugar and flour.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    let calls = llm.take();
+    let index = section(
+        &calls.iter().find(|c| c.task == "extract").unwrap().user,
+        "index",
+    );
+    assert!(!index.contains("[[C]]"), "{index}");
+}
+
+#[test]
+fn the_pages_a_body_links_stay_link_targets() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    add(
+        &w,
+        "notes/a.md",
+        "# A\n\n## Acme Corp\n\nAcme Corp makes the Widgetron.\n\n## Widgetron\n\nWidgetron is a gadget.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    llm.take();
+    let acme = block_on(w.all_pages())
+        .unwrap()
+        .into_iter()
+        .find(|p| p.title == "Acme Corp")
+        .unwrap();
+    assert!(acme.body.contains("[[Widgetron]]"), "{}", acme.body);
+    // The next source names Acme Corp only; the page's rewrite may keep its link.
+    add(
+        &w,
+        "notes/b.md",
+        "# B\n\n## Acme Corp\n\nAcme Corp moved to Texas in 2020.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    let calls = integrate_calls(&llm.take());
+    let (_, targets) = calls
+        .iter()
+        .find(|(keys, _)| keys.contains(&acme.key))
+        .expect("a call for Acme Corp");
+    assert!(targets.contains(&"Widgetron".to_string()), "{targets:?}");
+}

@@ -363,8 +363,47 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
     }
 }
 
-/// Chooses the pages a text is likely about: those whose title or an alias (two characters or
-/// more) occurs in the text (compared by [`match_key`] folding), most mentioned first, then in title
+/// Finds page names in a text: a name of two characters or more by [`match_key`] folding (as a
+/// substring of the folded text, so `Open AI` finds `OpenAI`); a one-character name (`茶`, `C`)
+/// as a whole token of the search tokenizer (a Han character as a unigram, a letter as a word),
+/// so a short title is still found without matching inside every word.
+pub struct NameMatcher {
+    folded: String,
+    tokens: std::collections::HashMap<String, usize>,
+}
+
+impl NameMatcher {
+    /// Folds and tokenizes `text` once.
+    pub fn new(text: &str) -> Self {
+        let mut tokens = std::collections::HashMap::new();
+        crate::search::tokenizer::for_each_token(text, |t| {
+            if t.chars().count() == 1 {
+                *tokens.entry(t.to_string()).or_insert(0) += 1;
+            }
+        });
+        NameMatcher {
+            folded: match_key(text),
+            tokens,
+        }
+    }
+
+    /// How many times `name` occurs (0 for an empty name).
+    pub fn hits(&self, name: &str) -> usize {
+        let key = match_key(name);
+        match key.chars().count() {
+            0 => 0,
+            1 => crate::search::tokenizer::tokenize(name)
+                .first()
+                .and_then(|t| self.tokens.get(t))
+                .copied()
+                .unwrap_or(0),
+            _ => self.folded.matches(key.as_str()).count(),
+        }
+    }
+}
+
+/// Chooses the pages a text is likely about: those whose title or an alias occurs in the text
+/// ([`NameMatcher`]), most mentioned first, then in title
 /// order, within `budget_tokens` of index lines. Pages the text does not name are left out: the
 /// resolve step maps names to pages by title and alias, so an index line helps the model only for a
 /// page the text names, and every line is paid for in every extract call. Returns the lines and
@@ -375,15 +414,13 @@ pub fn index_slice(
     budget_tokens: u64,
     est: &TokenEstimator,
 ) -> (String, Vec<String>) {
-    let folded_text: String = match_key(text);
+    let names = NameMatcher::new(text);
     let mut scored: Vec<(usize, &Page)> = pages
         .iter()
         .map(|p| {
             let hits = std::iter::once(&p.title)
                 .chain(&p.aliases)
-                .map(|n| match_key(n))
-                .filter(|k| k.chars().count() >= 2)
-                .map(|k| folded_text.matches(k.as_str()).count())
+                .map(|n| names.hits(n))
                 .sum();
             (hits, p)
         })

@@ -688,14 +688,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             + est.estimate(&slice)
             + est.estimate(&claim_lines(&claims)).min(claims_cap)
             + 200;
-        let mut chunk_budget =
-            extract_chunk_budget(window, output, overhead, model.bounded_replies());
+        let static_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
         // What this model's replies showed (in this connection): no chunk longer than its
         // replies can fit.
         let learned_key = format!("{}|{output}", model.name());
-        if let Some(cap) = self.learned_chunk_cap(&learned_key, output) {
-            chunk_budget = chunk_budget.min(cap);
-        }
+        let budget_now = || {
+            self.learned_chunk_cap(&learned_key, output, static_budget)
+                .map_or(static_budget, |cap| cap.min(static_budget))
+        };
+        let chunk_budget = budget_now();
         let mut queue: std::collections::VecDeque<(String, u8)> =
             chunk_text(text, chunk_budget, chunk_budget / 10, est)
                 .into_iter()
@@ -710,29 +711,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 return Err(Error::Cancelled);
             }
             // A reply seen since this chunk was cut may show it too long for this model.
-            if let Some(cap) = self.learned_chunk_cap(&learned_key, output) {
-                if est.estimate(&chunk) > cap {
-                    let pieces = chunk_text(&chunk, cap, 0, est);
-                    if pieces.len() > 1 {
-                        for p in pieces.into_iter().rev() {
-                            queue.push_front((p, depth));
-                        }
-                        parts = i + queue.len();
-                        continue;
+            let cap = budget_now();
+            if est.estimate(&chunk) > cap {
+                let pieces = chunk_text(&chunk, cap, 0, est);
+                if pieces.len() > 1 {
+                    for p in pieces.into_iter().rev() {
+                        queue.push_front((p, depth));
                     }
+                    parts = i + queue.len();
+                    continue;
                 }
             }
-            let (chunk_slice, chunk_keys) = index_slice(&chunk, &slice_pages, index_budget, est);
-            let chunk_set: BTreeSet<&String> = crate::util::btree_set(chunk_keys.iter());
-            let chunk_claims: Vec<Claim> = claims
-                .iter()
-                .filter(|c| chunk_set.contains(&c.page))
-                .cloned()
-                .collect();
-            // Claims to check the chunk against scale with the chunk: about one claim line per
-            // two lines of text, at most `claims_cap`.
+            let (chunk_slice, _) = index_slice(&chunk, &slice_pages, index_budget, est);
+            // Claims to check the chunk against: those of every page the *source* names (a later
+            // chunk says "it", not the name), most alike the chunk first, in a budget that scales
+            // with the chunk: about one claim line per two lines of text, at most `claims_cap`.
             let claims_budget = claims_cap.min((est.estimate(&chunk) / 2).max(256));
-            let existing = relevant_claim_lines(&chunk, &chunk_claims, claims_budget, est);
+            let existing = relevant_claim_lines(&chunk, &claims, claims_budget, est);
             let input = ExtractInput {
                 source_key: source.key.clone(),
                 source_title: source.title.clone(),
@@ -755,7 +750,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 // queue and later sources are cut to fit rather than paid for twice.
                 Err(Error::LlmTruncated { .. }) if depth < 2 && est.estimate(&input.text) > 64 => {
                     let tokens = est.estimate(&input.text);
-                    self.learn_reply_ratio(&learned_key, output as f64 / tokens as f64);
+                    if tokens >= MIN_LEARN_TOKENS {
+                        self.learn_reply_ratio(&learned_key, output as f64 / tokens as f64);
+                    }
                     let half = (tokens / 2).max(32);
                     let pieces = chunk_text(&input.text, half, 0, est);
                     if pieces.len() > 1 {
@@ -772,8 +769,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
                 other => other?,
             };
+            // Only a chunk near the size in force says how long full chunks' replies run: a
+            // short one's reply is mostly its fixed part (summary, entities, JSON).
             let tokens = est.estimate(&input.text);
-            if tokens >= MIN_LEARN_TOKENS && u.output > 0 {
+            if tokens >= MIN_LEARN_TOKENS.max(budget_now() / 2) && u.output > 0 {
                 self.learn_reply_ratio(&learned_key, u.output as f64 / tokens as f64);
             }
             budget.spend(&u);
@@ -790,31 +789,39 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The longest source chunk (estimated tokens) an extract call of the model `key`
-    /// (`"<model name>|<reply cap>"`) should send, from the reply length it has shown in this
-    /// connection ([`Wiki::learn_reply_ratio`]): the text whose extraction fills [`REPLY_FILL`]
-    /// of the reply cap `output`. `None` before any reply was seen.
-    fn learned_chunk_cap(&self, key: &str, output: u64) -> Option<u64> {
-        match &*self.extract_reply_ratio.borrow() {
-            Some((k, ratio)) if k == key && *ratio > 0.0 => {
-                Some(((output as f64 * REPLY_FILL / ratio) as u64).max(64))
-            }
-            _ => None,
-        }
+    /// (`"<model name>|<reply cap>"`) should send, from the reply lengths it has shown in this
+    /// connection ([`Wiki::learn_reply_ratio`]): the text whose extraction, at the longest reply
+    /// per token of the last [`RATIO_WINDOW`] seen, fills [`REPLY_FILL`] of the reply cap
+    /// `output` — never below an eighth of `static_budget` (the chunk the window allows) or 64.
+    /// `None` before any reply was seen.
+    fn learned_chunk_cap(&self, key: &str, output: u64, static_budget: u64) -> Option<u64> {
+        let learned = self.extract_reply_ratio.borrow();
+        let (k, ratios) = learned.as_ref()?;
+        let ratio = ratios.iter().copied().fold(0.0f64, f64::max);
+        (k == key && ratio > 0.0).then(|| {
+            ((output as f64 * REPLY_FILL / ratio) as u64)
+                .max(static_budget / 8)
+                .max(64)
+        })
     }
 
-    /// Records a reply length per token of source text seen from the model `key` (a reply, or
-    /// for a reply cut at the cap, the cap: a lower bound); the largest seen is kept, so one
-    /// dense passage makes later chunks smaller, never larger.
+    /// Records a reply length per token of source text seen from the model `key` (a reply's, or
+    /// for a reply cut at the cap, the cap's: a lower bound). The last [`RATIO_WINDOW`] are kept,
+    /// so a dense passage shrinks the next chunks and, once it is that far behind, stops to.
     fn learn_reply_ratio(&self, key: &str, ratio: f64) {
         if !ratio.is_finite() || ratio <= 0.0 {
             return;
         }
         let mut learned = self.extract_reply_ratio.borrow_mut();
-        let ratio = match &*learned {
-            Some((k, r)) if k == key => r.max(ratio),
-            _ => ratio,
-        };
-        *learned = Some((key.to_string(), ratio));
+        match &mut *learned {
+            Some((k, ratios)) if k == key => {
+                if ratios.len() == RATIO_WINDOW {
+                    ratios.pop_front();
+                }
+                ratios.push_back(ratio);
+            }
+            other => *other = Some((key.to_string(), [ratio].into())),
+        }
     }
 
     /// Compiles one source (see [`Wiki::compile`]).
@@ -909,9 +916,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 }
 
 /// The link targets one page's integrate call is given: of the compile's candidates (`all`, as
-/// `(key, title)`), the source's summary page and every page whose title or an alias (two
-/// characters or more, [`match_key`] folding) occurs in `text` (what the page will say: its
-/// body, brief, facts and relations), never the page itself. A page can only link what its text
+/// `(key, title)`), the source's summary page and every page whose title or an alias occurs in
+/// `text` ([`super::extract::NameMatcher`]; what the page will say: its body, brief, facts and
+/// relations), never the page itself. A page can only link what its text
 /// names, and the list is paid for in every integrate call.
 fn link_targets_for(
     key: &str,
@@ -920,15 +927,14 @@ fn link_targets_for(
     pages: &BTreeMap<String, Page>,
     text: &str,
 ) -> Vec<(String, String)> {
-    let folded = match_key(text);
+    let names = super::extract::NameMatcher::new(text);
     all.iter()
         .filter(|(k, _)| k != key)
         .filter(|(k, title)| {
             k == source_page
                 || std::iter::once(title)
                     .chain(pages.get(k).map(|p| &p.aliases).into_iter().flatten())
-                    .map(|n| match_key(n))
-                    .any(|n| n.chars().count() >= 2 && folded.contains(n.as_str()))
+                    .any(|n| names.hits(n) > 0)
         })
         .cloned()
         .collect()
@@ -1291,7 +1297,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     facts: page_facts,
                     retracted: retracted_facts.get(k).cloned().unwrap_or_default(),
                     relations,
-                    link_targets: link_targets_for(k, &source_page, &link_targets, &pages, &text),
+                    link_targets: {
+                        // The pages the body links already stay linkable.
+                        let mut candidates = link_targets.clone();
+                        for l in crate::markdown::wikilinks::links(&p.body) {
+                            if let Some(t) = pages.get(&l.target) {
+                                if !candidates.iter().any(|(c, _)| *c == t.key) {
+                                    candidates.push((t.key.clone(), t.title.clone()));
+                                }
+                            }
+                        }
+                        link_targets_for(k, &source_page, &candidates, &pages, &text)
+                    },
                     schema_md: snap.schema_md.clone(),
                     append: false,
                 }
@@ -1776,10 +1793,11 @@ async fn integrate_fitting<M: CompileModel>(
     unreachable!("the loop returns on its last attempt")
 }
 
-/// Whether an integrate call has nothing to work from: no current body, brief, facts, retracted
-/// facts or relations.
+/// Whether an integrate call has nothing to work from: no current body (not append mode, where
+/// the body shown is only the page's headings), brief, facts, retracted facts or relations.
 fn nothing_to_write(input: &IntegrateInput) -> bool {
-    input.current_body.trim().is_empty()
+    !input.append
+        && input.current_body.trim().is_empty()
         && input.brief.trim().is_empty()
         && input.facts.is_empty()
         && input.retracted.is_empty()
@@ -1790,6 +1808,9 @@ fn nothing_to_write(input: &IntegrateInput) -> bool {
 /// token of text is known ([`Wiki::learned_chunk_cap`]): room for a denser passage than those
 /// seen so far.
 const REPLY_FILL: f64 = 0.8;
+
+/// How many of a model's latest reply lengths per token [`Wiki::learned_chunk_cap`] looks at.
+const RATIO_WINDOW: usize = 8;
 
 /// Texts shorter than this (estimated tokens) teach nothing about reply length: the fixed part
 /// of a reply (summary, entities, JSON) outweighs what the text adds.
