@@ -31,7 +31,11 @@ struct Recorder {
     calls: RefCell<Vec<Call>>,
     cut: Cell<bool>,
     pages_per_reply: Cell<Option<usize>>,
+    /// Rewrites a reply: (task, reply JSON) → new reply JSON.
+    rewrite: Option<Rewrite>,
 }
+
+type Rewrite = Box<dyn Fn(&str, serde_json::Value) -> serde_json::Value>;
 
 impl Llm for Recorder {
     async fn chat(
@@ -46,7 +50,10 @@ impl Llm for Recorder {
             .as_ref()
             .map(|j| j.name.clone())
             .unwrap_or_default();
-        let text = llm_wiki::llm::scripted::reply(req).text;
+        let mut text = llm_wiki::llm::scripted::reply(req).text;
+        if let Some(rewrite) = &self.rewrite {
+            text = rewrite(&task, serde_json::from_str(&text).unwrap()).to_string();
+        }
         let pages = llm_wiki::compile::prompt::blocks(&user, "page").len();
         let cut = self.cut.get()
             && req
@@ -626,4 +633,97 @@ fn the_pages_a_body_links_stay_link_targets() {
         .find(|(keys, _)| keys.contains(&acme.key))
         .expect("a call for Acme Corp");
     assert!(targets.contains(&"Widgetron".to_string()), "{targets:?}");
+}
+
+#[test]
+fn a_shared_reply_is_taken_only_page_by_page_as_given() {
+    let text = "# Workshop\n\nA workshop keeps tools.\n\n## Hammer\n\nThe Hammer drives nails.\n\n## Chisel\n\nThe Chisel cuts wood.\n";
+    let run = |rewrite: Rewrite, budget: Option<u64>| {
+        let backend = MemoryBackend::new();
+        let w = open(&backend);
+        let llm = Recorder {
+            rewrite: Some(rewrite),
+            ..Default::default()
+        };
+        add(&w, "notes/workshop.md", text);
+        let model = LlmCompiler {
+            llm: &llm,
+            max_output_tokens: None,
+            model_name: "recorder".into(),
+        };
+        let options = CompileOptions {
+            token_budget: budget,
+            ..Default::default()
+        };
+        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+        let pages = block_on(w.all_pages()).unwrap();
+        (r, pages, llm.take())
+    };
+    // A reply that swaps two pages' bodies: neither is taken; each page is written on its own.
+    let swap: Rewrite = Box::new(|task, mut v| {
+        if task == "integrate_pages" {
+            let pages = v["pages"].as_array_mut().unwrap();
+            let bodies: Vec<serde_json::Value> = pages.iter().map(|p| p["body"].clone()).collect();
+            for (i, p) in pages.iter_mut().enumerate() {
+                p["body"] = bodies[(i + 1) % bodies.len()].clone();
+            }
+        }
+        v
+    });
+    let (r, pages, calls) = run(swap, None);
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    for (title, own, other) in [
+        ("Hammer", "drives nails", "cuts wood"),
+        ("Chisel", "cuts wood", "drives nails"),
+    ] {
+        let p = pages.iter().find(|p| p.title == title).unwrap();
+        assert!(
+            p.body.contains(own) && !p.body.contains(other),
+            "{title}: {}",
+            p.body
+        );
+    }
+    assert!(calls.iter().any(|c| c.task == "integrate"));
+    // A reply that gives no page: the calls of their own are counted against the budget.
+    let none: Rewrite = Box::new(|task, v| {
+        if task == "integrate_pages" {
+            serde_json::json!({"pages": []})
+        } else {
+            v
+        }
+    });
+    let (unlimited, _, _) = run(Box::new(|_, v| v), None);
+    // The budget check reserves a whole reply cap (2048) before each call.
+    let budget = unlimited.usage.input + unlimited.usage.output + 2048;
+    let (fits, _, _) = run(Box::new(|_, v| v), Some(budget));
+    assert!(fits.failed.is_empty(), "{:?}", fits.failed);
+    let (r, pages, _) = run(none, Some(budget));
+    assert_eq!(r.failed.len(), 1, "over budget: {:?}", r.usage);
+    assert_eq!(r.failed[0].code, "LLM_BUDGET_EXCEEDED");
+    assert!(pages.is_empty(), "the wiki is left as it was");
+}
+
+#[test]
+fn a_source_is_checked_against_claims_on_pages_it_does_not_name() {
+    use llm_wiki::storage::{Storage, Store};
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    let llm = Recorder::default();
+    // The first article's claim sits on its summary page, whose title the second never uses.
+    add(
+        &w,
+        "notes/one.md",
+        "# Understanding Backpressure\n\nThe default stream buffer holds 16 chunks before the producer pauses.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    add(
+        &w,
+        "notes/two.md",
+        "# Backpressure in Stream Pipelines\n\nA pipeline connects a producer to a consumer. The default stream buffer holds 64 chunks before the producer pauses.\n",
+    );
+    compile(&w, &llm, &CompileOptions::default());
+    let ledger = block_on(w.storage().scan(Store::Ledger, "")).unwrap();
+    assert_eq!(ledger.len(), 1, "one contradiction recorded");
+    let record = String::from_utf8(ledger[0].1.data.clone()).unwrap();
+    assert!(record.contains("\"open\""), "{record}");
 }

@@ -482,62 +482,107 @@ fn claim_line(c: &Claim) -> String {
 }
 
 /// The existing claims an extract call checks a chunk against, as [`claim_lines`]: the claims
-/// most alike the chunk first, within `budget_tokens`.
-///
-/// Likeness: the summed inverse document frequency, over `claims`, of the distinct
-/// [`tokenize`](crate::search::tokenizer::tokenize) tokens a claim shares with the chunk (the
-/// search tokenizer, so CJK text matches by unigrams and bigrams), `ln(1 + N / df)`, divided by
-/// the square root of the claim's distinct-token count so long claims do not win by length alone
-/// (a cosine-like normalisation, as in the vector-space model). A claim sharing no token is left
-/// out. Ties: page key, then claim id, so the prompt is the same for the same input.
+/// most alike the chunk first, within `budget_tokens` ([`ClaimRanker`]).
 pub fn relevant_claim_lines(
     chunk: &str,
     claims: &[Claim],
     budget_tokens: u64,
     est: &TokenEstimator,
 ) -> String {
-    use crate::search::tokenizer::tokenize;
-    use std::collections::{HashMap, HashSet};
-    let chunk_tokens: HashSet<String> = tokenize(chunk).into_iter().collect();
-    let claim_tokens: Vec<HashSet<String>> = claims
-        .iter()
-        .map(|c| tokenize(&c.text).into_iter().collect())
-        .collect();
-    let mut df: HashMap<&str, usize> = HashMap::new();
-    for set in &claim_tokens {
-        for t in set {
-            *df.entry(t.as_str()).or_default() += 1;
-        }
-    }
-    let n = claims.len() as f64;
-    let mut scored: Vec<(f64, &Claim)> = claims
-        .iter()
-        .zip(&claim_tokens)
-        .filter_map(|(c, set)| {
-            let shared: f64 = set
-                .iter()
-                .filter(|t| chunk_tokens.contains(*t))
-                .map(|t| (1.0 + n / df[t.as_str()] as f64).ln())
-                .sum();
-            (shared > 0.0).then(|| (shared / (set.len() as f64).sqrt(), c))
+    ClaimRanker::new(claims).lines(chunk, budget_tokens, est)
+}
+
+/// Ranks existing claims by likeness to a text, to pick the ones a chunk is checked against
+/// for contradictions. Built once per source (every claim tokenized once), asked per chunk.
+///
+/// Likeness: over the claim's *topic tokens* — the search tokenizer's
+/// ([`tokenize`](crate::search::tokenizer::tokenize): NFKC, case-folded; CJK as unigrams and
+/// bigrams) minus English function words ([`crate::offline::textrank::STOPWORDS`]) and single
+/// CJK characters (a shared bigram is a shared topic, a shared 的 is not) — the summed inverse
+/// document frequency over the claims, `ln(1 + N / df)`, of the tokens it shares with the text,
+/// divided by the square root of its topic-token count so long claims do not win by length alone
+/// (a cosine-like normalisation, as in the vector-space model). A claim sharing no topic token is
+/// left out. Ties: page key, then claim id, so the prompt is the same for the same input.
+pub struct ClaimRanker<'a> {
+    claims: &'a [Claim],
+    tokens: Vec<std::collections::HashSet<String>>,
+    df: std::collections::HashMap<String, usize>,
+}
+
+/// The topic tokens of `text` (see [`ClaimRanker`]).
+fn topic_tokens(text: &str) -> std::collections::HashSet<String> {
+    let stop = crate::offline::textrank::STOPWORDS;
+    crate::search::tokenizer::tokenize(text)
+        .into_iter()
+        .filter(|t| {
+            let mut chars = t.chars();
+            let first = chars.next();
+            let single = chars.next().is_none();
+            let cjk = first.is_some_and(crate::search::tokenizer::is_cjk_letter);
+            !(stop.contains(&t.as_str()) || cjk && single)
         })
-        .collect();
-    crate::util::sort_by(&mut scored, &|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| (&a.1.page, &a.1.id).cmp(&(&b.1.page, &b.1.id)))
-    });
-    let mut out = String::new();
-    let mut used = 0u64;
-    for (_, c) in scored {
-        let line = claim_line(c);
-        let cost = est.estimate(&line);
-        if used + cost > budget_tokens {
-            break;
+        .collect()
+}
+
+impl<'a> ClaimRanker<'a> {
+    /// Tokenizes every claim once.
+    pub fn new(claims: &'a [Claim]) -> Self {
+        let tokens: Vec<_> = claims.iter().map(|c| topic_tokens(&c.text)).collect();
+        let mut df = std::collections::HashMap::new();
+        for set in &tokens {
+            for t in set {
+                *df.entry(t.clone()).or_insert(0) += 1;
+            }
         }
-        used += cost;
-        out.push_str(&line);
+        ClaimRanker { claims, tokens, df }
     }
-    out
+
+    /// What all the claim lines would cost, in estimated tokens, counted up to `cap`.
+    pub fn lines_cost_up_to(&self, cap: u64, est: &TokenEstimator) -> u64 {
+        let mut total = 0u64;
+        for c in self.claims {
+            total += est.estimate(&claim_line(c));
+            if total >= cap {
+                return cap;
+            }
+        }
+        total
+    }
+
+    /// The claim lines for `text`, most alike first, within `budget_tokens`.
+    pub fn lines(&self, text: &str, budget_tokens: u64, est: &TokenEstimator) -> String {
+        let text_tokens = topic_tokens(text);
+        let n = self.claims.len() as f64;
+        let mut scored: Vec<(f64, &Claim)> = self
+            .claims
+            .iter()
+            .zip(&self.tokens)
+            .filter_map(|(c, set)| {
+                let shared: f64 = set
+                    .iter()
+                    .filter(|t| text_tokens.contains(*t))
+                    .map(|t| (1.0 + n / self.df[t] as f64).ln())
+                    .sum();
+                (shared > 0.0).then(|| (shared / (set.len() as f64).sqrt(), c))
+            })
+            .collect();
+        crate::util::sort_by(&mut scored, &|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| (&a.1.page, &a.1.id).cmp(&(&b.1.page, &b.1.id)))
+        });
+        let mut out = String::new();
+        let mut used = 0u64;
+        for (_, c) in scored {
+            let line = claim_line(c);
+            let cost = est.estimate(&line);
+            if used + cost > budget_tokens {
+                break;
+            }
+            used += cost;
+            out.push_str(&line);
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,7 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{
-    chunk_text, claim_lines, extraction_schema, index_slice, relevant_claim_lines, ExtractInput,
-    Extraction,
+    chunk_text, extraction_schema, index_slice, ClaimRanker, ExtractInput, Extraction,
 };
 use super::integrate::{
     added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
@@ -59,19 +58,20 @@ pub trait CompileModel {
         input: &IntegrateInput,
         cancel: &Cancel,
     ) -> Result<(PageDraft, TokenUsage)>;
-    /// Writes several new pages (no current body) in one call: one draft per input, in order.
-    /// The default writes each with [`CompileModel::integrate`].
+    /// Writes several new pages (no current body) in one call: one entry per input, in order,
+    /// `None` for a page the reply did not give (the pipeline then writes it with a call of its
+    /// own). The default writes each with [`CompileModel::integrate`].
     async fn integrate_pages(
         &self,
         inputs: &[IntegrateInput],
         cancel: &Cancel,
-    ) -> Result<(Vec<PageDraft>, TokenUsage)> {
+    ) -> Result<(Vec<Option<PageDraft>>, TokenUsage)> {
         let mut drafts = Vec::with_capacity(inputs.len());
         let mut usage = TokenUsage::default();
         for input in inputs {
             let (d, u) = self.integrate(input, cancel).await?;
             usage.add(&u);
-            drafts.push(d);
+            drafts.push(Some(d));
         }
         Ok((drafts, usage))
     }
@@ -153,17 +153,14 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
         structured(self.llm, &request, cancel).await
     }
 
-    /// One call for all `inputs` (one [`CompileModel::integrate`] call when there is one). A
-    /// page the reply leaves out, or gives twice, is written by a call of its own.
+    /// One call for all `inputs`. An entry is taken only when the reply gives the page once,
+    /// under its key, and its body cites only the page's own facts (and at least one of them when
+    /// it has any), so one page's text never lands on another; any other page is `None`.
     async fn integrate_pages(
         &self,
         inputs: &[IntegrateInput],
         cancel: &Cancel,
-    ) -> Result<(Vec<PageDraft>, TokenUsage)> {
-        if inputs.len() == 1 {
-            let (d, u) = self.integrate(&inputs[0], cancel).await?;
-            return Ok((vec![d], u));
-        }
+    ) -> Result<(Vec<Option<PageDraft>>, TokenUsage)> {
         let request = ChatRequest {
             purpose: Purpose::Compile,
             system: prompt::integrate_pages_system(),
@@ -178,23 +175,27 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
             max_tokens: self.max_output_tokens,
             temperature: Some(0.0),
         };
-        let (reply, mut usage): (PageDrafts, TokenUsage) =
+        let (reply, usage): (PageDrafts, TokenUsage) =
             structured(self.llm, &request, cancel).await?;
-        let mut drafts = Vec::with_capacity(inputs.len());
-        for input in inputs {
-            let mut given = reply.pages.iter().filter(|p| p.key == input.key);
-            match (given.next(), given.next()) {
-                (Some(p), None) => drafts.push(PageDraft {
+        // Keys come back as the prompt wrote them (attribute-escaped) or unescaped.
+        let key_of = |k: &str| k.replace("&quot;", "\"").replace("&amp;", "&");
+        let drafts = inputs
+            .iter()
+            .map(|input| {
+                let mut given = reply.pages.iter().filter(|p| key_of(&p.key) == input.key);
+                let (Some(p), None) = (given.next(), given.next()) else {
+                    return None;
+                };
+                let own: BTreeSet<&str> = input.facts.iter().map(|f| f.id.as_str()).collect();
+                let cited = super::integrate::footnote_refs(&p.body);
+                let foreign = cited.iter().any(|id| !own.contains(id.as_str()));
+                let uncited = !own.is_empty() && cited.is_empty();
+                (!foreign && !uncited).then(|| PageDraft {
                     body: p.body.clone(),
                     summary: p.summary.clone(),
-                }),
-                _ => {
-                    let (d, u) = self.integrate(input, cancel).await?;
-                    usage.add(&u);
-                    drafts.push(d);
-                }
-            }
-        }
+                })
+            })
+            .collect();
         Ok((drafts, usage))
     }
 
@@ -671,10 +672,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|p| slice_set.contains(&p.key))
             .cloned()
             .collect();
+        // Every other source's claims are candidates for the contradiction check: a claim on
+        // another source's summary page is about the same topic without sharing a page name.
         let mut claims: Vec<Claim> = snap
             .claims
             .values()
-            .filter(|c| slice_set.contains(&c.page) && c.source_key != source.key)
+            .filter(|c| c.source_key != source.key)
             .cloned()
             .collect();
         // One line per (source, quote): the claim on the most specific page.
@@ -683,10 +686,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let canonical = canonical_ids(&snap.claims, &page_map);
         claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
         let claims_cap = index_budget / 2;
+        let ranker = ClaimRanker::new(&claims);
         let overhead = est.estimate(&prompt::extract_system())
             + est.estimate(&snap.schema_md)
             + est.estimate(&slice)
-            + est.estimate(&claim_lines(&claims)).min(claims_cap)
+            + ranker.lines_cost_up_to(claims_cap, est)
             + 200;
         let static_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
         // What this model's replies showed (in this connection): no chunk longer than its
@@ -723,11 +727,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
             let (chunk_slice, _) = index_slice(&chunk, &slice_pages, index_budget, est);
-            // Claims to check the chunk against: those of every page the *source* names (a later
-            // chunk says "it", not the name), most alike the chunk first, in a budget that scales
-            // with the chunk: about one claim line per two lines of text, at most `claims_cap`.
+            // Claims to check the chunk against: the existing claims most alike the chunk (a
+            // later chunk says "it", not the name; another source's claim sits on its summary
+            // page), in a budget that scales with the chunk: about one claim line per two lines
+            // of text, at most `claims_cap`.
             let claims_budget = claims_cap.min((est.estimate(&chunk) / 2).max(256));
-            let existing = relevant_claim_lines(&chunk, &claims, claims_budget, est);
+            let existing = ranker.lines(&chunk, claims_budget, est);
             let input = ExtractInput {
                 source_key: source.key.clone(),
                 source_title: source.title.clone(),
@@ -1642,9 +1647,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 }
 
-/// One integrate call that fits the reply cap: when the reply is cut off (F03), ask again in append
-/// mode with half the facts (the others are listed by the app under `## Facts`), at most twice.
-/// Returns the draft, whether it is to be appended, and the usage of every call.
 /// Most new pages one integrate call writes ([`integrate_batches`]).
 const MAX_PAGES_PER_CALL: usize = 8;
 
@@ -1698,7 +1700,9 @@ fn integrate_batches(
 
 /// Writes one group of pages from [`integrate_batches`]: a group of one through
 /// [`integrate_fitting`]; a larger group in one [`CompileModel::integrate_pages`] call, split in
-/// halves while the reply does not fit the cap. Returns (draft cache key, draft) per page.
+/// halves while the reply does not fit the cap; a page the reply did not give goes through
+/// [`integrate_fitting`] on its own. Every call is checked against the budget first. Returns
+/// (draft cache key, draft) per page.
 async fn integrate_batch<M: CompileModel>(
     model: &M,
     batch: Vec<IntegrateJob>,
@@ -1745,9 +1749,22 @@ async fn integrate_batch<M: CompileModel>(
             Ok((drafts, u)) => {
                 budget.spend(&u);
                 usage.add(&u);
-                for ((page, _, ck), draft) in group.into_iter().zip(drafts) {
-                    on_done(&page);
-                    out.push((ck, (draft, false)));
+                if drafts.len() != group.len() {
+                    return Err(Error::LlmBadOutput(format!(
+                        "{} page drafts for {} pages",
+                        drafts.len(),
+                        group.len()
+                    )));
+                }
+                for ((page, input, ck), draft) in group.into_iter().zip(drafts) {
+                    match draft {
+                        Some(draft) => {
+                            on_done(&page);
+                            out.push((ck, (draft, false)));
+                        }
+                        // Left out (or not its own text): a call of its own, budget checked.
+                        None => queue.push_back(vec![(page, input, ck)]),
+                    }
                 }
             }
             // The pages did not fit one reply: half of them at a time (never parse a cut reply).
@@ -1762,6 +1779,9 @@ async fn integrate_batch<M: CompileModel>(
     Ok((out, usage))
 }
 
+/// One integrate call that fits the reply cap: when the reply is cut off (F03), ask again in append
+/// mode with half the facts (the others are listed by the app under `## Facts`), at most twice.
+/// Returns the draft, whether it is to be appended, and the usage of every call.
 async fn integrate_fitting<M: CompileModel>(
     model: &M,
     mut input: IntegrateInput,
