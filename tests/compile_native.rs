@@ -4,15 +4,16 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::{Claim, Contradiction, TokenUsage};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{FaultInjection, OpenOptions, Storage, Store};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{FaultInjection, Storage, Store};
 use llm_wiki::text::estimate_tokens;
-use llm_wiki::wiki::{NewSource, Wiki};
 use llm_wiki::Error;
+
+mod common;
+use common::{add, open, W};
 
 type Override = Box<dyn Fn(&str, &str) -> Option<serde_json::Value>>;
 
@@ -69,31 +70,9 @@ impl Llm for Scripted {
     }
 }
 
-type W = Wiki<MemoryStorage, ManualClock>;
-
-fn open(backend: &MemoryBackend, name: &str) -> W {
-    block_on(Wiki::open(
-        backend,
-        name,
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
-}
-
 const S1: &str = "# Widgetron\n\nWidgetron is a gadget made by Acme Corp.\n\n## Acme Corp\n\nAcme Corp builds widgets in Ohio. It was founded in 1990.\n\n## Widgetron\n\nWidgetron was first released in 2015.\n";
 const S2: &str = "# 流量控制\n\n流量控制让生产者等待慢的消费者。\n\n## 背压\n\n背压是一种流量控制机制。它保护队列。\n\n## Acme Corp\n\nAcme Corp 也使用背压。\n";
 const S3: &str = "# Widget history\n\n## Widgetron\n\nWidgetron was first released in 2016.\n";
-
-fn add(w: &W, key: &str, text: &str) {
-    block_on(w.add_source(NewSource {
-        key: Some(key.into()),
-        mime: "text/markdown".into(),
-        content: text.into(),
-        ..Default::default()
-    }))
-    .unwrap();
-}
 
 /// A model that rewrites every page from scratch (it drops whatever a human wrote).
 fn dropper() -> Scripted {

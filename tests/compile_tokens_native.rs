@@ -4,16 +4,16 @@
 use std::cell::{Cell, RefCell};
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
 use llm_wiki::compile::prompt::{attr_value, block, unescape_block};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::TokenUsage;
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::OpenOptions;
+use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::text::estimate_tokens;
-use llm_wiki::wiki::{NewSource, Wiki};
 use llm_wiki::Error;
+
+mod common;
+use common::{add, open, W};
 
 /// One recorded call: the task (`extract`, `integrate`), the user message, and whether the reply
 /// was cut at the output cap.
@@ -91,28 +91,6 @@ impl Recorder {
     }
 }
 
-type W = Wiki<MemoryStorage, ManualClock>;
-
-fn open(backend: &MemoryBackend) -> W {
-    block_on(Wiki::open(
-        backend,
-        "tokens",
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
-}
-
-fn add(w: &W, key: &str, text: &str) {
-    block_on(w.add_source(NewSource {
-        key: Some(key.into()),
-        mime: "text/markdown".into(),
-        content: text.into(),
-        ..Default::default()
-    }))
-    .unwrap();
-}
-
 fn compile(w: &W, llm: &Recorder, options: &CompileOptions) -> CompileReport {
     let model = LlmCompiler {
         llm,
@@ -134,7 +112,7 @@ const FLOW: &str = "# 流量控制\n\n## 背压\n\n背压是一种流量控制�
 
 /// A wiki that already has pages for Acme Corp, Widgetron, 背压 and Kafka, with claims.
 fn wiki_with_pages(backend: &MemoryBackend) -> (W, Recorder) {
-    let w = open(backend);
+    let w = open(backend, "tokens");
     let llm = Recorder::default();
     add(&w, "notes/acme.md", ACME);
     add(&w, "notes/flow.md", FLOW);
@@ -257,7 +235,7 @@ fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
 #[test]
 fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_smaller() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     // The scripted extraction of this text runs to ~3 reply tokens per text token (up to its
     // 24-claim limit): more than 1024 reply tokens for more than ~350 tokens of text.
@@ -317,7 +295,7 @@ fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_
 #[test]
 fn a_page_the_source_only_names_costs_no_integrate_call() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     // "Hammer Drill" is a section with nothing but code: the source names it, says nothing of it.
     add(
@@ -432,7 +410,7 @@ fn new_pages_share_integrate_calls_and_a_reply_that_does_not_fit_is_split() {
     }
     let written = |pages_per_reply: Option<usize>| {
         let backend = MemoryBackend::new();
-        let w = open(&backend);
+        let w = open(&backend, "tokens");
         let llm = Recorder::default();
         llm.pages_per_reply.set(pages_per_reply);
         let cap = 2048u32;
@@ -497,7 +475,7 @@ fn new_pages_share_integrate_calls_and_a_reply_that_does_not_fit_is_split() {
 #[test]
 fn a_short_source_does_not_shrink_the_chunks_of_the_next() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     let model = LlmCompiler {
         llm: &llm,
@@ -562,7 +540,7 @@ fn a_chunk_that_does_not_repeat_the_name_is_still_checked_against_its_claims() {
 #[test]
 fn one_character_titles_are_found_as_whole_tokens() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     add(
         &w,
@@ -605,7 +583,7 @@ fn one_character_titles_are_found_as_whole_tokens() {
 #[test]
 fn the_pages_a_body_links_stay_link_targets() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     add(
         &w,
@@ -640,7 +618,7 @@ fn a_shared_reply_is_taken_only_page_by_page_as_given() {
     let text = "# Workshop\n\nA workshop keeps tools.\n\n## Hammer\n\nThe Hammer drives nails.\n\n## Chisel\n\nThe Chisel cuts wood.\n";
     let run = |rewrite: Rewrite, budget: Option<u64>| {
         let backend = MemoryBackend::new();
-        let w = open(&backend);
+        let w = open(&backend, "tokens");
         let llm = Recorder {
             rewrite: Some(rewrite),
             ..Default::default()
@@ -707,7 +685,7 @@ fn a_shared_reply_is_taken_only_page_by_page_as_given() {
 fn a_source_is_checked_against_claims_on_pages_it_does_not_name() {
     use llm_wiki::storage::{Storage, Store};
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "tokens");
     let llm = Recorder::default();
     // The first article's claim sits on its summary page, whose title the second never uses.
     add(

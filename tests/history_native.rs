@@ -5,43 +5,23 @@ use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
 use llm_wiki::history::PageAction;
 use llm_wiki::llm::scripted::ScriptedLlm;
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{OperationKind, PageKind};
 use llm_wiki::search::{SearchMode, SearchOptions};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{OpenOptions, Storage, Store};
-use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Storage, Store};
+use llm_wiki::wiki::PageEdit;
 use llm_wiki::Error;
 
-type W = Wiki<MemoryStorage, ManualClock>;
+mod common;
+use common::{add, open, W};
 
 const S1: &str = "# Widgetron\n\nWidgetron is a gadget made by Acme Corp.\n\n## Acme Corp\n\nAcme Corp builds widgets in Ohio. It was founded in 1990.\n\n## Widgetron\n\nWidgetron was first released in 2015.\n";
 const S2: &str = "# 流量控制\n\n流量控制让生产者等待慢的消费者。\n\n## 背压\n\n背压是一种流量控制机制。它保护队列。\n\n## Acme Corp\n\nAcme Corp 也使用背压。\n";
 const S3: &str = "# Widget history\n\n## Widgetron\n\nWidgetron was first released in 2016.\n\n## Gizmo Works\n\nGizmo Works sold the first Widgetron clones in Ohio.\n";
-
-fn open(backend: &MemoryBackend, name: &str) -> W {
-    block_on(Wiki::open(
-        backend,
-        name,
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
-}
-
-fn add(w: &W, key: &str, text: &str) {
-    block_on(w.add_source(NewSource {
-        key: Some(key.into()),
-        mime: "text/markdown".into(),
-        content: text.into(),
-        ..Default::default()
-    }))
-    .unwrap();
-}
 
 fn compile(w: &W, sources: &[&str]) -> CompileReport {
     let llm = ScriptedLlm::new();

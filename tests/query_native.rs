@@ -4,7 +4,6 @@
 use std::cell::{Cell, RefCell};
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
 use llm_wiki::llm::scripted::{reply, ScriptedLlm};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
@@ -12,36 +11,16 @@ use llm_wiki::model::{PageKind, TokenUsage};
 use llm_wiki::query::{
     AskBudget, AskOptions, LlmQuery, OfflineQuery, RouteMethod, Turn, EXTRACTIVE_NOTE,
 };
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::text::{estimate_tokens, TokenEstimator};
-use llm_wiki::wiki::{NewSource, Wiki};
 
-type W = Wiki<MemoryStorage, ManualClock>;
-
-fn open(backend: &MemoryBackend) -> W {
-    block_on(Wiki::open(
-        backend,
-        "q",
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
-}
-
-fn add(w: &W, key: &str, text: &str) {
-    block_on(w.add_source(NewSource {
-        key: Some(key.into()),
-        mime: "text/markdown".into(),
-        content: text.into(),
-        ..Default::default()
-    }))
-    .unwrap();
-}
+mod common;
+use common::{add, open, W};
 
 fn compiled() -> (MemoryBackend, W) {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "q");
     add(&w, "widgets.md", "# Widget notes\n\n## Widgetron\n\nWidgetron was first released in 2015. Widgetron is made by Acme Corp.\n\n## Acme Corp\n\nAcme Corp builds widgets in Ohio.\n");
     add(
         &w,
@@ -301,7 +280,7 @@ fn offline_answers_are_extractive_and_cited() {
 #[test]
 fn f31a_a_3000_page_index_is_shortlisted_and_no_request_exceeds_the_context() {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "q");
     let mut b = Batch::new();
     for i in 0..3000 {
         let title = format!("Topic {i:04}");
@@ -367,7 +346,7 @@ fn f31a_a_3000_page_index_is_shortlisted_and_no_request_exceeds_the_context() {
 /// keeps it.
 fn wiki_of(pages: &[(&str, &str, String)]) -> (MemoryBackend, W) {
     let backend = MemoryBackend::new();
-    let w = open(&backend);
+    let w = open(&backend, "q");
     let mut b = Batch::new();
     for (title, summary, body) in pages {
         let page = llm_wiki::model::Page {

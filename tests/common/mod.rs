@@ -1,0 +1,35 @@
+//! Helpers the native integration tests share: a wiki on `MemoryStorage` with a manual clock, and
+//! adding a markdown source. Each test binary includes this module (`mod common;`) and uses its
+//! own subset of it.
+#![allow(dead_code)]
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::OpenOptions;
+use llm_wiki::wiki::{NewSource, Wiki};
+
+/// A wiki as the native tests open it.
+pub type W = Wiki<MemoryStorage, ManualClock>;
+
+/// Opens (creating) the wiki `name` on `backend`, its clock at 2026-11-29 (ms since the epoch).
+pub fn open(backend: &MemoryBackend, name: &str) -> W {
+    block_on(Wiki::open(
+        backend,
+        name,
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap()
+}
+
+/// Adds the markdown source `text` under `key`.
+pub fn add(w: &W, key: &str, text: &str) {
+    block_on(w.add_source(NewSource {
+        key: Some(key.into()),
+        mime: "text/markdown".into(),
+        content: text.into(),
+        ..Default::default()
+    }))
+    .unwrap();
+}
