@@ -2,20 +2,20 @@
 //! from the request, malformed replies repaired or rejected whole, fixes as operations.
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::lint::llm::LlmLintOptions;
 use llm_wiki::lint::{FindingKind, Fix, LintOptions};
 use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
 use llm_wiki::llm::structured::Budgeted;
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{Claim, Contradiction, ContradictionStatus, PageKind};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::text::TokenEstimator;
-use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+use llm_wiki::wiki::PageEdit;
 use llm_wiki::Error;
 
-type W = Wiki<MemoryStorage, ManualClock>;
+mod common;
+use common::{add, open, W};
 
 fn page(w: &W, title: &str, body: &str) {
     block_on(w.put_page(PageEdit {
@@ -42,25 +42,12 @@ fn claim(id: &str, page: &str, text: &str, source: &str) -> Claim {
 /// Widgetron and Gadget history both link Acme Corp; their claims disagree on a year, and the
 /// second source is a month newer.
 fn wiki(backend: &MemoryBackend) -> W {
-    let clock = ManualClock::new(1_795_986_300_000);
-    let w = block_on(Wiki::open(
-        backend,
-        "lint-llm",
-        clock,
-        OpenOptions::default(),
-    ))
-    .unwrap();
+    let w = open(backend, "lint-llm");
     for (key, text) in [
         ("s1.md", "# Old\n\nWidgetron was first released in 2015.\n"),
         ("s2.md", "# New\n\nWidgetron was first released in 2016.\n"),
     ] {
-        block_on(w.add_source(NewSource {
-            key: Some(key.into()),
-            mime: "text/markdown".into(),
-            content: text.into(),
-            ..Default::default()
-        }))
-        .unwrap();
+        add(&w, key, text);
         w.clock().advance(30 * 86_400_000);
     }
     page(&w, "Acme Corp", "A maker of widgets.");

@@ -495,10 +495,9 @@ pub fn relevant_claim_lines(
 /// Ranks existing claims by likeness to a text, to pick the ones a chunk is checked against
 /// for contradictions. Built once per source (every claim tokenized once), asked per chunk.
 ///
-/// Likeness: over the claim's *topic tokens* — the search tokenizer's
-/// ([`tokenize`](crate::search::tokenizer::tokenize): NFKC, case-folded; CJK as unigrams and
-/// bigrams) minus English function words ([`crate::offline::textrank::STOPWORDS`]) and single
-/// CJK characters (a shared bigram is a shared topic, a shared 的 is not) — the summed inverse
+/// Likeness: over the claim's *topic tokens* ([`crate::offline::textrank::tokens`]: NFKC,
+/// lower-cased words of two characters or more without English function words or bare numbers,
+/// CJK runs as bigrams — a shared bigram is a shared topic, a shared 的 is not) — the summed inverse
 /// document frequency over the claims, `ln(1 + N / df)`, of the tokens it shares with the text,
 /// divided by the square root of its topic-token count so long claims do not win by length alone
 /// (a cosine-like normalisation, as in the vector-space model). A claim sharing no topic token is
@@ -509,25 +508,13 @@ pub struct ClaimRanker<'a> {
     df: std::collections::HashMap<String, usize>,
 }
 
-/// The topic tokens of `text` (see [`ClaimRanker`]).
-fn topic_tokens(text: &str) -> std::collections::HashSet<String> {
-    let stop = crate::offline::textrank::STOPWORDS;
-    crate::search::tokenizer::tokenize(text)
-        .into_iter()
-        .filter(|t| {
-            let mut chars = t.chars();
-            let first = chars.next();
-            let single = chars.next().is_none();
-            let cjk = first.is_some_and(crate::search::tokenizer::is_cjk_letter);
-            !(stop.contains(&t.as_str()) || cjk && single)
-        })
-        .collect()
-}
-
 impl<'a> ClaimRanker<'a> {
     /// Tokenizes every claim once.
     pub fn new(claims: &'a [Claim]) -> Self {
-        let tokens: Vec<_> = claims.iter().map(|c| topic_tokens(&c.text)).collect();
+        let tokens: Vec<_> = claims
+            .iter()
+            .map(|c| crate::offline::textrank::tokens(&c.text))
+            .collect();
         let mut df = std::collections::HashMap::new();
         for set in &tokens {
             for t in set {
@@ -551,7 +538,7 @@ impl<'a> ClaimRanker<'a> {
 
     /// The claim lines for `text`, most alike first, within `budget_tokens`.
     pub fn lines(&self, text: &str, budget_tokens: u64, est: &TokenEstimator) -> String {
-        let text_tokens = topic_tokens(text);
+        let text_tokens = crate::offline::textrank::tokens(text);
         let n = self.claims.len() as f64;
         let mut scored: Vec<(f64, &Claim)> = self
             .claims

@@ -888,24 +888,16 @@ mod tests {
         ));
         assert_eq!(empty, "- [[The Cargo Book]] (source) · aliases: 别名\n");
         // Long summaries are cut at a word boundary; CJK without spaces by characters.
+        let summary_of = |line: &str| -> String {
+            let after = line.split(" — ").nth(1).unwrap();
+            after.split(" · ").next().unwrap().to_string()
+        };
         let long = routing_line(&page("Long", &"word ".repeat(60)));
-        let summary = long
-            .split(" — ")
-            .nth(1)
-            .unwrap()
-            .split(" · ")
-            .next()
-            .unwrap();
+        let summary = summary_of(&long);
         assert!(summary.ends_with("word…"), "{summary}");
         assert!(summary.chars().count() <= ROUTING_SUMMARY_CHARS + 1);
         let cjk = routing_line(&page("长", &"流量控制".repeat(60)));
-        let summary = cjk
-            .split(" — ")
-            .nth(1)
-            .unwrap()
-            .split(" · ")
-            .next()
-            .unwrap();
+        let summary = summary_of(&cjk);
         assert_eq!(
             summary.chars().count(),
             ROUTING_SUMMARY_CHARS + 1,
