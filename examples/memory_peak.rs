@@ -4,7 +4,7 @@
 //! `cargo run --release --example memory_peak [-- PAGES ROWS]` (defaults 10000 10000).
 //!
 //! A counting global allocator reports, per step, the live heap before it, the peak during it and
-//! the live heap after it (MB = 10⁶ bytes). Wasm linear memory never shrinks, so the browser's
+//! the live heap after it (MB = 10⁶ bytes), and its wall time. Wasm linear memory never shrinks, so the browser's
 //! figure is at least the peak of its build (plus allocator fragmentation, which this does not
 //! see); the input the caller holds during the build is counted in "before".
 
@@ -59,11 +59,13 @@ fn mb(b: usize) -> String {
 fn step<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
+    let t = std::time::Instant::now();
     let out = f();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
     let peak = PEAK.load(Ordering::Relaxed);
     let after = LIVE.load(Ordering::Relaxed);
     println!(
-        "{name:<40} before {:>9}  peak {:>9} (+{:>9})  after {:>9}",
+        "{name:<40} before {:>9}  peak {:>9} (+{:>9})  after {:>9}  {ms:>8.1} ms",
         mb(before),
         mb(peak),
         mb(peak - before),

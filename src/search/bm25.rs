@@ -600,13 +600,130 @@ impl Bm25Index {
     }
 
     /// Indexes many documents and merges once at the end: the fast path for a full (re)build.
+    /// When a document id occurs more than once, its last fields win.
+    ///
+    /// On an index with no live documents this is [`Bm25Index::build`] (two passes, no
+    /// intermediate postings); otherwise the documents go through the delta and one merge.
     pub fn upsert_many<'a>(&mut self, docs: impl IntoIterator<Item = (u32, DocFields<'a>)>) {
+        if self.live == 0 {
+            let docs: Vec<(u32, DocFields<'a>)> = docs.into_iter().collect();
+            self.build(&docs);
+            return;
+        }
         for (doc, fields) in docs {
             self.detach(doc);
             let (terms, lens) = self.analyse(&fields);
             self.attach(doc, terms, lens, false);
         }
         self.merge();
+    }
+
+    /// Builds the base from scratch in two passes over `docs`, replacing whatever the index held:
+    /// the first tokenizes every document to intern its terms, count each term's document
+    /// frequency and record field lengths; the second tokenizes again and writes each posting
+    /// straight into its place in CSR arrays of the exact size. Nothing per document is kept
+    /// between the passes, so the peak is the base itself plus per-term counters (a third of the
+    /// delta-then-merge path's, which holds every document's postings twice; BENCHMARKS.md,
+    /// "Memory"), at the price of tokenizing twice. Postings come out sorted by doc id.
+    /// O(tokens + postings + terms).
+    pub fn build(&mut self, docs: &[(u32, DocFields<'_>)]) {
+        // The last occurrence of each doc id, in doc id order.
+        let mut order: Vec<u32> = (0..docs.len() as u32).collect();
+        crate::util::sort_by_key(&mut order, |&i| (docs[i as usize].0, u32::MAX - i));
+        order.dedup_by_key(|i| docs[*i as usize].0);
+
+        let generation = self.base_generation;
+        *self = Bm25Index::new(self.params);
+        self.base_generation = generation;
+
+        // Pass 1: terms, document frequencies, field lengths.
+        let mut df: Vec<u32> = Vec::new();
+        let mut last_seen: Vec<u32> = Vec::new();
+        for (n, &i) in order.iter().enumerate() {
+            let (doc, fields) = &docs[i as usize];
+            let mut lens = [0u32; 3];
+            let dict = &mut self.dict;
+            let mut add = |f: usize, text: &str| {
+                for_each_token(text, |t| {
+                    let id = dict.intern(t) as usize;
+                    if id == df.len() {
+                        df.push(0);
+                        last_seen.push(u32::MAX);
+                    }
+                    if last_seen[id] != n as u32 {
+                        last_seen[id] = n as u32;
+                        df[id] += 1;
+                    }
+                    lens[f] += 1;
+                });
+            };
+            add(0, fields.title);
+            for a in fields.aliases {
+                add(1, a);
+            }
+            add(2, fields.body);
+            self.ensure_doc(*doc);
+            self.lens[*doc as usize] = lens;
+            self.count_lens(lens, true);
+            self.state[*doc as usize] = IN_BASE;
+            self.live += 1;
+        }
+        drop(last_seen);
+
+        // The CSR arrays, at their exact size.
+        let mut starts = Vec::with_capacity(df.len() + 1);
+        starts.push(0u32);
+        let mut total = 0u32;
+        for &c in &df {
+            total += c;
+            starts.push(total);
+        }
+        drop(df);
+        let mut fill: Vec<u32> = starts[..starts.len() - 1].to_vec();
+        let mut base_docs = vec![0u32; total as usize];
+        let mut base_tfs = vec![0u32; total as usize];
+
+        // Pass 2: each document's field frequencies, written at each term's fill point (documents
+        // go in doc id order, so every term's postings are sorted).
+        let mut acc: Vec<FieldTf> = vec![[0; 3]; self.dict.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for &i in &order {
+            let (doc, fields) = &docs[i as usize];
+            let dict = &self.dict;
+            let mut add = |f: usize, text: &str| {
+                for_each_token(text, |t| {
+                    // Every token was interned by pass 1 (same text, same tokenizer).
+                    if let Some(id) = dict.get(t) {
+                        let a = &mut acc[id as usize];
+                        if *a == [0; 3] {
+                            touched.push(id);
+                        }
+                        a[f] += 1;
+                    }
+                });
+            };
+            add(0, fields.title);
+            for a in fields.aliases {
+                add(1, a);
+            }
+            add(2, fields.body);
+            for &t in &touched {
+                let at = &mut fill[t as usize];
+                base_docs[*at as usize] = *doc;
+                base_tfs[*at as usize] = pack(acc[t as usize]);
+                *at += 1;
+                acc[t as usize] = [0; 3];
+            }
+            touched.clear();
+        }
+        debug_assert!(fill.iter().zip(&starts[1..]).all(|(f, s)| f == s));
+        drop((acc, fill));
+
+        self.base_starts = starts;
+        self.base_docs = base_docs;
+        self.base_tfs = base_tfs;
+        self.base_doc_count = self.live;
+        self.finish_base();
     }
 
     fn maybe_merge(&mut self) {
@@ -724,6 +841,11 @@ impl Bm25Index {
         self.delta_fwd.clear();
         self.delta_inv.clear();
         self.delta_df.clear();
+        self.finish_base();
+    }
+
+    /// After the base arrays were rewritten: a new generation, fresh bounds, both records dirty.
+    fn finish_base(&mut self) {
         // The generation is a fingerprint of the new base, so that records of two different
         // histories never pass for one another.
         self.base_generation = fold_words(
@@ -1539,6 +1661,100 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// The two-pass build gives the same base as putting every document through the delta and
+    /// merging once: same dictionary, same postings in the same order, same statistics, same
+    /// bounds, same scores; a doc id given twice keeps its last fields; and a build on an index
+    /// whose documents were all removed starts afresh.
+    #[test]
+    fn two_pass_build_equals_delta_then_merge() {
+        let mut rng = Rng(0x5eed);
+        let aliases = vec!["別名 Alias".to_string(), "other name".to_string()];
+        let texts: Vec<String> = (0..700)
+            .map(|i| {
+                let mut t = corpus_doc(&mut rng, 20 + i % 90);
+                if i % 5 == 0 {
+                    t.push_str(" 明月几时有 Ｆｕｌｌ-width ŒUVRE");
+                }
+                t
+            })
+            .collect();
+        // Out of doc id order, with ids 9 and 300 given twice (the later fields must win).
+        let mut docs: Vec<(u32, DocFields<'_>)> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                (
+                    ((i * 379) % 700) as u32,
+                    DocFields {
+                        title: &t[..t.len().min(12)],
+                        aliases: if i % 7 == 0 { &aliases } else { &[] },
+                        body: t,
+                    },
+                )
+            })
+            .collect();
+        docs.push((9, body("replaced nine 故乡")));
+        docs.push((300, body("replaced three hundred")));
+
+        let mut built = Bm25Index::new(Bm25Params::default());
+        built.upsert_many(docs.iter().copied());
+        assert!(
+            built.delta_fwd.is_empty(),
+            "the build writes the base directly"
+        );
+
+        // The reference: every document through the delta (in doc id order, the build's
+        // interning order), then one merge.
+        let mut sorted: Vec<(u32, DocFields<'_>)> = Vec::new();
+        for d in &docs {
+            sorted.retain(|x| x.0 != d.0);
+            sorted.push(*d);
+        }
+        sorted.sort_by_key(|d| d.0);
+        let mut merged = Bm25Index::new(Bm25Params::default());
+        for (doc, fields) in &sorted {
+            let (terms, lens) = merged.analyse(fields);
+            merged.attach(*doc, terms, lens, false);
+        }
+        merged.merge();
+
+        assert_eq!(built.len(), 700);
+        assert_eq!(built.dict.bytes, merged.dict.bytes);
+        assert_eq!(built.dict.ends, merged.dict.ends);
+        assert_eq!(built.base_starts, merged.base_starts);
+        assert_eq!(built.base_docs, merged.base_docs);
+        assert_eq!(built.base_tfs, merged.base_tfs);
+        assert_eq!(built.base_tfmax, merged.base_tfmax);
+        assert_eq!(built.lens, merged.lens);
+        assert_eq!(built.len_sum, merged.len_sum);
+        assert_eq!(built.field_docs, merged.field_docs);
+        assert_eq!(built.base_doc_count, merged.base_doc_count);
+        assert_eq!(built.search("nine 故乡", 5)[0].0, 9);
+        assert!(built.search("replaced", 10).len() == 2);
+        for q in 0..100 {
+            let query = corpus_doc(&mut rng, 1 + q % 5);
+            assert_eq!(
+                built.search(&query, 10),
+                merged.search(&query, 10),
+                "{query}"
+            );
+        }
+
+        // All documents removed, then a build: nothing of the old index is left.
+        for d in 0..700 {
+            built.remove(d);
+        }
+        assert_eq!(built.len(), 0);
+        let generation = built.base_generation;
+        built.upsert_many([(3, body("fresh start")), (1, body("fresh again"))]);
+        assert_eq!(built.len(), 2);
+        assert_ne!(built.base_generation, generation);
+        assert_eq!(ids(&built.search("fresh", 10)).len(), 2);
+        assert!(built.search("w1", 10).is_empty());
+        assert_eq!(built.dict.len(), 3);
+        assert!(built.dirty_base && built.dirty_delta);
     }
 
     #[test]
