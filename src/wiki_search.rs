@@ -123,7 +123,7 @@ pub fn search_writes(batch: &mut Batch, index: &SearchIndex, op: u64) {
 fn search_writes_expecting(batch: &mut Batch, index: &SearchIndex, op: u64, stamp: Expect) {
     for w in index.dirty_records() {
         match w.data {
-            Some(data) => batch.put(Store::Search, w.key, data, Expect::Any),
+            Some(data) => batch.put_data(Store::Search, w.key, data, Expect::Any),
             None => batch.delete(Store::Search, w.key, Expect::Any),
         }
     }

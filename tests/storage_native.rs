@@ -86,6 +86,13 @@ fn cjk_keys_and_prefix_scan() {
 }
 
 #[test]
+fn record_sources_are_written_whole() {
+    block_on(suite::record_sources_are_written_whole(
+        &MemoryBackend::new(),
+    ));
+}
+
+#[test]
 fn suite_list_matches_the_tests_here() {
     let here = include_str!("storage_native.rs");
     for name in suite::SUITE {

@@ -70,6 +70,11 @@ async fn idb_cjk_keys_and_prefix_scan() {
 }
 
 #[wasm_bindgen_test]
+async fn idb_record_sources_are_written_whole() {
+    suite::record_sources_are_written_whole(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
 fn every_conformance_function_runs_here() {
     let here = include_str!("web.rs");
     for name in suite::SUITE {

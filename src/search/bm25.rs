@@ -38,6 +38,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -292,18 +293,79 @@ pub struct Bm25Explain {
     pub terms: Vec<TermExplain>,
 }
 
+/// An immutable view of a [`Bm25Index`]'s base segment ([`Bm25Index::base_snapshot`]): what its
+/// base record holds, written on demand ([`Bm25BaseSnapshot::write`]) after the index moved on.
+#[derive(Debug, Clone)]
+pub(crate) struct Bm25BaseSnapshot {
+    generation: u64,
+    params: Bm25Params,
+    dict_bytes: Vec<u8>,
+    dict_ends: Vec<u32>,
+    starts: Rc<Vec<u32>>,
+    docs: Rc<Vec<u32>>,
+    tfs: Rc<Vec<u32>>,
+    doc_count: u32,
+    tfmax: Rc<Vec<f32>>,
+    bound_avg: [f32; 3],
+    lens: Vec<(u32, FieldTf)>,
+}
+
+impl Bm25BaseSnapshot {
+    /// The exact size in bytes of what [`Bm25BaseSnapshot::write`] writes.
+    pub(crate) fn size(&self) -> usize {
+        8 + 5 * 4
+            + (4 + self.dict_bytes.len())
+            + (4 + 4 * self.dict_ends.len())
+            + (4 + 4 * self.starts.len())
+            + (4 + 4 * self.docs.len())
+            + (4 + 4 * self.tfs.len())
+            + 4
+            + (4 + 4 * self.tfmax.len())
+            + 4 * self.bound_avg.len()
+            + (4 + 16 * self.lens.len())
+    }
+
+    /// Writes the base record's payload: generation, parameters, dictionary, CSR postings,
+    /// bounds, then `(doc id, [title, aliases, body] lengths)` of every base document.
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u64(self.generation);
+        let p = self.params;
+        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
+            w.f32(v);
+        }
+        w.bytes(&self.dict_bytes);
+        w.u32s(&self.dict_ends);
+        w.u32s(&self.starts);
+        w.u32s(&self.docs);
+        w.u32s(&self.tfs);
+        w.u32(self.doc_count);
+        w.f32s(&self.tfmax);
+        for a in self.bound_avg {
+            w.f32(a);
+        }
+        w.len(self.lens.len());
+        for (d, l) in &self.lens {
+            w.u32(*d);
+            for x in l {
+                w.u32(*x);
+            }
+        }
+    }
+}
+
 /// An incremental BM25F index (see the module docs for the algorithm and layout).
 #[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
     params: Bm25Params,
     dict: TermDict,
-    // Base segment (CSR over term ids < base_terms).
-    base_starts: Vec<u32>,
-    base_docs: Vec<u32>,
-    base_tfs: Vec<u32>,
+    // Base segment (CSR over term ids < base_terms). Never changed in place, only replaced: the
+    // arrays are shared (`Rc`) with the snapshots the base record is written from.
+    base_starts: Rc<Vec<u32>>,
+    base_docs: Rc<Vec<u32>>,
+    base_tfs: Rc<Vec<u32>>,
     base_doc_count: u32,
     /// Largest `tf~` per base term, computed with `bound_avg`.
-    base_tfmax: Vec<f32>,
+    base_tfmax: Rc<Vec<f32>>,
     bound_avg: [f32; 3],
     /// Bit per doc id: ignore this id's base postings.
     base_dead: Vec<u64>,
@@ -719,9 +781,9 @@ impl Bm25Index {
         debug_assert!(fill.iter().zip(&starts[1..]).all(|(f, s)| f == s));
         drop((acc, fill));
 
-        self.base_starts = starts;
-        self.base_docs = base_docs;
-        self.base_tfs = base_tfs;
+        self.base_starts = Rc::new(starts);
+        self.base_docs = Rc::new(base_docs);
+        self.base_tfs = Rc::new(base_tfs);
         self.base_doc_count = self.live;
         self.finish_base();
     }
@@ -827,9 +889,9 @@ impl Bm25Index {
             }
         }
         self.dict = TermDict::from_parts(bytes, ends).unwrap_or_default();
-        self.base_starts = starts;
-        self.base_docs = docs;
-        self.base_tfs = tfs;
+        self.base_starts = Rc::new(starts);
+        self.base_docs = Rc::new(docs);
+        self.base_tfs = Rc::new(tfs);
         for s in self.state.iter_mut() {
             if *s == IN_DELTA {
                 *s = IN_BASE;
@@ -852,8 +914,8 @@ impl Bm25Index {
             self.base_generation ^ 0xb25,
             self.base_docs
                 .iter()
-                .chain(&self.base_tfs)
-                .chain(&self.base_starts)
+                .chain(self.base_tfs.iter())
+                .chain(self.base_starts.iter())
                 .copied()
                 .chain(self.dict.bytes.iter().map(|&b| u32::from(b))),
         );
@@ -907,7 +969,7 @@ impl Bm25Index {
                 }
             }
         }
-        self.base_tfmax = tfmax;
+        self.base_tfmax = Rc::new(tfmax);
         self.bound_avg = self.avg_len();
     }
 
@@ -1223,55 +1285,34 @@ impl Bm25Index {
 
     // -------------------------------------------------------------------------------- persistence
 
-    /// The exact size in bytes of what [`Bm25Index::write_base`] writes (to allocate it once).
-    pub(crate) fn base_record_size(&self) -> usize {
-        let base_docs = (0..self.state.len() as u32)
-            .filter(|&d| self.state[d as usize] == IN_BASE || self.is_dead(d))
-            .count();
-        8 + 5 * 4
-            + (4 + self.dict.bytes.len())
-            + (4 + 4 * self.dict.ends.len())
-            + (4 + 4 * self.base_starts.len())
-            + (4 + 4 * self.base_docs.len())
-            + (4 + 4 * self.base_tfs.len())
-            + 4
-            + (4 + 4 * self.base_tfmax.len())
-            + 4 * self.bound_avg.len()
-            + (4 + 16 * base_docs)
-    }
-
-    /// Writes the base segment: parameters, dictionary, CSR postings, bounds, doc lengths.
-    pub(crate) fn write_base(&self, w: &mut Writer) {
-        w.u64(self.base_generation);
-        let p = self.params;
-        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
-            w.f32(v);
-        }
-        w.bytes(&self.dict.bytes);
-        w.u32s(&self.dict.ends);
-        w.u32s(&self.base_starts);
-        w.u32s(&self.base_docs);
-        w.u32s(&self.base_tfs);
-        w.u32(self.base_doc_count);
-        w.f32s(&self.base_tfmax);
-        for a in self.bound_avg {
-            w.f32(a);
-        }
+    /// The base segment as of now, for writing its record later: the postings and bounds are
+    /// shared with the index (no copy), the dictionary and the base documents' lengths copied
+    /// (a few hundred KB at 10k pages).
+    pub(crate) fn base_snapshot(&self) -> Bm25BaseSnapshot {
         // Field lengths of the base documents, by doc id (delta documents are in the delta record).
-        let base_docs: Vec<u32> = (0..self.state.len() as u32)
+        let lens = (0..self.state.len() as u32)
             .filter(|&d| self.state[d as usize] == IN_BASE || self.is_dead(d))
+            .map(|d| {
+                let l = if self.state[d as usize] == IN_BASE {
+                    self.lens[d as usize]
+                } else {
+                    [0; 3]
+                };
+                (d, l)
+            })
             .collect();
-        w.len(base_docs.len());
-        for d in base_docs {
-            w.u32(d);
-            let l = if self.state[d as usize] == IN_BASE {
-                self.lens[d as usize]
-            } else {
-                [0; 3]
-            };
-            for x in l {
-                w.u32(x);
-            }
+        Bm25BaseSnapshot {
+            generation: self.base_generation,
+            params: self.params,
+            dict_bytes: self.dict.bytes.clone(),
+            dict_ends: self.dict.ends.clone(),
+            starts: self.base_starts.clone(),
+            docs: self.base_docs.clone(),
+            tfs: self.base_tfs.clone(),
+            doc_count: self.base_doc_count,
+            tfmax: self.base_tfmax.clone(),
+            bound_avg: self.bound_avg,
+            lens,
         }
     }
 
@@ -1297,7 +1338,7 @@ impl Bm25Index {
         }
     }
 
-    /// Reads a base segment written by [`Bm25Index::write_base`], validating every offset and id.
+    /// Reads a base segment written by [`Bm25BaseSnapshot::write`], validating every offset and id.
     pub(crate) fn read_base(r: &mut Reader<'_>, max_doc: u32) -> DecodeResult<Self> {
         let base_generation = r.u64()?;
         let params = Bm25Params {
@@ -1357,11 +1398,11 @@ impl Bm25Index {
         let mut idx = Bm25Index {
             params: params.clamped(),
             dict,
-            base_starts: starts,
-            base_docs: docs,
-            base_tfs: tfs,
+            base_starts: Rc::new(starts),
+            base_docs: Rc::new(docs),
+            base_tfs: Rc::new(tfs),
             base_doc_count,
-            base_tfmax: tfmax,
+            base_tfmax: Rc::new(tfmax),
             bound_avg,
             base_generation,
             ..Default::default()
@@ -1774,7 +1815,7 @@ pub(crate) mod tests {
         idx.remove(5);
         idx.upsert(77, &body("new page 明月"));
         let mut wb = Writer::default();
-        idx.write_base(&mut wb);
+        idx.base_snapshot().write(&mut wb);
         let mut wd = Writer::default();
         idx.write_delta(&mut wd);
         let before = crate::search::tokenizer::tokenizer_calls();

@@ -18,34 +18,94 @@ impl DecodeError {
 /// Shorthand for codec results.
 pub type DecodeResult<T> = Result<T, DecodeError>;
 
-/// Appends little-endian values to a byte buffer.
-#[derive(Debug, Default)]
-pub(crate) struct Writer {
+/// How many bytes a streaming [`Writer`] gathers before it hands them to its sink.
+pub(crate) const STREAM_CHUNK: usize = 64 * 1024;
+
+/// Where a streaming [`Writer`] hands its bytes.
+pub(crate) type Sink<'s> = &'s mut dyn FnMut(&[u8]);
+
+/// Appends little-endian values to a byte buffer; a streaming writer ([`Writer::streaming`])
+/// hands its buffer to a sink every [`STREAM_CHUNK`] bytes instead of growing it, so a record of
+/// any size is written with 64 KB of memory.
+#[derive(Default)]
+pub(crate) struct Writer<'s> {
     pub(crate) buf: Vec<u8>,
+    sink: Option<Sink<'s>>,
 }
 
-impl Writer {
+impl std::fmt::Debug for Writer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("buffered", &self.buf.len())
+            .field("streaming", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl<'s> Writer<'s> {
     pub(crate) fn with_capacity(n: usize) -> Self {
         Writer {
             buf: Vec::with_capacity(n),
+            sink: None,
+        }
+    }
+    /// A writer that passes its bytes, in order, to `sink` in pieces of about [`STREAM_CHUNK`];
+    /// call [`Writer::flush`] at the end.
+    pub(crate) fn streaming(sink: Sink<'s>) -> Self {
+        Writer {
+            buf: Vec::with_capacity(STREAM_CHUNK + 64),
+            sink: Some(sink),
+        }
+    }
+    /// Hands what is buffered to the sink (streaming writers only).
+    pub(crate) fn flush(&mut self) {
+        if let Some(sink) = self.sink.as_mut() {
+            if !self.buf.is_empty() {
+                sink(&self.buf);
+                self.buf.clear();
+            }
+        }
+    }
+    fn spill(&mut self) {
+        if self.buf.len() >= STREAM_CHUNK && self.sink.is_some() {
+            self.flush();
         }
     }
     pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
+        self.spill();
     }
     pub(crate) fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
+        self.spill();
     }
     pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
+        self.spill();
     }
     pub(crate) fn f32(&mut self, v: f32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
+        self.spill();
     }
     /// A `u32` length, then the bytes.
     pub(crate) fn bytes(&mut self, v: &[u8]) {
         self.len(v.len());
-        self.buf.extend_from_slice(v);
+        self.raw(v);
+    }
+    /// The bytes, without a length.
+    pub(crate) fn raw(&mut self, mut v: &[u8]) {
+        if self.sink.is_none() {
+            self.buf.extend_from_slice(v);
+            return;
+        }
+        while !v.is_empty() {
+            let take = STREAM_CHUNK
+                .saturating_sub(self.buf.len())
+                .clamp(1, v.len());
+            self.buf.extend_from_slice(&v[..take]);
+            v = &v[take..];
+            self.spill();
+        }
     }
     pub(crate) fn str(&mut self, v: &str) {
         self.bytes(v.as_bytes());
@@ -53,17 +113,27 @@ impl Writer {
     /// A `u32` count, then the values.
     pub(crate) fn u32s(&mut self, v: &[u32]) {
         self.len(v.len());
-        self.buf.reserve(v.len() * 4);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_le_bytes());
+        for part in v.chunks(STREAM_CHUNK / 4) {
+            if self.sink.is_none() {
+                self.buf.reserve(v.len() * 4);
+            }
+            for x in part {
+                self.buf.extend_from_slice(&x.to_le_bytes());
+            }
+            self.spill();
         }
     }
     /// A `u32` count, then the values.
     pub(crate) fn f32s(&mut self, v: &[f32]) {
         self.len(v.len());
-        self.buf.reserve(v.len() * 4);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_le_bytes());
+        for part in v.chunks(STREAM_CHUNK / 4) {
+            if self.sink.is_none() {
+                self.buf.reserve(v.len() * 4);
+            }
+            for x in part {
+                self.buf.extend_from_slice(&x.to_le_bytes());
+            }
+            self.spill();
         }
     }
     pub(crate) fn len(&mut self, n: usize) {
@@ -184,6 +254,64 @@ pub(crate) fn hash64(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// [`hash64`] computed over bytes given in pieces: `Hasher64::new(total_len)`, `update` with the
+/// pieces in order (any sizes), `finish` — equal to `hash64` of their concatenation.
+#[derive(Debug, Clone)]
+pub(crate) struct Hasher64 {
+    h: u64,
+    pending: [u8; 8],
+    n: usize,
+}
+
+impl Hasher64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    pub(crate) fn new(total_len: usize) -> Self {
+        Hasher64 {
+            h: total_len as u64,
+            pending: [0; 8],
+            n: 0,
+        }
+    }
+
+    pub(crate) fn update(&mut self, mut bytes: &[u8]) {
+        if self.n > 0 {
+            let take = (8 - self.n).min(bytes.len());
+            self.pending[self.n..self.n + take].copy_from_slice(&bytes[..take]);
+            self.n += take;
+            bytes = &bytes[take..];
+            if self.n < 8 {
+                return;
+            }
+            self.h =
+                (self.h.rotate_left(5) ^ u64::from_le_bytes(self.pending)).wrapping_mul(Self::K);
+            self.n = 0;
+        }
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(Self::K);
+        }
+        let rest = chunks.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.n = rest.len();
+    }
+
+    pub(crate) fn finish(&self) -> u64 {
+        let mut h = self.h;
+        if self.n > 0 {
+            let mut last = [0u8; 8];
+            last[..self.n].copy_from_slice(&self.pending[..self.n]);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(Self::K);
+        }
+        h ^= h >> 30;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 27;
+        h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    }
+}
+
 /// Folds `words` into the running hash `h` (a content fingerprint for record generations).
 pub(crate) fn fold_words(mut h: u64, words: impl IntoIterator<Item = u32>) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -196,6 +324,53 @@ pub(crate) fn fold_words(mut h: u64, words: impl IntoIterator<Item = u32>) -> u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A streaming writer hands its sink exactly the bytes a buffering writer would hold, in
+    /// pieces no larger than a chunk plus one value; the piecewise hash equals the one-shot hash
+    /// however the bytes are split.
+    #[test]
+    fn streaming_writer_and_piecewise_hash() {
+        let big: Vec<u32> = (0..50_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let floats: Vec<f32> = (0..40_000).map(|i| i as f32 / 7.0).collect();
+        let blob: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let write = |w: &mut Writer| {
+            w.u8(1);
+            w.u32s(&big);
+            w.str("明月几时有");
+            w.f32s(&floats);
+            w.bytes(&blob);
+            w.u64(9);
+        };
+        let mut whole = Writer::default();
+        write(&mut whole);
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        let mut sink = |b: &[u8]| pieces.push(b.to_vec());
+        let mut w = Writer::streaming(&mut sink);
+        write(&mut w);
+        w.flush();
+        drop(w);
+        assert!(pieces.len() >= 8, "{}", pieces.len());
+        assert!(pieces
+            .iter()
+            .all(|p| p.len() < STREAM_CHUNK + STREAM_CHUNK / 4 * 4));
+        assert_eq!(pieces.concat(), whole.buf);
+
+        let data = &whole.buf;
+        for split in [1usize, 3, 7, 8, 9, 1000, 65_537] {
+            let mut h = Hasher64::new(data.len());
+            for part in data.chunks(split) {
+                h.update(part);
+            }
+            assert_eq!(h.finish(), hash64(data), "split {split}");
+        }
+        for n in 0..20 {
+            let mut h = Hasher64::new(n);
+            h.update(&data[..n]);
+            assert_eq!(h.finish(), hash64(&data[..n]), "len {n}");
+        }
+    }
 
     #[test]
     fn round_trip_and_bounds() {

@@ -22,13 +22,14 @@
 //! the index from the pages.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use super::bm25::Bm25Index;
-use super::codec::{hash64, DecodeError, DecodeResult, Reader, Writer};
+use super::bm25::{Bm25BaseSnapshot, Bm25Index};
+use super::codec::{hash64, DecodeError, DecodeResult, Hasher64, Reader, Writer};
 use super::vectors::{HnswParams, VectorStore};
 use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
-use crate::storage::Store;
+use crate::storage::{Data, RecordSource, Store};
 
 /// The format version written; decoding refuses others.
 pub const FORMAT_VERSION: u32 = 1;
@@ -66,13 +67,49 @@ enum Kind {
 
 /// The header of a record holding `payload`.
 fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER] {
+    header_of(kind, payload.len(), hash64(payload))
+}
+
+/// The header of a record whose payload has `len` bytes and hash `sum`.
+fn header_of(kind: Kind, len: usize, sum: u64) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
     h[..4].copy_from_slice(&MAGIC);
     h[4..8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[8] = kind as u8;
-    h[9..17].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    h[17..25].copy_from_slice(&hash64(payload).to_le_bytes());
+    h[9..17].copy_from_slice(&(len as u64).to_le_bytes());
+    h[17..25].copy_from_slice(&sum.to_le_bytes());
     h
+}
+
+/// The `bm25` record, written on demand from a snapshot of the base (a [`RecordSource`]): the
+/// largest record (16.8 MB at 10k pages) goes to storage in 64 KB pieces instead of being held
+/// whole beside the index. Written twice per save: once to hash the payload for the header,
+/// once to hand it over.
+struct Bm25BaseRecord(Bm25BaseSnapshot);
+
+impl RecordSource for Bm25BaseRecord {
+    fn len(&self) -> usize {
+        HEADER + self.0.size()
+    }
+
+    fn write_to(&self, sink: &mut dyn FnMut(&[u8])) {
+        let size = self.0.size();
+        let mut hasher = Hasher64::new(size);
+        {
+            let mut hash = |piece: &[u8]| hasher.update(piece);
+            let mut w = Writer::streaming(&mut hash);
+            self.0.write(&mut w);
+            w.flush();
+        }
+        sink(&header_of(Kind::Bm25, size, hasher.finish()));
+        let mut w = Writer::streaming(sink);
+        self.0.write(&mut w);
+        w.flush();
+    }
+}
+
+fn bm25_base_record(bm25: &Bm25Index) -> Data {
+    Data::Source(Rc::new(Bm25BaseRecord(bm25.base_snapshot())))
 }
 
 fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
@@ -112,13 +149,14 @@ fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
     Ok(payload)
 }
 
-/// One change for the `search` store: `Some(bytes)` to put, `None` to delete.
+/// One change for the `search` store: `Some(data)` to put, `None` to delete.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordWrite {
     /// The record key (one of the `KEY_*` constants).
     pub key: String,
-    /// The framed bytes, or `None` to delete the record.
-    pub data: Option<Vec<u8>>,
+    /// The framed record (the `bm25` base as a [`RecordSource`] written on demand), or `None` to
+    /// delete the record.
+    pub data: Option<Data>,
 }
 
 /// Which records storage holds, as of the last [`SearchIndex::mark_persisted`].
@@ -199,40 +237,43 @@ fn write_graph(s: &VectorStore) -> Option<Vec<u8>> {
 impl SearchIndex {
     /// Every record of the index, framed: what a first save or an export writes.
     pub fn to_records(&self) -> Vec<(String, Vec<u8>)> {
-        let mut out = vec![
-            (KEY_META.to_string(), write_meta(self)),
-            (
-                KEY_BM25.to_string(),
-                write_sized(Kind::Bm25, self.bm25.base_record_size(), |w| {
-                    self.bm25.write_base(w)
-                }),
-            ),
+        self.records()
+            .into_iter()
+            .map(|(k, d)| (k, d.into_vec()))
+            .collect()
+    }
+
+    /// [`SearchIndex::to_records`], with the `bm25` base as a [`RecordSource`].
+    fn records(&self) -> Vec<(String, Data)> {
+        let mut out: Vec<(String, Data)> = vec![
+            (KEY_META.to_string(), write_meta(self).into()),
+            (KEY_BM25.to_string(), bm25_base_record(&self.bm25)),
             (
                 KEY_BM25_DELTA.to_string(),
-                write_with(Kind::Bm25Delta, |w| self.bm25.write_delta(w)),
+                write_with(Kind::Bm25Delta, |w| self.bm25.write_delta(w)).into(),
             ),
         ];
         if let Some(a) = &self.active {
             out.push((
                 KEY_VECTORS.into(),
-                write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)),
+                write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)).into(),
             ));
             out.push((
                 KEY_VECTORS_DELTA.into(),
-                write_with(Kind::VectorsDelta, |w| a.write_delta(w)),
+                write_with(Kind::VectorsDelta, |w| a.write_delta(w)).into(),
             ));
             if let Some(g) = write_graph(a) {
-                out.push((KEY_HNSW.into(), g));
+                out.push((KEY_HNSW.into(), g.into()));
             }
         }
         if let Some(s) = &self.staging {
             out.push((
                 KEY_STAGING.into(),
-                write_with(Kind::Vectors, |w| s.write_base(w)),
+                write_with(Kind::Vectors, |w| s.write_base(w)).into(),
             ));
             out.push((
                 KEY_STAGING_DELTA.into(),
-                write_with(Kind::VectorsDelta, |w| s.write_delta(w)),
+                write_with(Kind::VectorsDelta, |w| s.write_delta(w)).into(),
             ));
         }
         out
@@ -246,14 +287,21 @@ impl SearchIndex {
     pub fn dirty_records(&self) -> Vec<RecordWrite> {
         let put = |(key, data): (String, Vec<u8>)| RecordWrite {
             key,
-            data: Some(data),
+            data: Some(Data::Bytes(data)),
         };
         let del = |key: &str| RecordWrite {
             key: key.to_string(),
             data: None,
         };
         if !self.persisted.any {
-            let mut out: Vec<RecordWrite> = self.to_records().into_iter().map(put).collect();
+            let mut out: Vec<RecordWrite> = self
+                .records()
+                .into_iter()
+                .map(|(key, data)| RecordWrite {
+                    key,
+                    data: Some(data),
+                })
+                .collect();
             // A fresh index may replace records an older one left behind.
             for key in [
                 KEY_VECTORS,
@@ -270,12 +318,10 @@ impl SearchIndex {
         }
         let mut out = Vec::new();
         if self.bm25.dirty_base {
-            out.push(put((
-                KEY_BM25.into(),
-                write_sized(Kind::Bm25, self.bm25.base_record_size(), |w| {
-                    self.bm25.write_base(w)
-                }),
-            )));
+            out.push(RecordWrite {
+                key: KEY_BM25.into(),
+                data: Some(bm25_base_record(&self.bm25)),
+            });
         }
         if self.bm25.dirty_delta || self.bm25.dirty_base {
             out.push(put((

@@ -499,7 +499,7 @@ fn apply(store: &mut HashMap<String, Vec<u8>>, writes: Vec<RecordWrite>) {
     for w in writes {
         match w.data {
             Some(d) => {
-                store.insert(w.key, d);
+                store.insert(w.key, d.into_vec());
             }
             None => {
                 store.remove(&w.key);
@@ -761,4 +761,50 @@ fn the_large_records_are_written_in_one_allocation() {
         keys(&back.search("topic3 明月", &bm25_only(5))),
         keys(&idx.search("topic3 明月", &bm25_only(5)))
     );
+}
+
+/// The `bm25` record is a source written on demand from a snapshot of the base: written after
+/// the index merged (and its old base arrays were replaced), it still holds the base as it was
+/// when the records were taken, decodes, and equals `to_records`' bytes of that moment.
+#[test]
+fn bm25_record_written_after_the_index_moved_on_is_the_base_it_was_taken_from() {
+    let mut idx = SearchIndex::default();
+    let bodies: Vec<String> = (0..400)
+        .map(|i| format!("alpha w{i} 明月 {}", i % 7))
+        .collect();
+    let names: Vec<String> = (0..400).map(|i| format!("k{i}")).collect();
+    idx.upsert_many(
+        names
+            .iter()
+            .zip(&bodies)
+            .map(|(k, b)| (k.as_str(), page("T", b))),
+    );
+    let then: HashMap<String, Vec<u8>> = idx.to_records().into_iter().collect();
+    let writes = idx.dirty_records();
+    let bm25 = writes
+        .iter()
+        .find(|w| w.key == KEY_BM25)
+        .and_then(|w| w.data.clone())
+        .unwrap();
+    assert!(matches!(bm25, crate::storage::Data::Source(_)));
+    idx.mark_persisted();
+
+    // Move on: enough changes for a merge, which replaces the base arrays.
+    for i in 0..300 {
+        idx.upsert(&format!("k{i}"), &page("T", "changed beta 故乡"), None);
+    }
+    assert!(idx.dirty_records().iter().any(|w| w.key == KEY_BM25));
+
+    let bytes = bm25.to_vec();
+    assert_eq!(bm25.len(), bytes.len());
+    assert_eq!(
+        &bytes, &then[KEY_BM25],
+        "the snapshot's record, byte for byte"
+    );
+    let mut store = then.clone();
+    store.insert(KEY_BM25.into(), bytes);
+    let back = open(&store).unwrap();
+    assert_eq!(back.len(), 400);
+    assert_eq!(keys(&back.search("beta", &bm25_only(10))).len(), 0);
+    assert_eq!(keys(&back.search("alpha", &bm25_only(500))).len(), 400);
 }

@@ -9,8 +9,8 @@ use std::future::Future;
 use std::rc::Rc;
 
 use super::{
-    Backend, Batch, Expect, Fault, FaultInjection, OnVersionChange, OpenOptions, Record, Storage,
-    Store, SCHEMA_VERSION,
+    Backend, Batch, Data, Expect, Fault, FaultInjection, OnVersionChange, OpenOptions, Record,
+    RecordSource, Storage, Store, SCHEMA_VERSION,
 };
 use crate::error::Error;
 
@@ -32,6 +32,7 @@ pub const SUITE: &[&str] = &[
     "write_back_after_an_awaited_embedding_is_atomic",
     "list_and_delete",
     "cjk_keys_and_prefix_scan",
+    "record_sources_are_written_whole",
 ];
 
 /// Every record of every store of the current schema, for whole-database comparisons.
@@ -568,4 +569,65 @@ pub async fn cjk_keys_and_prefix_scan<B: Backend>(backend: &B) {
         ["人工智能"]
     );
     assert_eq!(s.scan(Store::Pages, "").await.unwrap().len(), keys.len());
+}
+
+/// A payload written in uneven pieces, some empty, crossing every 64 KB boundary.
+struct Pieces(Vec<u8>);
+
+impl RecordSource for Pieces {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn write_to(&self, sink: &mut dyn FnMut(&[u8])) {
+        let mut at = 0;
+        let mut step = 1;
+        while at < self.0.len() {
+            let end = (at + step).min(self.0.len());
+            sink(&self.0[at..end]);
+            sink(&[]);
+            at = end;
+            step = step * 3 + 7;
+        }
+    }
+}
+
+/// A put whose payload is a [`RecordSource`] stores exactly its bytes, beside ordinary puts in
+/// the same batch, and a failed batch with one stores nothing.
+pub async fn record_sources_are_written_whole<B: Backend>(backend: &B) {
+    let s = fresh(backend, "conformance-sources").await;
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 253) as u8).collect();
+    let mut b = Batch::new();
+    b.put_data(
+        Store::Search,
+        "big",
+        Data::Source(Rc::new(Pieces(bytes.clone()))),
+        Expect::Absent,
+    );
+    b.put_data(
+        Store::Search,
+        "empty",
+        Data::Source(Rc::new(Pieces(Vec::new()))),
+        Expect::Absent,
+    );
+    put(&mut b, Store::Pages, "p", "page", Expect::Absent);
+    s.commit(b).await.unwrap();
+    let got = s.get(Store::Search, "big").await.unwrap().unwrap();
+    assert_eq!(got.rev, 1);
+    assert!(got.data == bytes, "the source's bytes, in order");
+    let empty = s.get(Store::Search, "empty").await.unwrap().unwrap();
+    assert!(empty.data.is_empty());
+    assert_eq!(text(&s, Store::Pages, "p").await.as_deref(), Some("page"));
+
+    // A conflict later in the batch: the source's record keeps its first version.
+    let mut b = Batch::new();
+    b.put_data(
+        Store::Search,
+        "big",
+        Data::Source(Rc::new(Pieces(vec![1, 2, 3]))),
+        Expect::Rev(1),
+    );
+    put(&mut b, Store::Pages, "p", "changed", Expect::Absent);
+    assert!(matches!(s.commit(b).await, Err(Error::Conflict { .. })));
+    let got = s.get(Store::Search, "big").await.unwrap().unwrap();
+    assert_eq!((got.rev, got.data.len()), (1, bytes.len()));
 }

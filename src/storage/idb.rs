@@ -23,7 +23,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{IdbDatabase, IdbFactory, IdbOpenDbRequest, IdbTransaction, IdbVersionChangeEvent};
 
 use super::{
-    describe_found, validate_wiki_name, Backend, Batch, Fault, FaultInjection, FaultState,
+    describe_found, validate_wiki_name, Backend, Batch, Data, Fault, FaultInjection, FaultState,
     OnVersionChange, OpenOptions, Record, Storage, Store, Write,
 };
 use crate::error::{Error, Result};
@@ -364,11 +364,32 @@ impl Backend for IdbBackend {
     }
 }
 
-fn encode(rev: u64, data: &[u8]) -> JsValue {
+fn encode(rev: u64, data: &Uint8Array) -> JsValue {
     let obj = Object::new();
     let _ = Reflect::set(&obj, &"rev".into(), &JsValue::from_f64(rev as f64));
-    let _ = Reflect::set(&obj, &"data".into(), &Uint8Array::from(data));
+    let _ = Reflect::set(&obj, &"data".into(), data);
     obj.into()
+}
+
+/// Copies a payload into one new `Uint8Array`, piece by piece: a [`Data::Source`] is written
+/// straight into JS memory, never whole into wasm memory.
+pub(crate) fn to_uint8array(data: &Data) -> Uint8Array {
+    match data {
+        Data::Bytes(b) => Uint8Array::from(b.as_slice()),
+        Data::Source(s) => {
+            let len = s.len();
+            let out = Uint8Array::new_with_length(len as u32);
+            let mut at = 0usize;
+            s.write_to(&mut |piece| {
+                let end = (at + piece.len()).min(len);
+                out.subarray(at as u32, end as u32)
+                    .copy_from(&piece[..end - at]);
+                at = end;
+            });
+            debug_assert_eq!(at, len, "a record source wrote fewer bytes than its length");
+            out
+        }
+    }
 }
 
 fn decode(store: Store, key: &str, value: &JsValue) -> Result<Record> {
@@ -491,6 +512,16 @@ impl Storage for IdbStorage {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        // Every payload is serialised into JS memory before the transaction opens (a record
+        // source writes its pieces synchronously; nothing is awaited).
+        let payloads: Vec<Option<Uint8Array>> = batch
+            .writes
+            .iter()
+            .map(|w| match w {
+                Write::Put { data, .. } => Some(to_uint8array(data)),
+                Write::Delete { .. } => None,
+            })
+            .collect();
         let tx = self.transaction(&stores, TransactionMode::ReadWrite)?;
         let abort = |e: Error| {
             let _ = tx.abort();
@@ -541,7 +572,10 @@ impl Storage for IdbStorage {
             let os = object_store(&tx, id.0).map_err(abort)?;
             if self.faults.should_fail(i + 1) {
                 // A real IndexedDB failure: NaN is not a valid key, so put() throws a DataError.
-                let r = os.put(&encode(1, b""), Some(&JsValue::from_f64(f64::NAN)));
+                let r = os.put(
+                    &encode(1, &Uint8Array::new_with_length(0)),
+                    Some(&JsValue::from_f64(f64::NAN)),
+                );
                 let detail = match r {
                     Err(e) => format!("{e}"),
                     Ok(_) => "put accepted an invalid key".to_string(),
@@ -554,15 +588,15 @@ impl Storage for IdbStorage {
                     id.1
                 ))));
             }
-            match write {
-                Write::Put { data, .. } => {
+            match &payloads[i] {
+                Some(data) => {
                     let rev = found.unwrap_or(0) + 1;
                     os.put(&encode(rev, data), Some(&JsValue::from_str(&id.1)))
                         .map_err(|e| abort(idb_error(e, "put")))?;
                     revs.push(rev);
                     current.insert(id, Some(rev));
                 }
-                Write::Delete { .. } => {
+                None => {
                     os.delete(JsValue::from_str(&id.1))
                         .map_err(|e| abort(idb_error(e, "delete")))?;
                     revs.push(0);

@@ -215,7 +215,7 @@ impl Storage for MemoryStorage {
                             id,
                             Some(Record {
                                 rev,
-                                data: data.clone(),
+                                data: data.to_vec(),
                             }),
                         );
                     }

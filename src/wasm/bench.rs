@@ -142,15 +142,17 @@ impl BenchIndex {
         out
     }
 
-    /// The records one commit would write now (`dirty_records`), then marks them persisted:
-    /// returns the bytes written (deletions count 0).
+    /// The records one commit would write now (`dirty_records`), each copied into a
+    /// `Uint8Array` as the IndexedDB backend copies it before its transaction opens (then
+    /// dropped), then marks them persisted: returns the bytes written (deletions count 0).
     #[wasm_bindgen(js_name = commitDirty)]
     pub fn commit_dirty(&mut self) -> f64 {
         let bytes: usize = self
             .index
             .dirty_records()
             .iter()
-            .map(|r| r.data.as_ref().map_or(0, Vec::len))
+            .filter_map(|r| r.data.as_ref())
+            .map(|d| crate::storage::idb::to_uint8array(d).length() as usize)
             .sum();
         self.index.mark_persisted();
         bytes as f64
