@@ -128,8 +128,17 @@ const TEXT = {
       w,
       wasmBytes: () => w.memory.buffer.byteLength,
       build(docs) {
+        // As the product builds the index of a wiki that has none stored (Wiki::search_index):
+        // two passes over the pages, read rebuildBatch() (256) at a time, then a first save.
         idx = new w.BenchIndex();
-        idx.addPages(docs.map((d) => d.id), docs.map((d) => d.title), docs.map((d) => d.body));
+        const n = w.rebuildBatch();
+        for (const pass of ["buildCount", "buildFill"]) {
+          for (let i = 0; i < docs.length; i += n) {
+            const b = docs.slice(i, i + n);
+            idx[pass](b.map((d) => d.id), b.map((d) => d.title), b.map((d) => d.body));
+          }
+        }
+        idx.buildFinish();
         idx.commitDirty(); // the records a first save writes are what persisted bytes counts
       },
       add(doc) { idx.upsert(doc.id, doc.title, doc.body, "", undefined); },

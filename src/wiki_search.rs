@@ -32,10 +32,11 @@ use crate::search::vectors::{
     GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob, HNSW_MIN_ROWS,
 };
 use crate::search::{
-    EmbeddingStatus, QueryVector, SearchIndex, SearchMode, SearchOptions, SearchResults,
+    EmbeddingStatus, QueryVector, SearchConfig, SearchIndex, SearchMode, SearchOptions,
+    SearchResults,
 };
 use crate::storage::{Batch, Expect, Storage, Store};
-use crate::wiki::Wiki;
+use crate::wiki::{from_json, Wiki};
 
 /// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
 /// decimal text.
@@ -112,6 +113,10 @@ pub struct EmbedReport {
     /// Token usage of the embedding calls.
     pub usage: TokenUsage,
 }
+
+/// Pages read per storage call by [`Wiki::rebuild_search_index`] (about 0.5 MB of text for
+/// T1-like pages of ~300 words).
+pub const REBUILD_BATCH: usize = 256;
 
 /// Adds the index's changed records and the stamp `op` to `batch` (puts and deletes, no
 /// expectation: commits are sequential under the one-writer rule, Decision 9).
@@ -314,6 +319,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .filter(|(k, _)| k != SEARCH_OP_KEY)
                 .map(|(k, r)| (k.as_str(), r.data.as_slice())),
         );
+        let stored = records.iter().any(|(k, _)| k != SEARCH_OP_KEY);
+        drop(records);
         let mut index = match loaded {
             Ok(index) if stamp == Some(last) => {
                 let mut index = index;
@@ -321,12 +328,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 index.stamp_rev = stamp_rev;
                 return Ok(index);
             }
-            Ok(index) => index,
-            Err(Error::Corrupt { .. }) => SearchIndex::default(),
+            // Behind: only the pages that changed are indexed again.
+            Ok(mut index) if stored => {
+                let pages = self.all_pages().await?;
+                index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+                index
+            }
+            // None stored, or unreadable: a full build, reading the pages in batches.
+            Ok(_) | Err(Error::Corrupt { .. }) => self.fresh_search_index().await?,
             Err(e) => return Err(e),
         };
-        let pages = self.all_pages().await?;
-        index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
         index.synced_op = Some(last);
         index.stamp_rev = stamp_rev;
         match self.save_search_index(&mut index).await {
@@ -370,11 +381,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Rebuilds the search index from every page, dropping the stored one (vectors included:
     /// they come back through [`SearchIndex::put_embeddings`]), and saves it.
+    ///
+    /// The pages are read [`REBUILD_BATCH`] at a time, twice ([`SearchIndex::builder`]), so the
+    /// rebuild never holds every page at once; if they change between the two reads (another
+    /// tab committed), they are read again all at once. [`Wiki::search_index`] builds the same
+    /// way when no index is stored or the stored one is unreadable.
     pub async fn rebuild_search_index(&self) -> Result<SearchIndex> {
         let last = self.last_op().await?;
-        let pages = self.all_pages().await?;
-        let mut index = SearchIndex::default();
-        index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        let mut index = self.fresh_search_index().await?;
         index.synced_op = Some(last);
         index.stamp_rev = self
             .storage
@@ -383,6 +397,49 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|r| r.rev);
         self.save_search_index(&mut index).await?;
         Ok(index)
+    }
+
+    /// A new index of every page (nothing saved), read [`REBUILD_BATCH`] pages at a time, twice;
+    /// when the pages change between the two reads (another tab committed), read all at once.
+    async fn fresh_search_index(&self) -> Result<SearchIndex> {
+        match self.build_search_index_in_batches().await {
+            Err(Error::InvalidInput(_)) => {
+                let pages = self.all_pages().await?;
+                let mut index = SearchIndex::default();
+                index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+                Ok(index)
+            }
+            r => r,
+        }
+    }
+
+    /// A new index of every page: two passes over the page store, [`REBUILD_BATCH`] pages per
+    /// read. Errors with [`Error::InvalidInput`] when the pages changed between the passes.
+    async fn build_search_index_in_batches(&self) -> Result<SearchIndex> {
+        let mut build = SearchIndex::builder(SearchConfig::default());
+        for fill in [false, true] {
+            let mut after: Option<String> = None;
+            loop {
+                let batch = self
+                    .storage
+                    .scan_page(Store::Pages, "", after.as_deref(), REBUILD_BATCH)
+                    .await?;
+                let Some((last, _)) = batch.last() else {
+                    break;
+                };
+                after = Some(last.clone());
+                for (key, record) in &batch {
+                    let page: Page = from_json(Store::Pages, key, &record.data)?;
+                    let fields = page_fields(&page);
+                    if fill {
+                        build.fill(&page.key, &fields)?;
+                    } else {
+                        build.count(&page.key, &fields)?;
+                    }
+                }
+            }
+        }
+        build.finish()
     }
 
     /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.

@@ -93,6 +93,13 @@ fn record_sources_are_written_whole() {
 }
 
 #[test]
+fn paged_scan_returns_every_key_once() {
+    block_on(suite::paged_scan_returns_every_key_once(
+        &MemoryBackend::new(),
+    ));
+}
+
+#[test]
 fn suite_list_matches_the_tests_here() {
     let here = include_str!("storage_native.rs");
     for name in suite::SUITE {

@@ -75,6 +75,11 @@ async fn idb_record_sources_are_written_whole() {
 }
 
 #[wasm_bindgen_test]
+async fn idb_paged_scan_returns_every_key_once() {
+    suite::paged_scan_returns_every_key_once(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
 fn every_conformance_function_runs_here() {
     let here = include_str!("web.rs");
     for name in suite::SUITE {

@@ -377,6 +377,71 @@ pub struct SearchIndex {
     pub(crate) stamp_rev: Option<u64>,
 }
 
+/// A full build of a [`SearchIndex`] (BM25 only; vectors come later through
+/// [`SearchIndex::put_embeddings`]) in two passes over the pages, each fed in batches of any size:
+/// [`IndexBuilder::count`] every page, then [`IndexBuilder::fill`] the same pages in the same
+/// order, then [`IndexBuilder::finish`] (see [`bm25::Bm25Builder`] for the algorithm). Peak
+/// memory is the index plus one batch of pages, not every page's text at once.
+#[derive(Debug)]
+pub struct IndexBuilder {
+    index: SearchIndex,
+    bm25: bm25::Bm25Builder,
+}
+
+impl IndexBuilder {
+    /// Pass 1 for one page. Errors ([`crate::Error::InvalidInput`]) when `key` was already counted.
+    pub fn count(&mut self, key: &str, fields: &DocFields<'_>) -> crate::Result<()> {
+        if self.index.docs.id(key).is_some() {
+            return Err(crate::Error::InvalidInput(format!(
+                "search build: page {key:?} given twice"
+            )));
+        }
+        let doc = self.index.docs.insert(key);
+        self.index.docs.hashes[doc as usize] = fields_hash(fields);
+        self.bm25
+            .count(doc, fields)
+            .map_err(|e| crate::Error::InvalidInput(e.to_string()))
+    }
+
+    /// Pass 2 for one page: the same key and fields as the `count` at this position. Errors
+    /// ([`crate::Error::InvalidInput`]) when the page is unknown or changed
+    /// between the passes; the build is then void.
+    pub fn fill(&mut self, key: &str, fields: &DocFields<'_>) -> crate::Result<()> {
+        let doc = self.index.docs.id(key).ok_or_else(|| {
+            crate::Error::InvalidInput(format!("search build: page {key:?} was not counted"))
+        })?;
+        if self.index.docs.hashes[doc as usize] != fields_hash(fields) {
+            return Err(crate::Error::InvalidInput(format!(
+                "search build: page {key:?} changed between the passes"
+            )));
+        }
+        self.bm25
+            .fill(doc, fields)
+            .map_err(|e| crate::Error::InvalidInput(e.to_string()))
+    }
+
+    /// The built index (nothing persisted yet). Errors when pass 2 missed pages of pass 1.
+    pub fn finish(self) -> crate::Result<SearchIndex> {
+        let mut index = self.index;
+        index.bm25 = self
+            .bm25
+            .finish()
+            .map_err(|e| crate::Error::InvalidInput(e.to_string()))?;
+        index.dirty_meta = true;
+        Ok(index)
+    }
+
+    /// Pages counted so far.
+    pub fn len(&self) -> usize {
+        self.bm25.len()
+    }
+
+    /// True before the first page.
+    pub fn is_empty(&self) -> bool {
+        self.bm25.is_empty()
+    }
+}
+
 impl Default for SearchIndex {
     fn default() -> Self {
         SearchIndex::new(SearchConfig::default())
@@ -486,6 +551,15 @@ impl SearchIndex {
         }
         self.bm25.upsert_many(batch);
         self.dirty_meta = true;
+    }
+
+    /// Starts a full build fed in batches ([`IndexBuilder`]): the way a rebuild indexes a wiki
+    /// without holding every page at once. The result has this index's settings and no vectors.
+    pub fn builder(config: SearchConfig) -> IndexBuilder {
+        IndexBuilder {
+            index: SearchIndex::new(config),
+            bm25: bm25::Bm25Builder::new(config.bm25, 0),
+        }
     }
 
     /// Brings the index in line with `pages` (every page of the wiki): pages whose fields hash

@@ -808,3 +808,69 @@ fn bm25_record_written_after_the_index_moved_on_is_the_base_it_was_taken_from() 
     assert_eq!(keys(&back.search("beta", &bm25_only(10))).len(), 0);
     assert_eq!(keys(&back.search("alpha", &bm25_only(500))).len(), 400);
 }
+
+/// A build fed in batches (two passes) gives the same index as `upsert_many` — the same records,
+/// byte for byte — and refuses a second pass that differs from the first.
+#[test]
+fn batched_build_equals_upsert_many_and_refuses_a_changed_second_pass() {
+    let mut rng = bm25_tests_rng();
+    let pages: Vec<(String, String, String)> = (0..500)
+        .map(|i| {
+            let body: String = (0..40).map(|_| format!("w{} ", rng.zipf(3000))).collect();
+            let body = if i % 9 == 0 {
+                body + "明月几时有 故乡"
+            } else {
+                body
+            };
+            (format!("page-{i}"), format!("Title {i}"), body)
+        })
+        .collect();
+    fn fields(p: &(String, String, String)) -> DocFields<'_> {
+        DocFields {
+            title: &p.1,
+            aliases: &[],
+            body: &p.2,
+        }
+    }
+    let mut whole = SearchIndex::default();
+    whole.upsert_many(pages.iter().map(|p| (p.0.as_str(), fields(p))));
+
+    let mut b = SearchIndex::builder(SearchConfig::default());
+    for chunk in pages.chunks(64) {
+        for p in chunk {
+            b.count(&p.0, &fields(p)).unwrap();
+        }
+    }
+    for chunk in pages.chunks(100) {
+        for p in chunk {
+            b.fill(&p.0, &fields(p)).unwrap();
+        }
+    }
+    let built = b.finish().unwrap();
+    assert_eq!(built.len(), 500);
+    assert_eq!(built.to_records(), whole.to_records());
+    for q in ["明月", "w1 w2", "故乡 w5", "title 7"] {
+        assert_eq!(
+            keys(&built.search(q, &bm25_only(10))),
+            keys(&whole.search(q, &bm25_only(10))),
+            "{q}"
+        );
+    }
+
+    // A page given twice, a page changed between the passes, a page missing from the second.
+    let mut b = SearchIndex::builder(SearchConfig::default());
+    b.count("a", &page("A", "one two")).unwrap();
+    assert!(b.count("a", &page("A", "one two")).is_err());
+    b.count("b", &page("B", "three")).unwrap();
+    assert!(b.fill("a", &page("A", "one two changed")).is_err());
+    let mut b = SearchIndex::builder(SearchConfig::default());
+    b.count("a", &page("A", "one two")).unwrap();
+    b.count("b", &page("B", "three")).unwrap();
+    assert!(b.fill("b", &page("B", "three")).is_err(), "out of order");
+    let mut b = SearchIndex::builder(SearchConfig::default());
+    b.count("a", &page("A", "one two")).unwrap();
+    b.count("b", &page("B", "three")).unwrap();
+    b.fill("a", &page("A", "one two")).unwrap();
+    assert!(b.fill("c", &page("C", "x")).is_err(), "never counted");
+    assert!(b.finish().is_err(), "b is missing from the second pass");
+}

@@ -33,6 +33,7 @@ pub const SUITE: &[&str] = &[
     "list_and_delete",
     "cjk_keys_and_prefix_scan",
     "record_sources_are_written_whole",
+    "paged_scan_returns_every_key_once",
 ];
 
 /// Every record of every store of the current schema, for whole-database comparisons.
@@ -630,4 +631,58 @@ pub async fn record_sources_are_written_whole<B: Backend>(backend: &B) {
     assert!(matches!(s.commit(b).await, Err(Error::Conflict { .. })));
     let got = s.get(Store::Search, "big").await.unwrap().unwrap();
     assert_eq!((got.rev, got.data.len()), (1, bytes.len()));
+}
+
+/// Paging with [`Storage::scan_page`] returns every key with the prefix exactly once, CJK and
+/// astral-plane keys included, whatever the page size; the page after the last is empty.
+pub async fn paged_scan_returns_every_key_once<B: Backend>(backend: &B) {
+    let s = fresh(backend, "conformance-paged").await;
+    let mut keys: Vec<String> = (0..23).map(|i| format!("p/{i:03}")).collect();
+    keys.extend(
+        [
+            "p/人工智能",
+            "p/中文",
+            "p/😀 emoji",
+            "p/ｆｕｌｌ",
+            "p/café",
+            "p/Z",
+        ]
+        .map(String::from),
+    );
+    let mut b = Batch::new();
+    for k in &keys {
+        put(&mut b, Store::Pages, k, k, Expect::Absent);
+    }
+    put(&mut b, Store::Pages, "q/outside", "x", Expect::Absent);
+    put(&mut b, Store::Pages, "o/outside", "x", Expect::Absent);
+    s.commit(b).await.unwrap();
+    let mut want = keys.clone();
+    crate::util::sort(&mut want);
+    for limit in [1, 4, 7, 100] {
+        let mut got: Vec<String> = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = s
+                .scan_page(Store::Pages, "p/", after.as_deref(), limit)
+                .await
+                .unwrap();
+            assert!(page.len() <= limit);
+            let Some((last, _)) = page.last() else { break };
+            after = Some(last.clone());
+            for (k, r) in page {
+                assert_eq!(r.data, k.as_bytes(), "{k}");
+                got.push(k);
+            }
+            assert!(got.len() <= want.len(), "a key came twice: {got:?}");
+        }
+        crate::util::sort(&mut got);
+        assert_eq!(got, want, "limit {limit}");
+    }
+    let all = s.scan_page(Store::Pages, "", None, 1000).await.unwrap();
+    assert_eq!(all.len(), keys.len() + 2);
+    assert!(s
+        .scan_page(Store::Pages, "nothing/", None, 10)
+        .await
+        .unwrap()
+        .is_empty());
 }

@@ -506,6 +506,58 @@ impl Storage for IdbStorage {
         Ok(out)
     }
 
+    async fn scan_page(
+        &self,
+        store: Store,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Record)>> {
+        self.check(&[store])?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let os = object_store(&tx, store)?;
+        // Keys never contain U+FFFF (a noncharacter), so this bound covers every key with the prefix.
+        let upper = format!("{prefix}\u{FFFF}");
+        let (lower, lower_open) = match after {
+            Some(a) if a >= prefix => (a, true),
+            _ => (prefix, false),
+        };
+        let range = KeyRange::bound(
+            &lower.into(),
+            &upper.as_str().into(),
+            Some(lower_open),
+            None,
+        )
+        .map_err(|e| idb_error(e, "key range"))?;
+        let query = Some(idb::Query::from(range));
+        let count = Some(u32::try_from(limit).unwrap_or(u32::MAX));
+        let keys_req = os
+            .get_all_keys(query.clone(), count)
+            .map_err(|e| idb_error(e, "scan"))?;
+        let values_req = os.get_all(query, count).map_err(|e| idb_error(e, "scan"))?;
+        let (keys, values) =
+            futures::future::join(keys_req.into_future(), values_req.into_future()).await;
+        let keys = keys.map_err(|e| idb_error(e, "scan"))?;
+        let values = values.map_err(|e| idb_error(e, "scan"))?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (k, v) in keys.iter().zip(values.iter()) {
+            let k = k.as_string().ok_or_else(|| Error::Corrupt {
+                store,
+                key: format!("{k:?}"),
+                message: "non-string key".into(),
+            })?;
+            if k.starts_with(prefix) {
+                let r = decode(store, &k, v)?;
+                out.push((k, r));
+            }
+        }
+        // In IndexedDB's order: the caller pages on from the last key.
+        Ok(out)
+    }
+
     async fn commit(&self, batch: Batch) -> Result<Vec<u64>> {
         let stores = batch.stores();
         self.check(&stores)?;

@@ -172,6 +172,31 @@ impl Storage for MemoryStorage {
             .collect())
     }
 
+    async fn scan_page(
+        &self,
+        store: Store,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Record)>> {
+        use std::ops::Bound;
+        self.check(store)?;
+        let db = self.db.borrow();
+        let Some(map) = db.data.get(&store) else {
+            return Ok(Vec::new());
+        };
+        let lower = match after {
+            Some(a) if a >= prefix => Bound::Excluded(a.to_string()),
+            _ => Bound::Included(prefix.to_string()),
+        };
+        Ok(map
+            .range((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .take(limit)
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect())
+    }
+
     async fn commit(&self, batch: Batch) -> Result<Vec<u64>> {
         if self.conn.closed.get() {
             return Err(Error::Closed);

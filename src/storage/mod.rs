@@ -347,6 +347,18 @@ pub trait Storage {
     /// (lexicographic by UTF-16 code units in IndexedDB; our keys are chosen so that this equals
     /// byte order for the prefixes used).
     async fn scan(&self, store: Store, prefix: &str) -> Result<Vec<(String, Record)>>;
+    /// Reads up to `limit` records of a store whose key starts with `prefix` and comes after
+    /// `after` (from the first when `None`): pass the last key of one page as `after` to read the
+    /// next, so a whole store is read without holding it all. Pages come in the backend's own
+    /// key order (IndexedDB: UTF-16 code units, which may differ from [`Storage::scan`]'s code
+    /// point order), and every key is returned once across the pages of an unchanged store.
+    async fn scan_page(
+        &self,
+        store: Store,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Record)>>;
     /// Commits `batch` atomically: every write applies, or none does and the error says why.
     /// Returns the new revision of each put, in batch order (0 for deletes).
     async fn commit(&self, batch: Batch) -> Result<Vec<u64>>;

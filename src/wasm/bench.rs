@@ -9,7 +9,18 @@ use wasm_bindgen::prelude::*;
 
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
-use crate::search::{DocFields, Embedding, QueryVector, SearchIndex, SearchMode, SearchOptions};
+use crate::search::{
+    DocFields, Embedding, IndexBuilder, QueryVector, SearchConfig, SearchIndex, SearchMode,
+    SearchOptions,
+};
+
+fn fields<'a>(title: &'a str, body: &'a str) -> DocFields<'a> {
+    DocFields {
+        title,
+        aliases: &[],
+        body,
+    }
+}
 
 fn js_err(e: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
@@ -19,12 +30,20 @@ fn js_err(e: impl std::fmt::Display) -> JsValue {
 #[wasm_bindgen]
 pub struct BenchIndex {
     index: SearchIndex,
+    build: Option<IndexBuilder>,
 }
 
 impl Default for BenchIndex {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Pages per batch of a full build (`wiki_search::REBUILD_BATCH`: what the product reads from
+/// storage per call when it builds an index).
+#[wasm_bindgen(js_name = rebuildBatch)]
+pub fn rebuild_batch() -> usize {
+    crate::wiki_search::REBUILD_BATCH
 }
 
 #[wasm_bindgen]
@@ -34,7 +53,56 @@ impl BenchIndex {
     pub fn new() -> BenchIndex {
         BenchIndex {
             index: SearchIndex::default(),
+            build: None,
         }
+    }
+
+    /// Pass 1 of a full build fed in batches (`SearchIndex::builder`), as the product builds the
+    /// index of a wiki that has none stored: call with every batch of pages, then `buildFill`
+    /// with the same batches, then `buildFinish`. The three arrays are parallel.
+    #[wasm_bindgen(js_name = buildCount)]
+    pub fn build_count(
+        &mut self,
+        keys: Vec<String>,
+        titles: Vec<String>,
+        bodies: Vec<String>,
+    ) -> Result<(), JsValue> {
+        let b = self
+            .build
+            .get_or_insert_with(|| SearchIndex::builder(SearchConfig::default()));
+        for ((k, t), body) in keys.iter().zip(&titles).zip(&bodies) {
+            b.count(k, &fields(t, body)).map_err(js_err)?;
+        }
+        Ok(())
+    }
+
+    /// Pass 2 of the build (see `buildCount`).
+    #[wasm_bindgen(js_name = buildFill)]
+    pub fn build_fill(
+        &mut self,
+        keys: Vec<String>,
+        titles: Vec<String>,
+        bodies: Vec<String>,
+    ) -> Result<(), JsValue> {
+        let b = self
+            .build
+            .as_mut()
+            .ok_or_else(|| js_err("buildFill before buildCount"))?;
+        for ((k, t), body) in keys.iter().zip(&titles).zip(&bodies) {
+            b.fill(k, &fields(t, body)).map_err(js_err)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the build: the index is the one built (replacing what it held).
+    #[wasm_bindgen(js_name = buildFinish)]
+    pub fn build_finish(&mut self) -> Result<(), JsValue> {
+        let b = self
+            .build
+            .take()
+            .ok_or_else(|| js_err("buildFinish before buildCount"))?;
+        self.index = b.finish().map_err(js_err)?;
+        Ok(())
     }
 
     /// Indexes many pages in one batch (`SearchIndex::upsert_many`: one BM25 merge), as a full
@@ -169,7 +237,7 @@ impl BenchIndex {
                 .zip(bytes.iter().map(Vec::as_slice)),
         )
         .map_err(js_err)?;
-        Ok(BenchIndex { index })
+        Ok(BenchIndex { index, build: None })
     }
 
     /// Indexed pages.
