@@ -3,6 +3,10 @@
 //! synthetic Zipf pages, and `VectorStore::put` of 384-d rows. Run:
 //! `cargo run --release --example memory_peak [-- PAGES ROWS]` (defaults 10000 10000).
 //!
+//! Two ways to build: every page held at once (`SearchIndex::upsert_many`), and pages in batches
+//! of `REBUILD_BATCH`, two passes (`SearchIndex::builder`, what a wiki with no stored index
+//! does and what the browser benchmark measures).
+//!
 //! A counting global allocator reports, per step, the live heap before it, the peak during it and
 //! the live heap after it (MB = 10⁶ bytes), and its wall time. Wasm linear memory never shrinks, so the browser's
 //! figure is at least the peak of its build (plus allocator fragmentation, which this does not
@@ -13,7 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use llm_wiki::search::bm25::DocFields;
 use llm_wiki::search::vectors::{HnswParams, VectorStore};
-use llm_wiki::search::SearchIndex;
+use llm_wiki::search::{SearchConfig, SearchIndex};
+use llm_wiki::wiki_search::REBUILD_BATCH;
 
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -113,23 +118,37 @@ fn main() {
     let pages = args.first().copied().unwrap_or(10_000);
     let rows = args.get(1).copied().unwrap_or(10_000);
 
-    // T1-like: 20k-word vocabulary, Zipf s = 1, titles of 3 words, bodies of 150–449 words.
-    let mut rng = Rng(42);
+    // T1-like: 20k-word vocabulary, Zipf s = 1, titles of 3 words, bodies of 150–449 words;
+    // page i is generated from its own seed, so a batch can be generated again for a second pass.
+    let page = |i: usize| {
+        let mut rng = Rng(42 ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let title = (0..3)
+            .map(|_| word(rng.zipf(20_000)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let len = 150 + (rng.next() as usize % 300);
+        let body = (0..len)
+            .map(|_| word(rng.zipf(20_000)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        (format!("t1-{i}"), title, body)
+    };
+
+    // A first save, as the IndexedDB backend does it: each record handed over in pieces (into
+    // JS memory, which this probe does not count); the `bm25` base is written from a snapshot.
+    let save = |index: &SearchIndex| {
+        let mut n = 0usize;
+        for r in index.dirty_records() {
+            if let Some(d) = r.data {
+                d.write_to(&mut |piece| n += piece.len());
+            }
+        }
+        n
+    };
+
+    println!("-- every page held at once, SearchIndex::upsert_many");
     let docs: Vec<(String, String, String)> = step("generate pages (the caller's input)", || {
-        (0..pages)
-            .map(|i| {
-                let title = (0..3)
-                    .map(|_| word(rng.zipf(20_000)))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let len = 150 + (rng.next() as usize % 300);
-                let body = (0..len)
-                    .map(|_| word(rng.zipf(20_000)))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                (format!("t1-{i}"), title, body)
-            })
-            .collect()
+        (0..pages).map(page).collect()
     });
     let index = step("SearchIndex::upsert_many", || {
         let mut idx = SearchIndex::default();
@@ -145,21 +164,43 @@ fn main() {
         }));
         idx
     });
-    // A first save, as the IndexedDB backend does it: each record handed over in pieces (into
-    // JS memory, which this probe does not count); the `bm25` base is written from a snapshot.
-    let written = step("first save (dirty_records, written out)", || {
-        let mut n = 0usize;
-        for r in index.dirty_records() {
-            if let Some(d) = r.data {
-                d.write_to(&mut |piece| n += piece.len());
-            }
-        }
-        n
-    });
+    let written = step("first save (dirty_records, written out)", || save(&index));
     println!("first save wrote {}", mb(written));
     drop(docs);
     drop(index);
 
+    println!(
+        "-- pages in batches of {REBUILD_BATCH}, two passes (SearchIndex::builder), as a wiki \
+         with no stored index builds one"
+    );
+    let index = step("IndexBuilder (count, fill, finish)", || {
+        let mut b = SearchIndex::builder(SearchConfig::default());
+        for fill in [false, true] {
+            for start in (0..pages).step_by(REBUILD_BATCH) {
+                let batch: Vec<_> = (start..(start + REBUILD_BATCH).min(pages))
+                    .map(page)
+                    .collect();
+                for (k, t, body) in &batch {
+                    let f = DocFields {
+                        title: t,
+                        aliases: &[],
+                        body,
+                    };
+                    if fill {
+                        b.fill(k, &f).unwrap();
+                    } else {
+                        b.count(k, &f).unwrap();
+                    }
+                }
+            }
+        }
+        b.finish().unwrap()
+    });
+    let written = step("first save (dirty_records, written out)", || save(&index));
+    println!("first save wrote {}", mb(written));
+    drop(index);
+
+    let mut rng = Rng(42);
     let dim = 384;
     let input: Vec<f32> = step("generate vectors (the caller's input)", || {
         (0..rows * dim)
