@@ -114,6 +114,39 @@ pub struct EmbedReport {
     pub usage: TokenUsage,
 }
 
+/// A new index of every page in `storage`: two passes over the page store
+/// ([`IndexBuilder`](crate::search::IndexBuilder)),
+/// [`REBUILD_BATCH`] pages per read. `Ok(None)` when the pages changed between the passes (the
+/// caller reads them all at once instead); storage and page-decoding errors as they come.
+pub(crate) async fn build_index_in_batches<S: Storage>(storage: &S) -> Result<Option<SearchIndex>> {
+    let mut build = SearchIndex::builder(SearchConfig::default());
+    for fill in [false, true] {
+        let mut after: Option<String> = None;
+        loop {
+            let batch = storage
+                .scan_page(Store::Pages, "", after.as_deref(), REBUILD_BATCH)
+                .await?;
+            let Some((last, _)) = batch.last() else {
+                break;
+            };
+            after = Some(last.clone());
+            for (key, record) in &batch {
+                let page: Page = from_json(Store::Pages, key, &record.data)?;
+                let fields = page_fields(&page);
+                let step = if fill {
+                    build.fill(&page.key, &fields)
+                } else {
+                    build.count(&page.key, &fields)
+                };
+                if step.is_err() {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(build.finish().ok())
+}
+
 /// Pages read per storage call by [`Wiki::rebuild_search_index`] (about 0.5 MB of text for
 /// T1-like pages of ~300 words).
 pub const REBUILD_BATCH: usize = 256;
@@ -402,44 +435,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// A new index of every page (nothing saved), read [`REBUILD_BATCH`] pages at a time, twice;
     /// when the pages change between the two reads (another tab committed), read all at once.
     async fn fresh_search_index(&self) -> Result<SearchIndex> {
-        match self.build_search_index_in_batches().await {
-            Err(Error::InvalidInput(_)) => {
-                let pages = self.all_pages().await?;
-                let mut index = SearchIndex::default();
-                index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
-                Ok(index)
-            }
-            r => r,
+        if let Some(index) = build_index_in_batches(&self.storage).await? {
+            return Ok(index);
         }
-    }
-
-    /// A new index of every page: two passes over the page store, [`REBUILD_BATCH`] pages per
-    /// read. Errors with [`Error::InvalidInput`] when the pages changed between the passes.
-    async fn build_search_index_in_batches(&self) -> Result<SearchIndex> {
-        let mut build = SearchIndex::builder(SearchConfig::default());
-        for fill in [false, true] {
-            let mut after: Option<String> = None;
-            loop {
-                let batch = self
-                    .storage
-                    .scan_page(Store::Pages, "", after.as_deref(), REBUILD_BATCH)
-                    .await?;
-                let Some((last, _)) = batch.last() else {
-                    break;
-                };
-                after = Some(last.clone());
-                for (key, record) in &batch {
-                    let page: Page = from_json(Store::Pages, key, &record.data)?;
-                    let fields = page_fields(&page);
-                    if fill {
-                        build.fill(&page.key, &fields)?;
-                    } else {
-                        build.count(&page.key, &fields)?;
-                    }
-                }
-            }
-        }
-        build.finish()
+        let pages = self.all_pages().await?;
+        let mut index = SearchIndex::default();
+        index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        Ok(index)
     }
 
     /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.
@@ -807,5 +809,123 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(InstallOutcome::Stale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use futures::executor::block_on;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::storage::memory::{MemoryBackend, MemoryStorage};
+    use crate::storage::{OpenOptions, Record};
+    use crate::wiki::PageEdit;
+
+    /// The memory storage, changing one page's body when the `change_at`-th `scan_page` of the
+    /// page store begins (another tab committing between the two passes of a build).
+    struct ChangingStorage<'a> {
+        inner: &'a MemoryStorage,
+        scans: Cell<usize>,
+        change_at: usize,
+    }
+
+    impl Storage for ChangingStorage<'_> {
+        async fn get(&self, store: Store, key: &str) -> Result<Option<Record>> {
+            self.inner.get(store, key).await
+        }
+        async fn scan(&self, store: Store, prefix: &str) -> Result<Vec<(String, Record)>> {
+            self.inner.scan(store, prefix).await
+        }
+        async fn scan_page(
+            &self,
+            store: Store,
+            prefix: &str,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<Vec<(String, Record)>> {
+            if store == Store::Pages {
+                self.scans.set(self.scans.get() + 1);
+                if self.scans.get() == self.change_at {
+                    let (key, record) = self.inner.scan(Store::Pages, "").await?.remove(7);
+                    let mut page: Page = from_json(Store::Pages, &key, &record.data)?;
+                    page.body.push_str(" changed between the passes");
+                    let mut b = Batch::new();
+                    b.put(
+                        Store::Pages,
+                        key,
+                        serde_json::to_vec(&page).unwrap(),
+                        Expect::Any,
+                    );
+                    self.inner.commit(b).await?;
+                }
+            }
+            self.inner.scan_page(store, prefix, after, limit).await
+        }
+        async fn commit(&self, batch: Batch) -> Result<Vec<u64>> {
+            self.inner.commit(batch).await
+        }
+        fn schema_version(&self) -> u32 {
+            self.inner.schema_version()
+        }
+        fn close(&self) {
+            self.inner.close()
+        }
+        fn is_closed(&self) -> bool {
+            self.inner.is_closed()
+        }
+    }
+
+    /// More pages than one batch: the batched build equals `upsert_many` over every page, record
+    /// for record; when a page changes between the passes, it reports so instead of an index.
+    #[test]
+    fn batched_build_of_a_wiki_and_a_page_changed_between_the_passes() {
+        let backend = MemoryBackend::new();
+        let w = block_on(Wiki::open(
+            &backend,
+            "batched",
+            ManualClock::new(1_795_986_300_000),
+            OpenOptions::default(),
+        ))
+        .unwrap();
+        let n = REBUILD_BATCH + 44;
+        for i in 0..n {
+            block_on(w.put_page(PageEdit {
+                title: Some(format!("Page {i} 第{i}页")),
+                body: Some(format!("body {i} shared words 明月 w{}", i % 17)),
+                ..Default::default()
+            }))
+            .unwrap();
+        }
+        let pages = block_on(w.all_pages()).unwrap();
+        assert_eq!(pages.len(), n);
+        let mut whole = SearchIndex::default();
+        whole.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+
+        let quiet = ChangingStorage {
+            inner: w.storage(),
+            scans: Cell::new(0),
+            change_at: usize::MAX,
+        };
+        let built = block_on(build_index_in_batches(&quiet)).unwrap().unwrap();
+        // Two batches and an empty read, per pass.
+        assert_eq!(quiet.scans.get(), 6);
+        assert_eq!(built.to_records(), whole.to_records());
+
+        // The change lands as the second pass starts (scan 4).
+        let changing = ChangingStorage {
+            inner: w.storage(),
+            scans: Cell::new(0),
+            change_at: 4,
+        };
+        assert!(block_on(build_index_in_batches(&changing))
+            .unwrap()
+            .is_none());
+        // The wiki falls back to reading every page: its index has the change.
+        let index = block_on(w.fresh_search_index()).unwrap();
+        let hits = index.search("changed", &SearchOptions::default()).hits;
+        assert_eq!(hits.len(), 1);
     }
 }

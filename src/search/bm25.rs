@@ -324,6 +324,8 @@ pub struct Bm25Builder {
     acc: Vec<FieldTf>,
     touched: Vec<u32>,
     filling: bool,
+    /// A `count` or `fill` failed: the build is void and `finish` says so.
+    failed: bool,
     docs: Vec<u32>,
     tfs: Vec<u32>,
     starts: Vec<u32>,
@@ -345,6 +347,7 @@ impl Bm25Builder {
             acc: Vec::new(),
             touched: Vec::new(),
             filling: false,
+            failed: false,
             docs: Vec::new(),
             tfs: Vec::new(),
             starts: Vec::new(),
@@ -354,6 +357,7 @@ impl Bm25Builder {
     /// Pass 1 for one document. Errors when `doc` is not above the previous one or pass 2 began.
     pub fn count(&mut self, doc: u32, fields: &DocFields<'_>) -> Result<(), BuildMismatch> {
         if self.filling || self.order.last().is_some_and(|&d| d >= doc) {
+            self.failed = true;
             return Err(BuildMismatch(format!(
                 "doc {doc} counted out of order or after the first pass"
             )));
@@ -419,6 +423,7 @@ impl Bm25Builder {
             self.start_fill();
         }
         if self.order.get(self.filled) != Some(&doc) {
+            self.failed = true;
             return Err(BuildMismatch(format!(
                 "doc {doc} at position {} of the second pass differs from the first",
                 self.filled
@@ -467,20 +472,29 @@ impl Bm25Builder {
             self.acc[t] = [0; 3];
         }
         self.touched.clear();
+        if result.is_err() {
+            self.failed = true;
+        }
         result
     }
 
-    /// The built index. Errors when pass 2 did not give every document of pass 1 with the same
-    /// terms.
+    /// True once pass 2 began ([`Bm25Builder::start_fill`] or the first `fill`).
+    pub fn is_filling(&self) -> bool {
+        self.filling
+    }
+
+    /// The built index. Errors when any `count` or `fill` failed, or pass 2 did not give every
+    /// document of pass 1 with the same terms.
     pub fn finish(mut self) -> Result<Bm25Index, BuildMismatch> {
         if !self.filling {
             self.start_fill();
         }
-        if self.filled != self.order.len()
+        if self.failed
+            || self.filled != self.order.len()
             || self.fill.iter().zip(&self.starts[1..]).any(|(f, s)| f != s)
         {
             return Err(BuildMismatch(format!(
-                "the second pass gave {} of {} documents, or fewer postings",
+                "a call failed, or the second pass gave {} of {} documents, or fewer postings",
                 self.filled,
                 self.order.len()
             )));
@@ -915,7 +929,9 @@ impl Bm25Index {
             Ok(index) => *self = index,
             // Unreachable: both passes saw the same documents. Index them the slow way.
             Err(_) => {
+                let generation = self.base_generation;
                 *self = Bm25Index::new(self.params);
+                self.base_generation = generation;
                 for &i in &order {
                     let (doc, fields) = &docs[i as usize];
                     let (terms, lens) = self.analyse(fields);
@@ -1934,6 +1950,26 @@ pub(crate) mod tests {
         assert!(built.search("w1", 10).is_empty());
         assert_eq!(built.dict.len(), 3);
         assert!(built.dirty_base && built.dirty_delta);
+
+        // A failed fill voids the build even when the caller goes on (the reviewer's case: the
+        // second document's postings would be half written).
+        let mut b = Bm25Builder::new(Bm25Params::default(), 0);
+        for (d, t) in [(0, "x x"), (1, "y z"), (2, "z")] {
+            b.count(d, &body(t)).unwrap();
+        }
+        let _ = b.fill(0, &body("x y"));
+        assert!(b.fill(1, &body("z y")).is_err(), "y's postings are full");
+        b.fill(2, &body("z")).unwrap();
+        assert!(b.finish().is_err());
+        let mut b = Bm25Builder::new(Bm25Params::default(), 0);
+        b.count(0, &body("a")).unwrap();
+        b.start_fill();
+        assert!(b.count(1, &body("b")).is_err());
+        b.fill(0, &body("a")).unwrap();
+        assert!(
+            b.finish().is_err(),
+            "a count after pass 2 began voids the build"
+        );
     }
 
     #[test]

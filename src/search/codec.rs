@@ -113,10 +113,10 @@ impl<'s> Writer<'s> {
     /// A `u32` count, then the values.
     pub(crate) fn u32s(&mut self, v: &[u32]) {
         self.len(v.len());
+        if self.sink.is_none() {
+            self.buf.reserve(v.len() * 4);
+        }
         for part in v.chunks(STREAM_CHUNK / 4) {
-            if self.sink.is_none() {
-                self.buf.reserve(v.len() * 4);
-            }
             for x in part {
                 self.buf.extend_from_slice(&x.to_le_bytes());
             }
@@ -126,10 +126,10 @@ impl<'s> Writer<'s> {
     /// A `u32` count, then the values.
     pub(crate) fn f32s(&mut self, v: &[f32]) {
         self.len(v.len());
+        if self.sink.is_none() {
+            self.buf.reserve(v.len() * 4);
+        }
         for part in v.chunks(STREAM_CHUNK / 4) {
-            if self.sink.is_none() {
-                self.buf.reserve(v.len() * 4);
-            }
             for x in part {
                 self.buf.extend_from_slice(&x.to_le_bytes());
             }
@@ -356,6 +356,21 @@ mod tests {
             .iter()
             .all(|p| p.len() < STREAM_CHUNK + STREAM_CHUNK / 4 * 4));
         assert_eq!(pieces.concat(), whole.buf);
+
+        // A buffering writer of the exact size never grows (no doubling copy).
+        let exact = 1
+            + 4
+            + big.len() * 4
+            + 4
+            + "明月几时有".len()
+            + 4
+            + floats.len() * 4
+            + 4
+            + blob.len()
+            + 8;
+        let mut sized = Writer::with_capacity(exact);
+        write(&mut sized);
+        assert_eq!((sized.buf.len(), sized.buf.capacity()), (exact, exact));
 
         let data = &whole.buf;
         for split in [1usize, 3, 7, 8, 9, 1000, 65_537] {

@@ -389,11 +389,12 @@ pub struct IndexBuilder {
 }
 
 impl IndexBuilder {
-    /// Pass 1 for one page. Errors ([`crate::Error::InvalidInput`]) when `key` was already counted.
+    /// Pass 1 for one page. Errors ([`crate::Error::InvalidInput`]) when `key` was already counted
+    /// or pass 2 began.
     pub fn count(&mut self, key: &str, fields: &DocFields<'_>) -> crate::Result<()> {
-        if self.index.docs.id(key).is_some() {
+        if self.index.docs.id(key).is_some() || self.bm25.is_filling() {
             return Err(crate::Error::InvalidInput(format!(
-                "search build: page {key:?} given twice"
+                "search build: page {key:?} given twice, or counted after the second pass began"
             )));
         }
         let doc = self.index.docs.insert(key);

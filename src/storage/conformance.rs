@@ -593,7 +593,8 @@ impl RecordSource for Pieces {
 }
 
 /// A put whose payload is a [`RecordSource`] stores exactly its bytes, beside ordinary puts in
-/// the same batch, and a failed batch with one stores nothing.
+/// the same batch; a failed batch with one stores nothing; a source that writes other than its
+/// length is refused.
 pub async fn record_sources_are_written_whole<B: Backend>(backend: &B) {
     let s = fresh(backend, "conformance-sources").await;
     let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 253) as u8).collect();
@@ -631,6 +632,31 @@ pub async fn record_sources_are_written_whole<B: Backend>(backend: &B) {
     assert!(matches!(s.commit(b).await, Err(Error::Conflict { .. })));
     let got = s.get(Store::Search, "big").await.unwrap().unwrap();
     assert_eq!((got.rev, got.data.len()), (1, bytes.len()));
+
+    // A source that writes other than its length is refused, and the batch writes nothing.
+    let mut b = Batch::new();
+    put(&mut b, Store::Pages, "q", "new", Expect::Absent);
+    b.put_data(
+        Store::Search,
+        "liar",
+        Data::Source(Rc::new(Liar(Pieces(vec![7; 1000])))),
+        Expect::Absent,
+    );
+    assert!(matches!(s.commit(b).await, Err(Error::Storage(_))));
+    assert!(s.get(Store::Search, "liar").await.unwrap().is_none());
+    assert!(s.get(Store::Pages, "q").await.unwrap().is_none());
+}
+
+/// A source that claims one byte more than it writes.
+struct Liar(Pieces);
+
+impl RecordSource for Liar {
+    fn len(&self) -> usize {
+        self.0.len() + 1
+    }
+    fn write_to(&self, sink: &mut dyn FnMut(&[u8])) {
+        self.0.write_to(sink);
+    }
 }
 
 /// Paging with [`Storage::scan_page`] returns every key with the prefix exactly once, CJK and
@@ -682,6 +708,19 @@ pub async fn paged_scan_returns_every_key_once<B: Backend>(backend: &B) {
     assert_eq!(all.len(), keys.len() + 2);
     assert!(s
         .scan_page(Store::Pages, "nothing/", None, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    // `after` outside the prefix: before it reads from the start, past it reads nothing.
+    assert_eq!(
+        s.scan_page(Store::Pages, "p/", Some("a"), 100)
+            .await
+            .unwrap()
+            .len(),
+        keys.len()
+    );
+    assert!(s
+        .scan_page(Store::Pages, "p/", Some("p0"), 100)
         .await
         .unwrap()
         .is_empty());

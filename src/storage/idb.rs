@@ -372,22 +372,28 @@ fn encode(rev: u64, data: &Uint8Array) -> JsValue {
 }
 
 /// Copies a payload into one new `Uint8Array`, piece by piece: a [`Data::Source`] is written
-/// straight into JS memory, never whole into wasm memory.
-pub(crate) fn to_uint8array(data: &Data) -> Uint8Array {
+/// straight into JS memory, never whole into wasm memory. Errors ([`Error::Storage`]) when a
+/// source writes more or fewer bytes than its length.
+pub(crate) fn to_uint8array(data: &Data) -> Result<Uint8Array> {
     match data {
-        Data::Bytes(b) => Uint8Array::from(b.as_slice()),
+        Data::Bytes(b) => Ok(Uint8Array::from(b.as_slice())),
         Data::Source(s) => {
             let len = s.len();
             let out = Uint8Array::new_with_length(len as u32);
-            let mut at = 0usize;
+            let mut written = 0usize;
             s.write_to(&mut |piece| {
-                let end = (at + piece.len()).min(len);
-                out.subarray(at as u32, end as u32)
-                    .copy_from(&piece[..end - at]);
-                at = end;
+                let start = written.min(len);
+                let end = (written + piece.len()).min(len);
+                out.subarray(start as u32, end as u32)
+                    .copy_from(&piece[..end - start]);
+                written += piece.len();
             });
-            debug_assert_eq!(at, len, "a record source wrote fewer bytes than its length");
-            out
+            if written != len {
+                return Err(Error::Storage(format!(
+                    "a record source wrote {written} bytes for a length of {len}"
+                )));
+            }
+            Ok(out)
         }
     }
 }
@@ -522,7 +528,9 @@ impl Storage for IdbStorage {
         // Keys never contain U+FFFF (a noncharacter), so this bound covers every key with the prefix.
         let upper = format!("{prefix}\u{FFFF}");
         let (lower, lower_open) = match after {
-            Some(a) if a >= prefix => (a, true),
+            Some(a) if a.starts_with(prefix) => (a, true),
+            // Past every key with the prefix.
+            Some(a) if a > prefix => return Ok(Vec::new()),
             _ => (prefix, false),
         };
         let range = KeyRange::bound(
@@ -570,10 +578,10 @@ impl Storage for IdbStorage {
             .writes
             .iter()
             .map(|w| match w {
-                Write::Put { data, .. } => Some(to_uint8array(data)),
-                Write::Delete { .. } => None,
+                Write::Put { data, .. } => to_uint8array(data).map(Some),
+                Write::Delete { .. } => Ok(None),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let tx = self.transaction(&stores, TransactionMode::ReadWrite)?;
         let abort = |e: Error| {
             let _ = tx.abort();

@@ -186,7 +186,9 @@ impl Storage for MemoryStorage {
             return Ok(Vec::new());
         };
         let lower = match after {
-            Some(a) if a >= prefix => Bound::Excluded(a.to_string()),
+            Some(a) if a.starts_with(prefix) => Bound::Excluded(a.to_string()),
+            // Past every key with the prefix.
+            Some(a) if a > prefix => return Ok(Vec::new()),
             _ => Bound::Included(prefix.to_string()),
         };
         Ok(map
@@ -234,15 +236,17 @@ impl Storage for MemoryStorage {
                 }
                 match write {
                     Write::Put { data, .. } => {
+                        let bytes = data.to_vec();
+                        if bytes.len() != data.len() {
+                            return Err(Error::Storage(format!(
+                                "a record source wrote {} bytes for a length of {}",
+                                bytes.len(),
+                                data.len()
+                            )));
+                        }
                         let rev = found.unwrap_or(0) + 1;
                         revs.push(rev);
-                        staged.insert(
-                            id,
-                            Some(Record {
-                                rev,
-                                data: data.to_vec(),
-                            }),
-                        );
+                        staged.insert(id, Some(Record { rev, data: bytes }));
                     }
                     Write::Delete { .. } => {
                         revs.push(0);

@@ -220,7 +220,7 @@ impl BenchIndex {
             .dirty_records()
             .iter()
             .filter_map(|r| r.data.as_ref())
-            .map(|d| crate::storage::idb::to_uint8array(d).length() as usize)
+            .map(|d| crate::storage::idb::to_uint8array(d).map_or(0, |a| a.length() as usize))
             .sum();
         self.index.mark_persisted();
         bytes as f64
