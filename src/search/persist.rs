@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use super::bm25::{Bm25BaseSnapshot, Bm25Index};
 use super::codec::{hash64, DecodeError, DecodeResult, Hasher64, Reader, Writer};
-use super::vectors::{HnswParams, VectorStore};
+use super::vectors::{HnswParams, VectorStore, VectorsBaseSnapshot};
 use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
 use crate::storage::{Data, RecordSource, Store};
@@ -81,35 +81,73 @@ fn header_of(kind: Kind, len: usize, sum: u64) -> [u8; HEADER] {
     h
 }
 
-/// The `bm25` record, written on demand from a snapshot of the base (a [`RecordSource`]): the
-/// largest record (16.8 MB at 10k pages) goes to storage in 64 KB pieces instead of being held
-/// whole beside the index. Written twice per save: once to hash the payload for the header,
-/// once to hand it over.
-struct Bm25BaseRecord(Bm25BaseSnapshot);
+/// A base segment as of a moment (BM25 postings or vector rows), shared with the index it came
+/// from, that can write its record's payload any number of times.
+trait BaseSnapshot {
+    fn size(&self) -> usize;
+    fn write(&self, w: &mut Writer);
+}
 
-impl RecordSource for Bm25BaseRecord {
+impl BaseSnapshot for Bm25BaseSnapshot {
+    fn size(&self) -> usize {
+        Bm25BaseSnapshot::size(self)
+    }
+    fn write(&self, w: &mut Writer) {
+        Bm25BaseSnapshot::write(self, w)
+    }
+}
+
+impl BaseSnapshot for VectorsBaseSnapshot {
+    fn size(&self) -> usize {
+        VectorsBaseSnapshot::size(self)
+    }
+    fn write(&self, w: &mut Writer) {
+        VectorsBaseSnapshot::write(self, w)
+    }
+}
+
+/// A large record (`bm25`: 16.8 MB at 10k pages; `vectors`, `staging`: 15.4 MB at 10k × 384-d)
+/// written on demand from a snapshot of its base (a [`RecordSource`]): it goes to storage in
+/// 64 KB pieces instead of being held whole beside the index. Written twice per save: once to
+/// hash the payload for the header, once to hand it over.
+struct BaseRecord<T: BaseSnapshot> {
+    kind: Kind,
+    base: T,
+}
+
+impl<T: BaseSnapshot> RecordSource for BaseRecord<T> {
     fn len(&self) -> usize {
-        HEADER + self.0.size()
+        HEADER + self.base.size()
     }
 
     fn write_to(&self, sink: &mut dyn FnMut(&[u8])) {
-        let size = self.0.size();
+        let size = self.base.size();
         let mut hasher = Hasher64::new(size);
         {
             let mut hash = |piece: &[u8]| hasher.update(piece);
             let mut w = Writer::streaming(&mut hash);
-            self.0.write(&mut w);
+            self.base.write(&mut w);
             w.flush();
         }
-        sink(&header_of(Kind::Bm25, size, hasher.finish()));
+        sink(&header_of(self.kind, size, hasher.finish()));
         let mut w = Writer::streaming(sink);
-        self.0.write(&mut w);
+        self.base.write(&mut w);
         w.flush();
     }
 }
 
+fn vectors_base_record(store: &VectorStore) -> Data {
+    Data::Source(Rc::new(BaseRecord {
+        kind: Kind::Vectors,
+        base: store.base_snapshot(),
+    }))
+}
+
 fn bm25_base_record(bm25: &Bm25Index) -> Data {
-    Data::Source(Rc::new(Bm25BaseRecord(bm25.base_snapshot())))
+    Data::Source(Rc::new(BaseRecord {
+        kind: Kind::Bm25,
+        base: bm25.base_snapshot(),
+    }))
 }
 
 fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
@@ -208,17 +246,10 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
     frame(Kind::Meta, w.buf)
 }
 
+/// A small record (meta, the deltas) written in place after room for its header. The large
+/// ones (`bm25`, `vectors`, `staging`) are [`BaseRecord`]s written in pieces instead.
 fn write_with(kind: Kind, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
-    write_sized(kind, 0, f)
-}
-
-/// A record written in place after room for its header, with `size` payload bytes reserved up
-/// front. With the exact size (the BM25 base and vector rows, the large records) the buffer is
-/// allocated once: no doubling while it grows and no copy into a frame, so a first save of a
-/// 10k-page index peaks at the record's size instead of about three times it (wasm linear memory
-/// keeps its high-water mark; BENCHMARKS.md "Memory").
-fn write_sized(kind: Kind, size: usize, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
-    let mut w = Writer::with_capacity(HEADER + size);
+    let mut w = Writer::with_capacity(HEADER);
     w.buf.resize(HEADER, 0);
     f(&mut w);
     let h = header(kind, &w.buf[HEADER..]);
@@ -254,10 +285,7 @@ impl SearchIndex {
             ),
         ];
         if let Some(a) = &self.active {
-            out.push((
-                KEY_VECTORS.into(),
-                write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)).into(),
-            ));
+            out.push((KEY_VECTORS.into(), vectors_base_record(a)));
             out.push((
                 KEY_VECTORS_DELTA.into(),
                 write_with(Kind::VectorsDelta, |w| a.write_delta(w)).into(),
@@ -267,10 +295,7 @@ impl SearchIndex {
             }
         }
         if let Some(s) = &self.staging {
-            out.push((
-                KEY_STAGING.into(),
-                write_with(Kind::Vectors, |w| s.write_base(w)).into(),
-            ));
+            out.push((KEY_STAGING.into(), vectors_base_record(s)));
             out.push((
                 KEY_STAGING_DELTA.into(),
                 write_with(Kind::VectorsDelta, |w| s.write_delta(w)).into(),
@@ -332,10 +357,10 @@ impl SearchIndex {
         match &self.active {
             Some(a) => {
                 if a.dirty_base || !self.persisted.active {
-                    out.push(put((
-                        KEY_VECTORS.into(),
-                        write_sized(Kind::Vectors, a.base_record_size(), |w| a.write_base(w)),
-                    )));
+                    out.push(RecordWrite {
+                        key: KEY_VECTORS.into(),
+                        data: Some(vectors_base_record(a)),
+                    });
                 }
                 if a.dirty_delta || a.dirty_base || !self.persisted.active {
                     out.push(put((
@@ -359,10 +384,10 @@ impl SearchIndex {
         match &self.staging {
             Some(s) => {
                 if s.dirty_base || !self.persisted.staging {
-                    out.push(put((
-                        KEY_STAGING.into(),
-                        write_with(Kind::Vectors, |w| s.write_base(w)),
-                    )));
+                    out.push(RecordWrite {
+                        key: KEY_STAGING.into(),
+                        data: Some(vectors_base_record(s)),
+                    });
                 }
                 if s.dirty_delta || s.dirty_base || !self.persisted.staging {
                     out.push(put((

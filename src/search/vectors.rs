@@ -727,6 +727,33 @@ pub enum InstallOutcome {
     Stale,
 }
 
+/// An immutable view of a [`VectorStore`]'s base rows ([`VectorStore::base_snapshot`]): what
+/// its `vectors` record holds, written on demand after the store moved on.
+#[derive(Debug, Clone)]
+pub(crate) struct VectorsBaseSnapshot {
+    model: String,
+    dim: usize,
+    generation: u64,
+    docs: Vec<u32>,
+    rows: Arc<[f32]>,
+}
+
+impl VectorsBaseSnapshot {
+    /// The exact size in bytes of what [`VectorsBaseSnapshot::write`] writes.
+    pub(crate) fn size(&self) -> usize {
+        (4 + self.model.len()) + 4 + 8 + (4 + 4 * self.docs.len()) + (4 + 4 * self.rows.len())
+    }
+
+    /// Writes the record's payload: model, dim, generation, doc per row, rows as `f32`.
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.str(&self.model);
+        w.u32(self.dim as u32);
+        w.u64(self.generation);
+        w.u32s(&self.docs);
+        w.f32s(&self.rows);
+    }
+}
+
 /// Vectors of one embedding model (see the module docs).
 pub struct VectorStore {
     model: String,
@@ -1228,19 +1255,17 @@ impl VectorStore {
 
     // -------------------------------------------------------------------------------- persistence
 
-    /// The exact size in bytes of what [`VectorStore::write_base`] writes (to allocate it once).
-    pub(crate) fn base_record_size(&self) -> usize {
-        (4 + self.model.len()) + 4 + 8 + (4 + 4 * self.base_docs.len()) + (4 + 4 * self.base.len())
-    }
-
-    /// The base record: model, dim, generation, doc per row, rows as contiguous `f32`.
-    pub(crate) fn write_base(&self, w: &mut Writer) {
+    /// The base as of now, for writing its record later: the rows are shared (`Arc`; the base is
+    /// only ever replaced, never changed in place), the doc per row copied (4 bytes a row).
+    pub(crate) fn base_snapshot(&self) -> VectorsBaseSnapshot {
         debug_assert_eq!(self.base_docs.len() * self.dim, self.base.len());
-        w.str(&self.model);
-        w.u32(self.dim as u32);
-        w.u64(self.base_generation);
-        w.u32s(&self.base_docs);
-        w.f32s(&self.base);
+        VectorsBaseSnapshot {
+            model: self.model.clone(),
+            dim: self.dim,
+            generation: self.base_generation,
+            docs: self.base_docs.clone(),
+            rows: self.base.clone(),
+        }
     }
 
     /// The delta record: generation, dead base rows, null docs, delta docs and rows.
