@@ -219,4 +219,30 @@ fn main() {
         mb(store.heap_bytes()),
         mb(rows * dim * 4)
     );
+    drop(store);
+
+    // The same rows as a search index's embeddings, then its first save: the `vectors` record is
+    // written in pieces from a snapshot of the rows.
+    let keys: Vec<String> = (0..rows).map(|i| format!("v{i}")).collect();
+    let mut index = SearchIndex::default();
+    index.upsert_many(keys.iter().map(|k| {
+        (
+            k.as_str(),
+            DocFields {
+                title: k,
+                aliases: &[],
+                body: "",
+            },
+        )
+    }));
+    let items: Vec<(&str, &[f32])> = keys
+        .iter()
+        .zip(input.chunks_exact(dim))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    step("SearchIndex::put_embeddings × rows", || {
+        index.put_embeddings("probe", &items).unwrap()
+    });
+    let written = step("first save with vectors (written out)", || save(&index));
+    println!("first save wrote {}", mb(written));
 }

@@ -550,7 +550,10 @@ fn persistence_round_trip_with_graph_and_zero_tokenizer_calls() {
     // The large records are written on demand from snapshots of their bases.
     for key in [KEY_BM25, KEY_VECTORS] {
         let w = writes.iter().find(|w| w.key == key).unwrap();
-        assert!(matches!(w.data, Some(crate::storage::Data::Source(_))), "{key}");
+        assert!(
+            matches!(w.data, Some(crate::storage::Data::Source(_))),
+            "{key}"
+        );
     }
     apply(&mut store, writes);
     idx.mark_persisted();
