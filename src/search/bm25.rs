@@ -128,6 +128,16 @@ fn unpack(p: u32) -> FieldTf {
     [(p >> 16) & 0xff, p >> 24, p & 0xffff]
 }
 
+/// Calls `f(field, token)` for every token of `fields`, field by field in [`FieldTf`] order
+/// (title, each alias, body): the one definition of what a document's fields contribute.
+fn for_each_field_token(fields: &DocFields<'_>, mut f: impl FnMut(usize, &str)) {
+    for_each_token(fields.title, |t| f(0, t));
+    for a in fields.aliases {
+        for_each_token(a, |t| f(1, t));
+    }
+    for_each_token(fields.body, |t| f(2, t));
+}
+
 // ------------------------------------------------------------------------------------ dictionary
 
 const EMPTY: u32 = u32::MAX;
@@ -366,25 +376,18 @@ impl Bm25Builder {
         self.order.push(doc);
         let mut lens = [0u32; 3];
         let (dict, df, last_seen) = (&mut self.index.dict, &mut self.df, &mut self.last_seen);
-        let mut add = |f: usize, text: &str| {
-            for_each_token(text, |t| {
-                let id = dict.intern(t) as usize;
-                if id == df.len() {
-                    df.push(0);
-                    last_seen.push(u32::MAX);
-                }
-                if last_seen[id] != n {
-                    last_seen[id] = n;
-                    df[id] += 1;
-                }
-                lens[f] += 1;
-            });
-        };
-        add(0, fields.title);
-        for a in fields.aliases {
-            add(1, a);
-        }
-        add(2, fields.body);
+        for_each_field_token(fields, |f, t| {
+            let id = dict.intern(t) as usize;
+            if id == df.len() {
+                df.push(0);
+                last_seen.push(u32::MAX);
+            }
+            if last_seen[id] != n {
+                last_seen[id] = n;
+                df[id] += 1;
+            }
+            lens[f] += 1;
+        });
         let ix = &mut self.index;
         ix.ensure_doc(doc);
         ix.lens[doc as usize] = lens;
@@ -433,24 +436,17 @@ impl Bm25Builder {
         let (dict, acc, touched) = (&self.index.dict, &mut self.acc, &mut self.touched);
         let mut unknown = false;
         let mut lens = [0u32; 3];
-        let mut add = |f: usize, text: &str| {
-            for_each_token(text, |t| match dict.get(t) {
-                Some(id) => {
-                    let a = &mut acc[id as usize];
-                    if *a == [0; 3] {
-                        touched.push(id);
-                    }
-                    a[f] += 1;
-                    lens[f] += 1;
+        for_each_field_token(fields, |f, t| match dict.get(t) {
+            Some(id) => {
+                let a = &mut acc[id as usize];
+                if *a == [0; 3] {
+                    touched.push(id);
                 }
-                None => unknown = true,
-            });
-        };
-        add(0, fields.title);
-        for a in fields.aliases {
-            add(1, a);
-        }
-        add(2, fields.body);
+                a[f] += 1;
+                lens[f] += 1;
+            }
+            None => unknown = true,
+        });
         let mut result = Ok(());
         if unknown || lens != self.index.lens[doc as usize] {
             result = Err(BuildMismatch(format!(
@@ -802,18 +798,11 @@ impl Bm25Index {
         let mut counts: HashMap<u32, FieldTf> = HashMap::new();
         let mut lens = [0u32; 3];
         let dict = &mut self.dict;
-        let mut add = |f: usize, text: &str| {
-            for_each_token(text, |t| {
-                let id = dict.intern(t);
-                counts.entry(id).or_insert([0; 3])[f] += 1;
-                lens[f] += 1;
-            });
-        };
-        add(0, fields.title);
-        for a in fields.aliases {
-            add(1, a);
-        }
-        add(2, fields.body);
+        for_each_field_token(fields, |f, t| {
+            let id = dict.intern(t);
+            counts.entry(id).or_insert([0; 3])[f] += 1;
+            lens[f] += 1;
+        });
         let mut terms: Vec<(u32, u32)> = counts.into_iter().map(|(t, tf)| (t, pack(tf))).collect();
         crate::util::sort_by_key(&mut terms, |p| p.0);
         (terms, lens)
@@ -898,6 +887,11 @@ impl Bm25Index {
             self.build(&docs);
             return;
         }
+        self.upsert_through_delta(docs);
+    }
+
+    /// Every document through the delta, then one merge.
+    fn upsert_through_delta<'a>(&mut self, docs: impl IntoIterator<Item = (u32, DocFields<'a>)>) {
         for (doc, fields) in docs {
             self.detach(doc);
             let (terms, lens) = self.analyse(&fields);
@@ -932,12 +926,7 @@ impl Bm25Index {
                 let generation = self.base_generation;
                 *self = Bm25Index::new(self.params);
                 self.base_generation = generation;
-                for &i in &order {
-                    let (doc, fields) = &docs[i as usize];
-                    let (terms, lens) = self.analyse(fields);
-                    self.attach(*doc, terms, lens, false);
-                }
-                self.merge();
+                self.upsert_through_delta(order.iter().map(|&i| docs[i as usize]));
             }
         }
     }

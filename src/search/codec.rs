@@ -112,26 +112,22 @@ impl<'s> Writer<'s> {
     }
     /// A `u32` count, then the values.
     pub(crate) fn u32s(&mut self, v: &[u32]) {
-        self.len(v.len());
-        if self.sink.is_none() {
-            self.buf.reserve(v.len() * 4);
-        }
-        for part in v.chunks(STREAM_CHUNK / 4) {
-            for x in part {
-                self.buf.extend_from_slice(&x.to_le_bytes());
-            }
-            self.spill();
-        }
+        self.words(v, |x| x.to_le_bytes());
     }
     /// A `u32` count, then the values.
     pub(crate) fn f32s(&mut self, v: &[f32]) {
+        self.words(v, |x| x.to_le_bytes());
+    }
+    /// A `u32` count, then each value's 4 little-endian bytes (reserved once when buffering,
+    /// handed over per chunk when streaming).
+    fn words<T: Copy>(&mut self, v: &[T], le: impl Fn(T) -> [u8; 4]) {
         self.len(v.len());
         if self.sink.is_none() {
             self.buf.reserve(v.len() * 4);
         }
         for part in v.chunks(STREAM_CHUNK / 4) {
-            for x in part {
-                self.buf.extend_from_slice(&x.to_le_bytes());
+            for &x in part {
+                self.buf.extend_from_slice(&le(x));
             }
             self.spill();
         }

@@ -364,6 +364,38 @@ impl Backend for IdbBackend {
     }
 }
 
+/// Up to `count` records of `query` (keys and values read together, in IndexedDB's key order),
+/// those whose key starts with `prefix`, decoded.
+async fn read_range(
+    os: &ObjectStore,
+    store: Store,
+    prefix: &str,
+    query: Option<idb::Query>,
+    count: Option<u32>,
+) -> Result<Vec<(String, Record)>> {
+    let keys_req = os
+        .get_all_keys(query.clone(), count)
+        .map_err(|e| idb_error(e, "scan"))?;
+    let values_req = os.get_all(query, count).map_err(|e| idb_error(e, "scan"))?;
+    let (keys, values) =
+        futures::future::join(keys_req.into_future(), values_req.into_future()).await;
+    let keys = keys.map_err(|e| idb_error(e, "scan"))?;
+    let values = values.map_err(|e| idb_error(e, "scan"))?;
+    let mut out = Vec::with_capacity(keys.len());
+    for (k, v) in keys.iter().zip(values.iter()) {
+        let k = k.as_string().ok_or_else(|| Error::Corrupt {
+            store,
+            key: format!("{k:?}"),
+            message: "non-string key".into(),
+        })?;
+        if k.starts_with(prefix) {
+            let r = decode(store, &k, v)?;
+            out.push((k, r));
+        }
+    }
+    Ok(out)
+}
+
 fn encode(rev: u64, data: &Uint8Array) -> JsValue {
     let obj = Object::new();
     let _ = Reflect::set(&obj, &"rev".into(), &JsValue::from_f64(rev as f64));
@@ -487,26 +519,7 @@ impl Storage for IdbStorage {
                 .map_err(|e| idb_error(e, "key range"))?;
             Some(idb::Query::from(range))
         };
-        let keys_req = os
-            .get_all_keys(query.clone(), None)
-            .map_err(|e| idb_error(e, "scan"))?;
-        let values_req = os.get_all(query, None).map_err(|e| idb_error(e, "scan"))?;
-        let (keys, values) =
-            futures::future::join(keys_req.into_future(), values_req.into_future()).await;
-        let keys = keys.map_err(|e| idb_error(e, "scan"))?;
-        let values = values.map_err(|e| idb_error(e, "scan"))?;
-        let mut out = Vec::with_capacity(keys.len());
-        for (k, v) in keys.iter().zip(values.iter()) {
-            let k = k.as_string().ok_or_else(|| Error::Corrupt {
-                store,
-                key: format!("{k:?}"),
-                message: "non-string key".into(),
-            })?;
-            if k.starts_with(prefix) {
-                let r = decode(store, &k, v)?;
-                out.push((k, r));
-            }
-        }
+        let mut out = read_range(&os, store, prefix, query, None).await?;
         // IndexedDB orders by UTF-16 code units; return Rust string (code point) order like every backend.
         crate::util::sort_by(&mut out, &|a, b| a.0.cmp(&b.0));
         Ok(out)
@@ -542,28 +555,8 @@ impl Storage for IdbStorage {
         .map_err(|e| idb_error(e, "key range"))?;
         let query = Some(idb::Query::from(range));
         let count = Some(u32::try_from(limit).unwrap_or(u32::MAX));
-        let keys_req = os
-            .get_all_keys(query.clone(), count)
-            .map_err(|e| idb_error(e, "scan"))?;
-        let values_req = os.get_all(query, count).map_err(|e| idb_error(e, "scan"))?;
-        let (keys, values) =
-            futures::future::join(keys_req.into_future(), values_req.into_future()).await;
-        let keys = keys.map_err(|e| idb_error(e, "scan"))?;
-        let values = values.map_err(|e| idb_error(e, "scan"))?;
-        let mut out = Vec::with_capacity(keys.len());
-        for (k, v) in keys.iter().zip(values.iter()) {
-            let k = k.as_string().ok_or_else(|| Error::Corrupt {
-                store,
-                key: format!("{k:?}"),
-                message: "non-string key".into(),
-            })?;
-            if k.starts_with(prefix) {
-                let r = decode(store, &k, v)?;
-                out.push((k, r));
-            }
-        }
         // In IndexedDB's order: the caller pages on from the last key.
-        Ok(out)
+        read_range(&os, store, prefix, query, count).await
     }
 
     async fn commit(&self, batch: Batch) -> Result<Vec<u64>> {

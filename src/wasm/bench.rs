@@ -14,12 +14,22 @@ use crate::search::{
     SearchOptions,
 };
 
-fn fields<'a>(title: &'a str, body: &'a str) -> DocFields<'a> {
-    DocFields {
-        title,
-        aliases: &[],
-        body,
+/// Calls `f` with each page of the parallel arrays, stopping at the first error.
+fn each_page(
+    keys: &[String],
+    titles: &[String],
+    bodies: &[String],
+    mut f: impl FnMut(&str, &DocFields<'_>) -> crate::Result<()>,
+) -> Result<(), JsValue> {
+    for ((key, title), body) in keys.iter().zip(titles).zip(bodies) {
+        let fields = DocFields {
+            title,
+            aliases: &[],
+            body,
+        };
+        f(key, &fields).map_err(js_err)?;
     }
+    Ok(())
 }
 
 fn js_err(e: impl std::fmt::Display) -> JsValue {
@@ -70,10 +80,7 @@ impl BenchIndex {
         let b = self
             .build
             .get_or_insert_with(|| SearchIndex::builder(SearchConfig::default()));
-        for ((k, t), body) in keys.iter().zip(&titles).zip(&bodies) {
-            b.count(k, &fields(t, body)).map_err(js_err)?;
-        }
-        Ok(())
+        each_page(&keys, &titles, &bodies, |k, f| b.count(k, f))
     }
 
     /// Pass 2 of the build (see `buildCount`).
@@ -88,10 +95,7 @@ impl BenchIndex {
             .build
             .as_mut()
             .ok_or_else(|| js_err("buildFill before buildCount"))?;
-        for ((k, t), body) in keys.iter().zip(&titles).zip(&bodies) {
-            b.fill(k, &fields(t, body)).map_err(js_err)?;
-        }
-        Ok(())
+        each_page(&keys, &titles, &bodies, |k, f| b.fill(k, f))
     }
 
     /// Ends the build: the index is the one built (replacing what it held).
