@@ -11,7 +11,7 @@
 //! | `staging`, `staging-delta` | the same two for a re-embed in progress | during a re-embed |
 //!
 //! Every record is framed: magic `LWSI`, format version (`u32`, [`FORMAT_VERSION`]), record kind
-//! (`u8`), payload length (`u64`), a 64-bit hash of the payload (`u64`), the payload. All integers
+//! (`u8`), payload length (`u64`), a checksum of the payload (`u64`; XXH3-64 from version 2 on, the older `hash64` in version 1), the payload. All integers
 //! and floats are little-endian. A base record and its delta carry the base's generation, and
 //! `meta` names the generations it expects, so records from different commits never combine.
 //!
@@ -25,14 +25,16 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::bm25::{Bm25BaseSnapshot, Bm25Index};
-use super::codec::{hash64, DecodeError, DecodeResult, Hasher64, Reader, Writer};
+use super::codec::{checksum, hash64, Checksum, DecodeError, DecodeResult, Reader, Writer};
 use super::vectors::{HnswParams, VectorStore, VectorsBaseSnapshot};
 use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
 use crate::storage::{Data, RecordSource, Store};
 
-/// The format version written; decoding refuses others.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version written. Version 2 checksums payloads with XXH3-64 ([`checksum`]);
+/// version 1 (the same payloads, checksummed with the slower [`hash64`]) is still read, so that
+/// an existing wiki keeps its index and embeddings. Decoding refuses any other.
+pub const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: [u8; 4] = *b"LWSI";
 const HEADER: usize = 4 + 4 + 1 + 8 + 8;
@@ -67,7 +69,7 @@ enum Kind {
 
 /// The header of a record holding `payload`.
 fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER] {
-    header_of(kind, payload.len(), hash64(payload))
+    header_of(kind, payload.len(), checksum(payload))
 }
 
 /// The header of a record whose payload has `len` bytes and hash `sum`.
@@ -122,7 +124,7 @@ impl<T: BaseSnapshot> RecordSource for BaseRecord<T> {
 
     fn write_to(&self, sink: &mut dyn FnMut(&[u8])) {
         let size = self.base.size();
-        let mut hasher = Hasher64::new(size);
+        let mut hasher = Checksum::default();
         {
             let mut hash = |piece: &[u8]| hasher.update(piece);
             let mut w = Writer::streaming(&mut hash);
@@ -163,9 +165,9 @@ fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
         return Err(DecodeError::new("not a search record (bad magic)"));
     }
     let version = r.u32()?;
-    if version != FORMAT_VERSION {
+    if version != FORMAT_VERSION && version != 1 {
         return Err(DecodeError::new(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
+            "format version {version}, this build reads 1 to {FORMAT_VERSION}"
         )));
     }
     let k = r.u8()?;
@@ -181,7 +183,8 @@ fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
         return Err(DecodeError::new("payload length mismatch (truncated?)"));
     }
     let payload = r.take(len as usize)?;
-    if hash64(payload) != sum {
+    let sum_of = if version == 1 { hash64 } else { checksum };
+    if sum_of(payload) != sum {
         return Err(DecodeError::new("checksum mismatch"));
     }
     Ok(payload)

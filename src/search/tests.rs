@@ -671,6 +671,40 @@ fn garbage_records_are_typed_errors_never_panics() {
 }
 
 #[test]
+fn version_1_records_still_open() {
+    // Version 1 framed the same payloads with a `hash64` checksum: a wiki saved by an older
+    // build keeps its index and embeddings. Any other version is refused.
+    let mut idx = big_index(60, 8);
+    idx.vectors_mut()
+        .unwrap()
+        .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
+    idx.upsert("x", &page("", "delta 明月"), None);
+    let recs: HashMap<String, Vec<u8>> = idx.to_records().into_iter().collect();
+    let reframe = |version: u32, sum: fn(&[u8]) -> u64| -> HashMap<String, Vec<u8>> {
+        recs.iter()
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                assert_eq!(&v[4..8], &persist::FORMAT_VERSION.to_le_bytes());
+                v[4..8].copy_from_slice(&version.to_le_bytes());
+                let s = sum(&v[25..]);
+                v[17..25].copy_from_slice(&s.to_le_bytes());
+                (k.clone(), v)
+            })
+            .collect()
+    };
+    let v1 = open(&reframe(1, codec::hash64)).unwrap();
+    for q in ["明月", "w1 w3", "delta"] {
+        let opts = query(A, q, 8, 1, SearchMode::Hybrid);
+        assert_eq!(v1.search(q, &opts), idx.search(q, &opts));
+    }
+    assert!(v1.vectors().is_some_and(|v| v.has_graph()));
+    // A version-1 frame checksummed the new way, and an unknown version, are refused.
+    assert!(open(&reframe(1, codec::checksum)).is_err());
+    assert!(open(&reframe(3, codec::checksum)).is_err());
+    assert!(open(&reframe(persist::FORMAT_VERSION, codec::checksum)).is_ok());
+}
+
+#[test]
 fn altered_payloads_with_valid_checksums_never_panic() {
     // Corruption that the checksum cannot see (the frame is rebuilt): every structural check
     // must hold, and whatever decodes must search without panicking.
@@ -700,7 +734,7 @@ fn altered_payloads_with_valid_checksums_never_panic() {
                 let mut p = payload.to_vec();
                 p[at] ^= flip;
                 let mut framed = bytes[..HEADER].to_vec();
-                framed[17..25].copy_from_slice(&codec::hash64(&p).to_le_bytes());
+                framed[17..25].copy_from_slice(&codec::checksum(&p).to_le_bytes());
                 framed.extend_from_slice(&p);
                 assert_eq!(framed[8], kind);
                 let mut m = recs.clone();
