@@ -136,9 +136,77 @@ impl<'s> Writer<'s> {
             self.spill();
         }
     }
+    /// `v` as an unsigned LEB128 varint: 7 bits per byte, low bits first, the high bit set on
+    /// every byte but the last (1 byte below 128, at most 5).
+    pub(crate) fn varint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.buf.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+        self.spill();
+    }
     pub(crate) fn len(&mut self, n: usize) {
         // Every count we write is bounded by u32 doc/term/row ids; saturate instead of panicking.
         self.u32(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+}
+
+/// Bytes [`Writer::varint`] writes for `v`.
+pub(crate) fn varint_len(v: u32) -> usize {
+    match v {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        0x4000..0x20_0000 => 3,
+        0x20_0000..0x1000_0000 => 4,
+        _ => 5,
+    }
+}
+
+/// Reads the varints [`Writer::varint`] wrote, one after another, from a byte slice.
+#[derive(Debug)]
+pub(crate) struct Varints<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Varints<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Varints { buf, pos: 0 }
+    }
+    /// The next varint. Errors on a truncated one, or one longer than 5 bytes or above
+    /// `u32::MAX` (never written).
+    #[inline(always)]
+    pub(crate) fn next(&mut self) -> DecodeResult<u32> {
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u32::from(b))
+            }
+            _ => self.next_long(),
+        }
+    }
+    #[inline(never)]
+    fn next_long(&mut self) -> DecodeResult<u32> {
+        let mut v = 0u32;
+        for i in 0..5 {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(DecodeError::new("truncated varint"));
+            };
+            self.pos += 1;
+            if i == 4 && b > 0x0f {
+                return Err(DecodeError::new("varint above u32::MAX"));
+            }
+            v |= u32::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::new("varint longer than 5 bytes"))
+    }
+    /// True when every byte was read.
+    pub(crate) fn is_done(&self) -> bool {
+        self.pos == self.buf.len()
     }
 }
 
@@ -359,6 +427,49 @@ mod tests {
         // XXH3-64 with seed 0, as the reference implementation gives it.
         assert_eq!(checksum(b""), 0x2d06_8005_38d3_94c2);
         assert_ne!(checksum(b"a"), checksum(b"b"));
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_bad_input() {
+        let values = [
+            0u32,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            2_097_151,
+            2_097_152,
+            268_435_455,
+            268_435_456,
+            u32::MAX,
+        ];
+        let mut w = Writer::default();
+        for &v in &values {
+            let before = w.buf.len();
+            w.varint(v);
+            assert_eq!(w.buf.len() - before, varint_len(v), "{v}");
+        }
+        let mut r = Varints::new(&w.buf);
+        for &v in &values {
+            assert_eq!(r.next().unwrap(), v);
+        }
+        assert!(r.is_done());
+        assert!(r.next().is_err());
+        assert_eq!(w.buf[..2], [0, 1]);
+        // Truncated, too long, above u32::MAX.
+        assert!(Varints::new(&[0x80]).next().is_err());
+        assert!(Varints::new(&[0x80; 6]).next().is_err());
+        assert!(Varints::new(&[0xff, 0xff, 0xff, 0xff, 0x10])
+            .next()
+            .is_err());
+        assert_eq!(
+            Varints::new(&[0xff, 0xff, 0xff, 0xff, 0x0f])
+                .next()
+                .unwrap(),
+            u32::MAX
+        );
     }
 
     #[test]

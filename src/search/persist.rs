@@ -3,7 +3,7 @@
 //! | key | holds | rewritten |
 //! |---|---|---|
 //! | `meta` | doc table (page key per doc id), settings, the generations of the other records, per vector store whether it has a graph (0 no, 1 yes, 2 no: a build was given up at the `u32` row count that follows) | every change |
-//! | `bm25` | dictionary (byte arena + `u32` offsets), CSR postings (`u32` starts, docs, packed tfs), per-term bounds, base field lengths | on a BM25 merge |
+//! | `bm25` | dictionary (byte arena + `u32` offsets), CSR postings (varints: list lengths, doc-id gaps, packed tfs), per-term bounds, base field lengths | on a BM25 merge |
 //! | `bm25-delta` | dead base doc ids; delta docs with lengths and `(term, tf)` lists | every change |
 //! | `vectors` | model, dim, doc per row, rows as contiguous little-endian `f32` | on a rebuild/compaction |
 //! | `vectors-delta` | dead base rows, null docs, delta docs and rows | every vector change |
@@ -31,9 +31,10 @@ use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
 use crate::storage::{Data, RecordSource, Store};
 
-/// The format version written. Version 2 checksums payloads with XXH3-64 ([`checksum`]);
-/// version 1 (the same payloads, checksummed with the slower [`hash64`]) is still read, so that
-/// an existing wiki keeps its index and embeddings. Decoding refuses any other.
+/// The format version written. Version 2 checksums payloads with XXH3-64 ([`checksum`]) and
+/// holds the `bm25` postings as varints; version 1 (`hash64` checksums, postings as `u32`
+/// arrays, every other payload the same) is still read, so that an existing wiki keeps its
+/// index and embeddings. Decoding refuses any other.
 pub const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: [u8; 4] = *b"LWSI";
@@ -159,7 +160,8 @@ fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
     out
 }
 
-fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
+/// The payload of a framed record, with its format version (1 or [`FORMAT_VERSION`]).
+fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<(u32, &[u8])> {
     let mut r = Reader::new(bytes);
     if r.take(4)? != MAGIC {
         return Err(DecodeError::new("not a search record (bad magic)"));
@@ -187,7 +189,7 @@ fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<&[u8]> {
     if sum_of(payload) != sum {
         return Err(DecodeError::new("checksum mismatch"));
     }
-    Ok(payload)
+    Ok((version, payload))
 }
 
 /// One change for the `search` store: `Some(data)` to put, `None` to delete.
@@ -446,12 +448,13 @@ impl SearchIndex {
             key: key.to_string(),
             message: e.0,
         };
-        let get = |key: &str, kind: Kind| -> Result<&[u8]> {
+        let get_versioned = |key: &str, kind: Kind| -> Result<(u32, &[u8])> {
             let bytes = map
                 .get(key)
                 .ok_or_else(|| corrupt(key, DecodeError::new("missing")))?;
             unframe(kind, bytes).map_err(|e| corrupt(key, e))
         };
+        let get = |key: &str, kind: Kind| get_versioned(key, kind).map(|(_, p)| p);
 
         // meta
         let meta = get(KEY_META, Kind::Meta)?;
@@ -506,8 +509,9 @@ impl SearchIndex {
         let max_doc = docs.keys.len() as u32;
 
         // bm25
-        let mut rb = Reader::new(get(KEY_BM25, Kind::Bm25)?);
-        let mut bm25 = Bm25Index::read_base(&mut rb, max_doc)
+        let (version, payload) = get_versioned(KEY_BM25, Kind::Bm25)?;
+        let mut rb = Reader::new(payload);
+        let mut bm25 = Bm25Index::read_base(&mut rb, max_doc, version)
             .and_then(|b| rb.finish().map(|_| b))
             .map_err(|e| corrupt(KEY_BM25, e))?;
         if bm25.base_generation != bm25_gen {

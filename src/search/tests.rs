@@ -678,13 +678,25 @@ fn version_1_records_still_open() {
     idx.vectors_mut()
         .unwrap()
         .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
+    // Postings in the base (what the two formats lay out differently) and in the delta.
+    idx.bm25.merge();
     idx.upsert("x", &page("", "delta 明月"), None);
     let recs: HashMap<String, Vec<u8>> = idx.to_records().into_iter().collect();
+    // The bm25 payload as format 1 laid it out (postings as u32 arrays); every other payload is
+    // the same in both formats.
+    let mut w = codec::Writer::default();
+    idx.bm25().base_snapshot().write_v1(&mut w);
+    let bm25_v1 = w.buf;
     let reframe = |version: u32, sum: fn(&[u8]) -> u64| -> HashMap<String, Vec<u8>> {
         recs.iter()
             .map(|(k, v)| {
                 let mut v = v.clone();
                 assert_eq!(&v[4..8], &persist::FORMAT_VERSION.to_le_bytes());
+                if version == 1 && k == KEY_BM25 {
+                    v.truncate(25);
+                    v[9..17].copy_from_slice(&(bm25_v1.len() as u64).to_le_bytes());
+                    v.extend_from_slice(&bm25_v1);
+                }
                 v[4..8].copy_from_slice(&version.to_le_bytes());
                 let s = sum(&v[25..]);
                 v[17..25].copy_from_slice(&s.to_le_bytes());
@@ -692,16 +704,27 @@ fn version_1_records_still_open() {
             })
             .collect()
     };
+    assert!(
+        bm25_v1.len() > recs[KEY_BM25].len() - 25,
+        "u32 arrays are larger"
+    );
     let v1 = open(&reframe(1, codec::hash64)).unwrap();
     for q in ["明月", "w1 w3", "delta"] {
         let opts = query(A, q, 8, 1, SearchMode::Hybrid);
         assert_eq!(v1.search(q, &opts), idx.search(q, &opts));
     }
     assert!(v1.vectors().is_some_and(|v| v.has_graph()));
-    // A version-1 frame checksummed the new way, and an unknown version, are refused.
+    // A version-1 frame checksummed the new way, and an unknown version, are refused; so is
+    // a format-2 frame around a format-1 bm25 payload.
     assert!(open(&reframe(1, codec::checksum)).is_err());
     assert!(open(&reframe(3, codec::checksum)).is_err());
     assert!(open(&reframe(persist::FORMAT_VERSION, codec::checksum)).is_ok());
+    let mut m = reframe(1, codec::hash64);
+    let v = m.get_mut(KEY_BM25).unwrap();
+    v[4..8].copy_from_slice(&persist::FORMAT_VERSION.to_le_bytes());
+    let s = codec::checksum(&v[25..]);
+    v[17..25].copy_from_slice(&s.to_le_bytes());
+    assert!(open(&m).is_err());
 }
 
 #[test]
@@ -712,6 +735,13 @@ fn altered_payloads_with_valid_checksums_never_panic() {
     idx.vectors_mut()
         .unwrap()
         .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
+    // BM25 postings in the base record too (varint blocks), not only in the delta.
+    idx.bm25.merge();
+    assert!(
+        idx.bm25.base_snapshot().size() > 2000,
+        "{}",
+        idx.bm25.base_snapshot().size()
+    );
     idx.upsert(
         "x",
         &page("x", "delta 明月"),
