@@ -296,17 +296,18 @@ fn read_postings(r: &mut Reader<'_>) -> DecodeResult<(Vec<u32>, Vec<u32>, Vec<u3
             "postings: offsets do not cover the postings",
         ));
     }
-    // Filled in place, not pushed: at `opt-level = "z"` `Vec::push` stays a call per posting.
+    // Decoded in place into arrays of their final size (at `opt-level = "z"` `Vec::push` stays
+    // a call per posting), then the gaps of each list summed into doc ids.
     let mut docs = vec![0u32; postings];
     let mut v = Varints::new(gaps);
+    v.read_into(&mut docs)?;
     for w in starts.windows(2) {
         let Some((first, rest)) = docs[w[0] as usize..w[1] as usize].split_first_mut() else {
             continue;
         };
-        let mut prev = v.next()?;
-        *first = prev;
+        let mut prev = *first;
         for slot in rest {
-            let g = v.next()?;
+            let g = *slot;
             prev = match prev.checked_add(g) {
                 Some(d) if g > 0 => d,
                 Some(_) => {
@@ -321,9 +322,7 @@ fn read_postings(r: &mut Reader<'_>) -> DecodeResult<(Vec<u32>, Vec<u32>, Vec<u3
     }
     let mut t = Varints::new(tfs);
     let mut tfs = vec![0u32; postings];
-    for slot in tfs.iter_mut() {
-        *slot = t.next()?;
-    }
+    t.read_into(&mut tfs)?;
     if !v.is_done() || !t.is_done() {
         return Err(DecodeError::new("postings: trailing bytes in a block"));
     }

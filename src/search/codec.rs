@@ -204,6 +204,32 @@ impl<'a> Varints<'a> {
         }
         Err(DecodeError::new("varint longer than 5 bytes"))
     }
+    /// Fills `out` with the next `out.len()` varints: one tight loop with the one- and
+    /// two-byte cases (nearly every doc-id gap and tf) inline, longer ones through
+    /// [`Varints::next`]'s slow path.
+    pub(crate) fn read_into(&mut self, out: &mut [u32]) -> DecodeResult<()> {
+        let buf = self.buf;
+        let mut pos = self.pos;
+        for slot in out.iter_mut() {
+            match (buf.get(pos), buf.get(pos + 1)) {
+                (Some(&b), _) if b < 0x80 => {
+                    *slot = u32::from(b);
+                    pos += 1;
+                }
+                (Some(&b), Some(&c)) if c < 0x80 => {
+                    *slot = u32::from(b & 0x7f) | u32::from(c) << 7;
+                    pos += 2;
+                }
+                _ => {
+                    self.pos = pos;
+                    *slot = self.next_long()?;
+                    pos = self.pos;
+                }
+            }
+        }
+        self.pos = pos;
+        Ok(())
+    }
     /// True when every byte was read.
     pub(crate) fn is_done(&self) -> bool {
         self.pos == self.buf.len()
@@ -457,6 +483,29 @@ mod tests {
         }
         assert!(r.is_done());
         assert!(r.next().is_err());
+        // In bulk: one-, two- and three-byte values mixed, at every offset, equal to reading one
+        // at a time; too few bytes is an error.
+        let mut wm = Writer::default();
+        let many: Vec<u32> = (0..1000u32)
+            .map(|i| match i % 37 {
+                0 => i * 977,
+                1 => 128 + i,
+                _ => i % 128,
+            })
+            .collect();
+        many.iter().for_each(|&v| wm.varint(v));
+        for skip in 0..10 {
+            let mut one = Varints::new(&wm.buf);
+            for _ in 0..skip {
+                one.next().unwrap();
+            }
+            let mut bulk = vec![0u32; many.len() - skip];
+            one.read_into(&mut bulk).unwrap();
+            assert_eq!(bulk, many[skip..]);
+            assert!(one.is_done());
+        }
+        let mut short = vec![0u32; many.len() + 1];
+        assert!(Varints::new(&wm.buf).read_into(&mut short).is_err());
         assert_eq!(w.buf[..2], [0, 1]);
         // Truncated, too long, above u32::MAX.
         assert!(Varints::new(&[0x80]).next().is_err());
