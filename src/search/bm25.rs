@@ -215,7 +215,8 @@ impl TermDict {
     fn grow(&mut self) {
         let cap = (2 * (self.ends.len() + 1)).next_power_of_two().max(16) * 2;
         // Interned terms are distinct, so this cannot fail.
-        let _ = self.rehash(cap);
+        let rehashed = self.rehash(cap);
+        debug_assert!(rehashed.is_ok(), "a term interned twice");
     }
 
     /// Rebuilds the table with `cap` slots (a power of two). Errors when two ids hold the same
@@ -329,10 +330,10 @@ fn read_postings(r: &mut Reader<'_>) -> DecodeResult<(Vec<u32>, Vec<u32>, Vec<u3
     Ok((starts, docs, tfs))
 }
 
-/// Checks decoded CSR postings in one pass over them (2.4M at 10k pages, so this is most of
-/// what opening an index costs after the copy): each term's doc ids strictly increase and each
-/// names a base document (`state[d] == IN_BASE`). `starts` is already known to be in order and
-/// to cover `docs`.
+/// Checks decoded CSR postings in one pass over them (2M at 10k pages): each term's doc ids
+/// strictly increase (already known for format 2, whose gaps are ≥ 1; needed for format 1) and
+/// each names a base document (`state[d] == IN_BASE`). `starts` is already known to be in order
+/// and to cover `docs`.
 fn check_postings(starts: &[u32], docs: &[u32], state: &[u8]) -> DecodeResult<()> {
     for w in starts.windows(2) {
         let mut next = 0u32;
@@ -633,8 +634,9 @@ pub(crate) struct Bm25BaseSnapshot {
     encoded: [usize; 3],
 }
 
-/// Calls `f` with each list length, then with each posting's doc id as written: the first of a
-/// list as it is, each next one as the gap to the one before (≥ 1: ids strictly increase).
+/// For each term's list in turn: calls `len` with its length, then `gap` with each of its doc
+/// ids as written: the first as it is, each next one as the gap to the one before (≥ 1: ids
+/// strictly increase).
 fn for_each_gap(starts: &[u32], docs: &[u32], mut len: impl FnMut(u32), mut gap: impl FnMut(u32)) {
     for w in starts.windows(2) {
         len(w[1] - w[0]);
@@ -1655,10 +1657,10 @@ impl Bm25Index {
         let bytes = r.bytes()?.to_vec();
         let ends = r.u32s()?;
         let dict = TermDict::from_parts(bytes, ends)?;
-        let (starts, docs, tfs) = if version == 1 {
-            (r.u32s()?, r.u32s()?, r.u32s()?)
-        } else {
-            read_postings(r)?
+        let (starts, docs, tfs) = match version {
+            1 => (r.u32s()?, r.u32s()?, r.u32s()?),
+            2 => read_postings(r)?,
+            v => return Err(DecodeError::new(format!("bm25 format {v}"))),
         };
         let base_doc_count = r.u32()?;
         let tfmax = r.f32s()?;

@@ -11,8 +11,8 @@
 //! | `staging`, `staging-delta` | the same two for a re-embed in progress | during a re-embed |
 //!
 //! Every record is framed: magic `LWSI`, format version (`u32`, [`FORMAT_VERSION`]), record kind
-//! (`u8`), payload length (`u64`), a checksum of the payload (`u64`; XXH3-64 from version 2 on, the older `hash64` in version 1), the payload. All integers
-//! and floats are little-endian. A base record and its delta carry the base's generation, and
+//! (`u8`), payload length (`u64`), a checksum of the payload (`u64`; XXH3-64 from version 2 on,
+//! the older `hash64` in version 1), the payload. All integers and floats are little-endian. A base record and its delta carry the base's generation, and
 //! `meta` names the generations it expects, so records from different commits never combine.
 //!
 //! *Invariant:* decoding never tokenizes, never embeds and never panics: opening a wiki reads the
@@ -109,7 +109,7 @@ impl BaseSnapshot for VectorsBaseSnapshot {
     }
 }
 
-/// A large record (`bm25`: 16.8 MB at 10k pages; `vectors`, `staging`: 15.4 MB at 10k × 384-d)
+/// A large record (`bm25`: 5.1 MB at 10k pages; `vectors`, `staging`: 15.4 MB at 10k × 384-d)
 /// written on demand from a snapshot of its base (a [`RecordSource`]): it goes to storage in
 /// 64 KB pieces instead of being held whole beside the index. Written twice per save: once to
 /// hash the payload for the header, once to hand it over.

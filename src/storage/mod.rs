@@ -152,8 +152,8 @@ pub(crate) fn describe_found(found: Option<u64>) -> String {
     found.map_or_else(|| "absent".into(), |r| format!("rev {r}"))
 }
 
-/// A record payload written on demand. A large record (the search index's postings: 17 MB at
-/// 10k pages) is then never held whole in wasm memory beside the structure it is written from:
+/// A record payload written on demand. A large record (the search index's postings: 5 MB at 10k
+/// pages; its vectors: 15 MB at 10k × 384-d) is then never held whole in wasm memory beside the structure it is written from:
 /// the backend asks for its length, then for its bytes, in order, in pieces (IndexedDB copies
 /// each piece into one `Uint8Array` before its transaction opens).
 pub trait RecordSource {
