@@ -75,3 +75,87 @@ test("vector graph: built in a worker, installed, read back after a reload; sear
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+test("vector graph: a failing worker leaves the exact scan serving and the wiki writable; a later build recovers", { timeout: 300_000 }, async () => {
+  const context = await browser.newContext();
+  // While `test.workerFailure` is set, every Worker the page starts runs a script that fails:
+  // "throw" at start (the worker's error event), "message" with the `{ error }` reply a failed
+  // build posts.
+  await context.addInitScript(() => {
+    const mode = localStorage.getItem("test.workerFailure");
+    if (!mode) return;
+    const code = mode === "throw"
+      ? "throw new Error('graph worker broke at start');"
+      : "self.onmessage = () => self.postMessage({ error: 'graph build broke' });";
+    const Real = window.Worker;
+    window.Worker = class extends Real {
+      constructor(_url, options) { super(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), options); }
+    };
+  });
+  const page = await context.newPage();
+  const log = watch(page);
+  const warnings = [];
+  page.on("console", (m) => { if (m.type() === "warning") warnings.push(m.text()); });
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  const wiki = "vector-graph-failure";
+  await api(page, wiki, "for (const p of arg) await w.putPage(p); return null;", pages);
+  const exact = await api(page, wiki, SEARCH, queries);
+  const lowered = { minRows: 40, requireCheaper: false };
+  // Status and the due job as the app sees them (the lowered threshold).
+  const appView = () => page.evaluate(async ({ wiki, lowered }) => {
+    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open(wiki, { vectorIndex: lowered });
+    try { return { status: await w.vectorIndexStatus(), due: (await w.vectorRebuildJob()) !== null }; } finally { w.close(); }
+  }, { wiki, lowered });
+
+  for (const [mode, error] of [["throw", "graph worker broke at start"], ["message", "graph build broke"]]) {
+    const before = warnings.length;
+    await page.evaluate(({ wiki, lowered, mode }) => {
+      localStorage.setItem("llm-wiki.current", wiki);
+      localStorage.setItem("llm-wiki.vectorIndex", JSON.stringify(lowered));
+      localStorage.setItem("test.workerFailure", mode);
+    }, { wiki, lowered, mode });
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    const deadline = Date.now() + 60_000;
+    while (warnings.length === before && Date.now() < deadline) await page.waitForTimeout(200);
+    const warned = warnings.slice(before).join("\n");
+    assert.match(warned, /vector graph rebuild failed; the exact scan keeps serving/, `${mode}: ${warned}`);
+    assert.match(warned, new RegExp(error), mode);
+    // Nothing installed, the rebuild still due, vector search as exact as before.
+    const { status, due } = await appView();
+    assert.equal(status.graph, false, mode);
+    assert.equal(due, true, mode);
+    assert.deepEqual(await api(page, wiki, SEARCH, queries), exact, mode);
+    // The write lock was released: the app still writes, and search finds the new page.
+    const title = `After ${mode}`;
+    await page.evaluate(async ({ wiki, title }) => {
+      const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
+      await init();
+      const { withWriteLock } = await import("/writer.js");
+      const w = await Wiki.open(wiki);
+      try { await withWriteLock(wiki, () => w.putPage({ title, body: `quartz falcon ${title}` })); } finally { w.close(); }
+    }, { wiki, title });
+    const found = await api(page, wiki, `return (await w.search(arg, { k: 3, mode: "bm25", explain: false })).hits.map((h) => h.key);`, title);
+    assert.ok(found.length > 0, `${mode}: the page written after the failure is found`);
+    await api(page, wiki, "await w.deletePage(arg); return null;", found[0]);
+  }
+
+  // With a working worker again, the next open builds and installs the graph.
+  await page.evaluate(() => localStorage.removeItem("test.workerFailure"));
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  let view = await appView();
+  const deadline = Date.now() + 120_000;
+  while (!view.status.graph && Date.now() < deadline) {
+    await page.waitForTimeout(300);
+    view = await appView();
+  }
+  assert.equal(view.status.graph, true, `no graph after the worker works again: ${JSON.stringify(view)}`);
+  assert.deepEqual(await api(page, wiki, SEARCH, queries), exact);
+  const unexpected = log.errors.filter((e) => !/graph worker broke at start|graph build broke/.test(e));
+  assert.deepEqual(unexpected, []);
+  await context.close();
+});
