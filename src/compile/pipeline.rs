@@ -94,14 +94,16 @@ pub struct LlmCompiler<'a, L: Llm> {
     pub model_name: String,
 }
 
-/// One structured call through [`chat_json`] (lenient parsing, one repair round trip), then the
-/// JSON value into `T`. Errors: the endpoint's, or [`Error::LlmBadOutput`].
+/// One structured call through [`chat_json`] (lenient parsing, one repair round trip), the
+/// prompt's block escapes a model copied undone ([`prompt::unescape_strings`]), then the JSON
+/// value into `T`. Errors: the endpoint's, or [`Error::LlmBadOutput`].
 async fn structured<L: Llm, T: serde::de::DeserializeOwned>(
     llm: &L,
     request: &ChatRequest,
     cancel: &Cancel,
 ) -> Result<(T, TokenUsage)> {
-    let reply = chat_json(llm, request, cancel).await?;
+    let mut reply = chat_json(llm, request, cancel).await?;
+    prompt::unescape_strings(&mut reply.value);
     let what = request.json.as_ref().map_or("reply", |j| j.name.as_str());
     let value = serde_json::from_value(reply.value)
         .map_err(|e| Error::LlmBadOutput(format!("{what}: {e}")))?;

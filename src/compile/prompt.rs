@@ -7,14 +7,59 @@
 use super::extract::ExtractInput;
 use super::integrate::IntegrateInput;
 
-/// Escapes data placed inside a `<tag>` block: `</` becomes `<\/`, so no data can close a block.
+/// Escapes data placed inside a `<tag>` block: a backslash goes after every `<` that is followed
+/// by `/` or `\` (`</` becomes `<\/`, `<\` becomes `<\\`), so no data can close a block and
+/// [`unescape_block`] gives the data back exactly, whatever it holds (a JS string's `<\/script>`
+/// included).
 pub fn escape_block(data: &str) -> String {
-    data.replace("</", "<\\/")
+    let b = data.as_bytes();
+    let mut out = String::with_capacity(data.len());
+    let mut from = 0;
+    for i in 0..b.len() {
+        // ASCII bytes never occur inside a multi-byte UTF-8 character: slicing here is safe.
+        if b[i] == b'<' && matches!(b.get(i + 1), Some(b'/' | b'\\')) {
+            out.push_str(&data[from..=i]);
+            out.push('\\');
+            from = i + 1;
+        }
+    }
+    out.push_str(&data[from..]);
+    out
 }
 
-/// Reverses [`escape_block`].
+/// Reverses [`escape_block`]: drops the backslash of every `<\/` and `<\\`. Applied to what a
+/// model writes back, it also undoes the escapes the model copied from its prompt (a quote of a
+/// source with `</div>` in it comes back as `<\/div>`).
 pub fn unescape_block(data: &str) -> String {
-    data.replace("<\\/", "</")
+    let b = data.as_bytes();
+    let mut out = String::with_capacity(data.len());
+    let (mut from, mut i) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'<'
+            && b.get(i + 1) == Some(&b'\\')
+            && matches!(b.get(i + 2), Some(b'/' | b'\\'))
+        {
+            out.push_str(&data[from..=i]);
+            from = i + 2;
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&data[from..]);
+    out
+}
+
+/// [`unescape_block`] on every string of a model's JSON reply (keys stay as they are): the text a
+/// model quotes or carries over from its prompt's blocks (claims, quotes, a page body it rewrites)
+/// comes back as it was, not with the prompt's escapes in it.
+pub fn unescape_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) if s.contains("<\\") => *s = unescape_block(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(unescape_strings),
+        serde_json::Value::Object(map) => map.values_mut().for_each(unescape_strings),
+        _ => {}
+    }
 }
 
 /// Extracts the contents of the first `<tag …>…</tag>` block in `text`, with its attribute string.
@@ -258,6 +303,33 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaping_is_undone_exactly_and_never_leaves_a_closing_tag() {
+        assert_eq!(escape_block("a</b>"), "a<\\/b>");
+        assert_eq!(escape_block("\"<\\/script>\""), "\"<\\\\/script>\"");
+        assert_eq!(
+            unescape_block("<\\/div> <\\\\/x> <\\n"),
+            "</div> <\\/x> <\\n"
+        );
+        // Every string over an alphabet of the characters that matter, up to length 7.
+        let alphabet = ['<', '/', '\\', 'a', '月'];
+        let mut words = vec![String::new()];
+        for _ in 0..7 {
+            let longer: Vec<String> = words
+                .iter()
+                .filter(|w| w.chars().count() == words.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        assert_eq!(words.len(), (0..=7).map(|n| 5usize.pow(n)).sum::<usize>());
+        for w in &words {
+            let e = escape_block(w);
+            assert!(!e.contains("</"), "{w:?} → {e:?}");
+            assert_eq!(unescape_block(&e), *w, "{w:?} → {e:?}");
+        }
+    }
 
     #[test]
     fn blocks_cannot_be_closed_by_data() {
