@@ -24,19 +24,6 @@ struct Scripted {
     calls: Cell<usize>,
     fail_at: Cell<Option<usize>>,
     overrides: Option<Override>,
-    /// Reply as a model that copies text from its prompt's blocks as written there: every string
-    /// of the scripted reply escaped the way the prompt escapes block data.
-    copies_escapes: bool,
-}
-
-/// Every string of a JSON value escaped as prompt blocks escape their data.
-fn escape_strings(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::String(s) => *s = llm_wiki::compile::prompt::escape_block(s),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(escape_strings),
-        serde_json::Value::Object(m) => m.values_mut().for_each(escape_strings),
-        _ => {}
-    }
 }
 
 impl Llm for Scripted {
@@ -68,12 +55,7 @@ impl Llm for Scripted {
             });
         }
         // The scripted endpoint's derivation (Decision 14), as the HTTP test server answers it.
-        let mut text = llm_wiki::llm::scripted::reply(req).text;
-        if self.copies_escapes {
-            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-            escape_strings(&mut v);
-            text = v.to_string();
-        }
+        let text = llm_wiki::llm::scripted::reply(req).text;
         Ok(ChatResponse {
             usage: TokenUsage {
                 input: estimate_tokens(user),
@@ -162,16 +144,13 @@ fn scenario() -> (MemoryBackend, W) {
 #[test]
 fn markup_in_a_source_survives_a_model_that_copies_the_prompt_escapes() {
     // The prompt escapes `</` (and `<\`) inside its blocks; a model quoting the source copies
-    // the escaped form. The compile undoes it: quotes verify against the source, and no page
-    // gets a `<\/` that the source never had.
+    // the escaped form, as the scripted endpoint does. The compile undoes it: quotes verify
+    // against the source, and no page gets a `<\/` the source never had or loses one it had.
     let backend = MemoryBackend::new();
     let w = open(&backend, "markup");
-    let source = "# Markup\n\nThe tag </div> closes a block in HTML.\n\n## Script tags\n\nA JS string writes <\\/script> so that it does not close the script element.\n";
+    let source = "# Markup\n\nThe tag </div> closes a block in HTML.\n\n## Script tags\n\nA JS string writes <\\/script> so that it does not close the script element.\n\n## Paths\n\nThe share <\\\\srv\\x> is a UNC path.\n";
     add(&w, "notes/markup.md", source);
-    let llm = Scripted {
-        copies_escapes: true,
-        ..Default::default()
-    };
+    let llm = Scripted::default();
     let r = compile(&w, &llm).unwrap();
     assert!(r.failed.is_empty(), "{:?}", r.failed);
     assert_eq!(r.unverified, 0);
@@ -184,7 +163,14 @@ fn markup_in_a_source_survives_a_model_that_copies_the_prompt_escapes() {
     );
     assert!(claims.iter().all(|c| c.verified));
     let all: String = pages.values().cloned().collect();
-    assert!(all.contains("</div>"), "{all}");
+    assert!(
+        quotes.iter().any(|q| q.contains("<\\\\srv\\x>")),
+        "{quotes:?}"
+    );
+    assert!(
+        all.contains("</div>") && all.contains("<\\\\srv\\x>"),
+        "{all}"
+    );
     assert!(
         !all.contains("<\\/div>") && !all.contains("<\\\\/script>"),
         "{all}"

@@ -95,7 +95,7 @@ pub struct LlmCompiler<'a, L: Llm> {
 }
 
 /// One structured call through [`chat_json`] (lenient parsing, one repair round trip), the
-/// prompt's block escapes a model copied undone ([`prompt::unescape_strings`]), then the JSON
+/// prompt's block escapes a model copied undone ([`prompt::unescape_copied`]), then the JSON
 /// value into `T`. Errors: the endpoint's, or [`Error::LlmBadOutput`].
 async fn structured<L: Llm, T: serde::de::DeserializeOwned>(
     llm: &L,
@@ -103,7 +103,12 @@ async fn structured<L: Llm, T: serde::de::DeserializeOwned>(
     cancel: &Cancel,
 ) -> Result<(T, TokenUsage)> {
     let mut reply = chat_json(llm, request, cancel).await?;
-    prompt::unescape_strings(&mut reply.value);
+    let sent: String = request
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    prompt::unescape_copied(&mut reply.value, &sent);
     let what = request.json.as_ref().map_or("reply", |j| j.name.as_str());
     let value = serde_json::from_value(reply.value)
         .map_err(|e| Error::LlmBadOutput(format!("{what}: {e}")))?;

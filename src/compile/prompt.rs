@@ -27,18 +27,23 @@ pub fn escape_block(data: &str) -> String {
     out
 }
 
-/// Reverses [`escape_block`]: drops the backslash of every `<\/` and `<\\`. Applied to what a
-/// model writes back, it also undoes the escapes the model copied from its prompt (a quote of a
-/// source with `</div>` in it comes back as `<\/div>`).
+/// Reverses [`escape_block`]: drops the backslash of every `<\/` and `<\\`.
 pub fn unescape_block(data: &str) -> String {
+    unescape_kinds(data, true, true)
+}
+
+/// [`unescape_block`] limited to the escapes of `</` (`slash`) and of `<\` (`backslash`).
+fn unescape_kinds(data: &str, slash: bool, backslash: bool) -> String {
     let b = data.as_bytes();
     let mut out = String::with_capacity(data.len());
     let (mut from, mut i) = (0, 0);
     while i < b.len() {
-        if b[i] == b'<'
-            && b.get(i + 1) == Some(&b'\\')
-            && matches!(b.get(i + 2), Some(b'/' | b'\\'))
-        {
+        let escaped = match b.get(i + 2) {
+            Some(b'/') => slash,
+            Some(b'\\') => backslash,
+            _ => false,
+        };
+        if escaped && b[i] == b'<' && b[i + 1] == b'\\' {
             out.push_str(&data[from..=i]);
             from = i + 2;
             i += 3;
@@ -50,14 +55,42 @@ pub fn unescape_block(data: &str) -> String {
     out
 }
 
-/// [`unescape_block`] on every string of a model's JSON reply (keys stay as they are): the text a
-/// model quotes or carries over from its prompt's blocks (claims, quotes, a page body it rewrites)
-/// comes back as it was, not with the prompt's escapes in it.
-pub fn unescape_strings(value: &mut serde_json::Value) {
+/// Undoes, in every string of a model's JSON reply (keys stay as they are), the escapes the model
+/// copied from its prompt's blocks: a quote of `</div>` or a page body it rewrites comes back as
+/// it was. Only the kinds of escape `prompt` (the request's messages) holds are undone — in
+/// escaped data `<\/` only ever stands for `</` and `<\\` for `<\` — so a reply to a prompt that
+/// escaped nothing keeps a `<\/` the model wrote itself (a JS string's `"<\/script>"`). Where the
+/// prompt did escape, such text of the model's own loses its backslash: rare.
+pub fn unescape_copied(value: &mut serde_json::Value, prompt: &str) {
+    let (slash, backslash) = (prompt.contains(r"<\/"), prompt.contains(r"<\\"));
+    if slash || backslash {
+        unescape_strings(value, slash, backslash);
+    }
+}
+
+fn unescape_strings(value: &mut serde_json::Value, slash: bool, backslash: bool) {
     match value {
-        serde_json::Value::String(s) if s.contains("<\\") => *s = unescape_block(s),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(unescape_strings),
-        serde_json::Value::Object(map) => map.values_mut().for_each(unescape_strings),
+        serde_json::Value::String(s) if s.contains(r"<\") => {
+            *s = unescape_kinds(s, slash, backslash)
+        }
+        serde_json::Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| unescape_strings(v, slash, backslash)),
+        serde_json::Value::Object(map) => map
+            .values_mut()
+            .for_each(|v| unescape_strings(v, slash, backslash)),
+        _ => {}
+    }
+}
+
+/// [`escape_block`] on every string of a JSON value (keys stay as they are): how a model that
+/// copies text from its prompt's blocks writes it back. The scripted endpoint's compile replies
+/// go through this, so every test that compiles exercises [`unescape_copied`].
+pub fn escape_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => *s = escape_block(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(escape_strings),
+        serde_json::Value::Object(map) => map.values_mut().for_each(escape_strings),
         _ => {}
     }
 }
@@ -108,14 +141,25 @@ pub fn attr_value(attrs: &str, name: &str) -> Option<String> {
     let key = format!("{name}=\"");
     let i = attrs.find(&key)? + key.len();
     let end = attrs[i..].find('"')? + i;
-    Some(attrs[i..end].replace("&quot;", "\"").replace("&amp;", "&"))
+    Some(
+        attrs[i..end]
+            .replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
 }
 
-/// Writes `name="value"` with `&` and `"` escaped.
+/// Writes `name="value"` with `&`, `"`, `<` and `>` escaped (a title can neither end the tag nor
+/// hold a closing tag).
 pub fn attr(name: &str, value: &str) -> String {
     format!(
         "{name}=\"{}\"",
-        value.replace('&', "&amp;").replace('"', "&quot;")
+        value
+            .replace('&', "&amp;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
     )
 }
 
@@ -229,7 +273,10 @@ pub fn integrate_pages_user(inputs: &[IntegrateInput]) -> String {
     }
     s.push_str("<link-targets>\n");
     for (key, title) in targets {
-        s.push_str(&format!("- {}\n", crate::documents::link_to(key, title)));
+        s.push_str(&format!(
+            "- {}\n",
+            escape_block(&crate::documents::link_to(key, title))
+        ));
     }
     s.push_str("</link-targets>\n\nReturn the JSON with one entry per page, in the order given.");
     s
@@ -290,7 +337,10 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
     }
     s.push_str("</relations>\n\n<link-targets>\n");
     for (key, title) in &input.link_targets {
-        s.push_str(&format!("- {}\n", crate::documents::link_to(key, title)));
+        s.push_str(&format!(
+            "- {}\n",
+            escape_block(&crate::documents::link_to(key, title))
+        ));
     }
     s.push_str(if input.append {
         "</link-targets>\n\nThe page is long: <page> shows only its headings. Return JSON whose body is only the new text for the facts, to be appended to the page."
@@ -303,6 +353,48 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_escapes_a_prompt_held_are_undone_in_a_reply() {
+        let reply =
+            || serde_json::json!({"body": r#"write "<\/script>"; path <\\srv"#, "n": [r"<\/a>"]});
+        // A prompt that escaped nothing: the model's own `<\/` and `<\\` stay.
+        let mut v = reply();
+        unescape_copied(&mut v, "<source>plain text</source>");
+        assert_eq!(v, reply());
+        // A prompt that escaped `</` only: only that kind is undone.
+        let mut v = reply();
+        unescape_copied(&mut v, &escape_block("a </div> b"));
+        assert_eq!(
+            v,
+            serde_json::json!({"body": r#"write "</script>"; path <\\srv"#, "n": ["</a>"]})
+        );
+        // Both kinds.
+        let mut v = reply();
+        unescape_copied(&mut v, &escape_block(r"</div> <\x"));
+        assert_eq!(
+            v,
+            serde_json::json!({"body": r#"write "</script>"; path <\srv"#, "n": ["</a>"]})
+        );
+        // What a copying model writes back comes back as the data was.
+        let data = r#"<\/script> and </div> and <\\srv and <x"#;
+        let mut v = serde_json::json!({ "quote": data });
+        escape_strings(&mut v);
+        unescape_copied(&mut v, &escape_block(data));
+        assert_eq!(v["quote"], data);
+    }
+
+    #[test]
+    fn titles_in_attributes_cannot_close_a_tag() {
+        let a = attr("title", r#"a</source> & "b" >"#);
+        assert!(
+            !a.contains('<')
+                && !a[7..a.len() - 1].contains('>')
+                && !a[7..a.len() - 1].contains('"')
+        );
+        assert_eq!(attr_value(&a, "title").unwrap(), r#"a</source> & "b" >"#);
+        assert_eq!(attr_value(&attr("t", "&lt;"), "t").unwrap(), "&lt;");
+    }
 
     #[test]
     fn escaping_is_undone_exactly_and_never_leaves_a_closing_tag() {

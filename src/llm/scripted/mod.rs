@@ -66,16 +66,27 @@ fn last_user(request: &ChatRequest) -> &str {
 
 /// The compile pass's extract task ([`crate::compile::scripted::extract_reply`]).
 fn compile_extract(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
-    crate::compile::scripted::extract_reply(last_user(request))
+    copied(crate::compile::scripted::extract_reply(last_user(request)))
+}
+
+/// A compile reply as a model that copies text from its prompt writes it: with the prompt's block
+/// escapes in it (the derivation reads unescaped text; the compile undoes the escapes).
+fn copied(mut reply: Value) -> Value {
+    crate::compile::prompt::escape_strings(&mut reply);
+    reply
 }
 
 /// The compile pass's integrate task ([`crate::compile::scripted::integrate_reply`]).
 fn compile_integrate(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
-    crate::compile::scripted::integrate_reply(last_user(request))
+    copied(crate::compile::scripted::integrate_reply(last_user(
+        request,
+    )))
 }
 
 fn compile_integrate_pages(request: &ChatRequest, _: &JsonSchema, _: &Material) -> Value {
-    crate::compile::scripted::integrate_pages_reply(last_user(request))
+    copied(crate::compile::scripted::integrate_pages_reply(last_user(
+        request,
+    )))
 }
 
 /// What a reply can be derived from: the request's data blocks, split up.
