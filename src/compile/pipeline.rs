@@ -103,12 +103,8 @@ async fn structured<L: Llm, T: serde::de::DeserializeOwned>(
     cancel: &Cancel,
 ) -> Result<(T, TokenUsage)> {
     let mut reply = chat_json(llm, request, cancel).await?;
-    let sent: String = request
-        .messages
-        .iter()
-        .map(|m| m.content.as_str())
-        .collect();
-    prompt::unescape_copied(&mut reply.value, &sent);
+    let sent = request.messages.iter().map(|m| m.content.as_str());
+    prompt::unescape_copied(&mut reply.value, sent);
     let what = request.json.as_ref().map_or("reply", |j| j.name.as_str());
     let value = serde_json::from_value(reply.value)
         .map_err(|e| Error::LlmBadOutput(format!("{what}: {e}")))?;

@@ -57,28 +57,34 @@ fn unescape_kinds(data: &str, slash: bool, backslash: bool) -> String {
 
 /// Undoes, in every string of a model's JSON reply (keys stay as they are), the escapes the model
 /// copied from its prompt's blocks: a quote of `</div>` or a page body it rewrites comes back as
-/// it was. Only the kinds of escape `prompt` (the request's messages) holds are undone — in
+/// it was. Only the kinds of escape the `prompt` (the request's messages) holds are undone — in
 /// escaped data `<\/` only ever stands for `</` and `<\\` for `<\` — so a reply to a prompt that
 /// escaped nothing keeps a `<\/` the model wrote itself (a JS string's `"<\/script>"`). Where the
 /// prompt did escape, such text of the model's own loses its backslash: rare.
-pub fn unescape_copied(value: &mut serde_json::Value, prompt: &str) {
-    let (slash, backslash) = (prompt.contains(r"<\/"), prompt.contains(r"<\\"));
+pub fn unescape_copied<'a>(
+    value: &mut serde_json::Value,
+    prompt: impl IntoIterator<Item = &'a str>,
+) {
+    let (mut slash, mut backslash) = (false, false);
+    for part in prompt {
+        slash |= part.contains(r"<\/");
+        backslash |= part.contains(r"<\\");
+    }
     if slash || backslash {
-        unescape_strings(value, slash, backslash);
+        map_strings(value, &mut |s| {
+            if s.contains(r"<\") {
+                *s = unescape_kinds(s, slash, backslash);
+            }
+        });
     }
 }
 
-fn unescape_strings(value: &mut serde_json::Value, slash: bool, backslash: bool) {
+/// Calls `f` on every string of a JSON value (not on object keys).
+fn map_strings(value: &mut serde_json::Value, f: &mut impl FnMut(&mut String)) {
     match value {
-        serde_json::Value::String(s) if s.contains(r"<\") => {
-            *s = unescape_kinds(s, slash, backslash)
-        }
-        serde_json::Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| unescape_strings(v, slash, backslash)),
-        serde_json::Value::Object(map) => map
-            .values_mut()
-            .for_each(|v| unescape_strings(v, slash, backslash)),
+        serde_json::Value::String(s) => f(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| map_strings(v, f)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|v| map_strings(v, f)),
         _ => {}
     }
 }
@@ -87,12 +93,7 @@ fn unescape_strings(value: &mut serde_json::Value, slash: bool, backslash: bool)
 /// copies text from its prompt's blocks writes it back. The scripted endpoint's compile replies
 /// go through this, so every test that compiles exercises [`unescape_copied`].
 pub fn escape_strings(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::String(s) => *s = escape_block(s),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(escape_strings),
-        serde_json::Value::Object(map) => map.values_mut().for_each(escape_strings),
-        _ => {}
-    }
+    map_strings(value, &mut |s| *s = escape_block(s));
 }
 
 /// Extracts the contents of the first `<tag …>…</tag>` block in `text`, with its attribute string.
@@ -360,18 +361,18 @@ mod tests {
             || serde_json::json!({"body": r#"write "<\/script>"; path <\\srv"#, "n": [r"<\/a>"]});
         // A prompt that escaped nothing: the model's own `<\/` and `<\\` stay.
         let mut v = reply();
-        unescape_copied(&mut v, "<source>plain text</source>");
+        unescape_copied(&mut v, ["<source>plain text</source>"]);
         assert_eq!(v, reply());
         // A prompt that escaped `</` only: only that kind is undone.
         let mut v = reply();
-        unescape_copied(&mut v, &escape_block("a </div> b"));
+        unescape_copied(&mut v, [escape_block("a </div> b").as_str()]);
         assert_eq!(
             v,
             serde_json::json!({"body": r#"write "</script>"; path <\\srv"#, "n": ["</a>"]})
         );
         // Both kinds.
         let mut v = reply();
-        unescape_copied(&mut v, &escape_block(r"</div> <\x"));
+        unescape_copied(&mut v, [escape_block(r"</div> <\x").as_str()]);
         assert_eq!(
             v,
             serde_json::json!({"body": r#"write "</script>"; path <\srv"#, "n": ["</a>"]})
@@ -380,7 +381,7 @@ mod tests {
         let data = r#"<\/script> and </div> and <\\srv and <x"#;
         let mut v = serde_json::json!({ "quote": data });
         escape_strings(&mut v);
-        unescape_copied(&mut v, &escape_block(data));
+        unescape_copied(&mut v, [escape_block(data).as_str()]);
         assert_eq!(v["quote"], data);
     }
 

@@ -653,13 +653,7 @@ impl Bm25BaseSnapshot {
     /// for the test that such records still open.
     #[cfg(test)]
     pub(crate) fn write_v1(&self, w: &mut Writer) {
-        w.u64(self.generation);
-        let p = self.params;
-        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
-            w.f32(v);
-        }
-        w.bytes(&self.dict_bytes);
-        w.u32s(&self.dict_ends);
+        self.write_head(w);
         w.u32s(&self.starts);
         w.u32s(&self.docs);
         w.u32s(&self.tfs);
@@ -686,16 +680,11 @@ impl Bm25BaseSnapshot {
     /// The postings are varints (LEB128; Zobel & Moffat, "Inverted files for text search
     /// engines", ACM Computing Surveys 38(2), 2006, §2.2 on d-gaps): the offset count and the
     /// posting count as `u32`, then three length-prefixed blocks: each term's list length; doc ids
-    /// as gaps ([`for_each_gap`]); packed tfs. At 10k pages that is 4–5 MB instead of 16 MB of
-    /// `u32` arrays, which IndexedDB reads back about 3× faster than it decodes the varints.
+    /// as gaps ([`for_each_gap`]); packed tfs. At 10k pages that is 5.1 MB instead of 16.8 MB of
+    /// `u32` arrays: IndexedDB hands it back in 28–32 ms instead of 59 ms, more than the varints
+    /// then take to decode (BENCHMARKS.md, "Cold open").
     pub(crate) fn write(&self, w: &mut Writer) {
-        w.u64(self.generation);
-        let p = self.params;
-        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
-            w.f32(v);
-        }
-        w.bytes(&self.dict_bytes);
-        w.u32s(&self.dict_ends);
+        self.write_head(w);
         w.len(self.starts.len());
         w.len(self.docs.len());
         w.len(self.encoded[0]);
@@ -707,6 +696,18 @@ impl Bm25BaseSnapshot {
             w.varint(t);
         }
         self.write_tail(w);
+    }
+
+    /// What comes before the postings (the same in both formats): generation, parameters,
+    /// dictionary.
+    fn write_head(&self, w: &mut Writer) {
+        w.u64(self.generation);
+        let p = self.params;
+        for v in [p.k1, p.b, p.title_weight, p.alias_weight, p.body_weight] {
+            w.f32(v);
+        }
+        w.bytes(&self.dict_bytes);
+        w.u32s(&self.dict_ends);
     }
 
     /// What follows the postings (the same in both formats): bounds, then base field lengths.
