@@ -81,6 +81,7 @@ async function refreshWikiList(selected) {
 
 async function openWiki(name) {
   if (state.wiki) state.wiki.close();
+  settingsEdited = false;
   state.wiki = await Wiki.open(name, {
     onVersionChange: () => setStatus(t("upgraded"), "error"),
     vectorIndex: vectorIndexOptions(),
@@ -109,6 +110,7 @@ function keepVectorIndex() {
 // ---------------------------------------------------------------- tabs
 
 function showTab(tab) {
+  if (tab === "settings") settingsEdited = false;
   state.tab = tab;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== `tab-${tab}`;
@@ -776,7 +778,12 @@ async function runLint(options) {
 
 // ---------------------------------------------------------------- settings
 
+// The settings form holds edits not yet saved: a refresh (another tab changed the wiki) must not
+// overwrite what the user is typing. Cleared when the form is saved or the tab is opened again.
+let settingsEdited = false;
+
 async function renderSettings() {
+  if (settingsEdited) { await renderEmbeddingStatus(); return; }
   const presets = Wiki.presets();
   state.presets = presets;
   const view = await state.wiki.config();
@@ -792,6 +799,9 @@ async function renderSettings() {
   // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
   // (for the extension, chrome-extension://<its id>).
   $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
+  // How many times the form was filled from the stored settings (the e2e tests wait for it).
+  const form = $("#settings-form");
+  form.dataset.rendered = String(Number(form.dataset.rendered || 0) + 1);
   await renderEmbeddingStatus();
 }
 
@@ -994,9 +1004,15 @@ function wire() {
     const preset = state.presets.find((p) => p.id === $("#cfg-preset").value);
     if (preset) fillConfig(preset.config, false, false);
   });
+  for (const kind of ["input", "change"]) $("#settings-form").addEventListener(kind, () => { settingsEdited = true; });
   $("#settings-form").addEventListener("submit", async (e) => {
     e.preventDefault();
-    try { await write(() => state.wiki.setConfig(configFromForm())); setStatus(t("settingsSaved")); await renderSettings(); } catch (err) { showError(err); }
+    try {
+      await write(() => state.wiki.setConfig(configFromForm()));
+      setStatus(t("settingsSaved"));
+      settingsEdited = false;
+      await renderSettings();
+    } catch (err) { showError(err); }
   });
   $("#cfg-test").addEventListener("click", () => testConnection().catch(showError));
   $("#pv-edit").addEventListener("click", () => openEditor(state.viewing));

@@ -257,6 +257,19 @@ test("settings: a model per operation and the embeddings endpoint are saved and 
     compileModel: "scripted-compile", queryModel: "scripted-query",
     embeddings: { provider: "ollama", model: "nomic-embed-text", url: endpoint.url },
   });
+
+  // Another tab changing the wiki refreshes the view, but not over settings being typed.
+  await page.fill("#cfg-model-lint", "typed-not-saved");
+  const other = await context.newPage();
+  await other.goto(server.url);
+  await other.waitForSelector("body[data-ready=true]");
+  await other.evaluate(() => import("/writer.js").then((m) => m.announce("default", "changed")));
+  await page.waitForFunction(() => /Another tab changed/.test(document.querySelector("#status").textContent));
+  await page.waitForTimeout(300);
+  assert.equal(await page.inputValue("#cfg-model-lint"), "typed-not-saved");
+  assert.equal(await page.inputValue("#cfg-model-compile"), "scripted-compile");
+  await other.close();
+
   await page.reload();
   await page.waitForSelector("body[data-ready=true]");
   await page.click("#tabs button[data-tab=settings]");

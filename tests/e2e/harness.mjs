@@ -81,12 +81,19 @@ export async function fillEndpoint(page, baseUrl, { compileModel = "", queryMode
     await page.fill("#cfg-emb-model", embeddings.model);
     await page.fill("#cfg-emb-url", embeddings.url);
   }
+  // What was typed is what the form holds (nothing re-filled it meanwhile).
+  const held = await page.$eval("#cfg-context", (e) => e.value);
+  if (held !== "16384") throw new Error(`the context window field holds ${JSON.stringify(held)} after filling 16384`);
 }
 
 /** Opens the app's Settings tab, fills the endpoint settings (`fillEndpoint`) and saves them. */
 export async function configure(page, baseUrl, options = {}) {
+  // Opening the tab fills the form from the stored settings, asynchronously: filling before that
+  // lands would have typed into a field that is then overwritten (or appended to: "1638416384").
+  const rendered = () => page.$eval("#settings-form", (f) => Number(f.dataset.rendered || 0));
+  const before = await rendered();
   await page.click("#tabs button[data-tab=settings]");
-  await page.waitForSelector("#cfg-preset option", { state: "attached" });
+  await page.waitForFunction((n) => Number(document.querySelector("#settings-form").dataset.rendered || 0) > n, before);
   await fillEndpoint(page, baseUrl, options);
   await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
   await page.click("#settings-form button[type=submit]");
