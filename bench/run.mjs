@@ -221,7 +221,14 @@ async function tokenPhase(t2) {
     const nb = Math.ceil(CFG.tokenSources * 2 / 3);
     const sources = [...book.slice(0, nb), ...cargo.slice(0, CFG.tokenSources - nb)];
     log(`tokens: ${sources.length} sources, ${QUESTIONS.length} questions, scripted endpoint ${endpoint.url}`);
-    return await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS, contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8, askVariants: CFG.askVariants });
+    const result = await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS, contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8, askVariants: CFG.askVariants });
+    // Every request the endpoint received (system prompt, messages, schema name), for reading
+    // where the tokens go.
+    if (process.env.BENCH_REQUESTS) {
+      writeFileSync(process.env.BENCH_REQUESTS, JSON.stringify(await (await fetch(`${endpoint.url}/__requests`)).json()));
+      log(`tokens: requests written to ${process.env.BENCH_REQUESTS}`);
+    }
+    return result;
   } finally { endpoint.stop(); }
 }
 
