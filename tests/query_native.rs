@@ -576,3 +576,27 @@ fn citations_to_pages_whose_passages_were_not_given_are_removed() {
     assert_eq!(a.citations, vec!["Widgetron"]);
     assert_eq!(a.removed_citations, vec!["Gardening"]);
 }
+
+#[test]
+fn the_answer_gets_the_facts_without_their_footnotes() {
+    let body = "Ownership is how Rust manages memory.\n\n## Facts\n\n\
+- Each value in Rust has an owner [^c1a2b3c4d5].\n\
+- 所有权规则在编译时检查[^c9f8e7d6c5]。\n\
+- A regex such as `[^c1a2b3c4d5]` is code and stays.\n\n\
+[^c1a2b3c4d5]: \"Each value in Rust has an owner.\" — [[Understanding Ownership]]\n\
+[^c9f8e7d6c5]: \"所有权规则在编译时检查。\" — [[所有权]]\n";
+    let (_b, w) = wiki_of(&[("Ownership", "How Rust manages memory.", body.into())]);
+    let llm = Recording::default();
+    let a = ask_with(&w, &llm, "What owns a value in Rust ownership?", 1500);
+    assert_eq!(a.routed, vec!["Ownership"], "{a:?}");
+    let blocks = answer_blocks(&llm);
+    let (_, text) = &blocks[0];
+    assert!(
+        text.contains("- Each value in Rust has an owner.\n- 所有权规则在编译时检查。\n"),
+        "{text}"
+    );
+    assert!(text.contains("`[^c1a2b3c4d5]` is code"), "{text}");
+    // No reference outside the code, and no definition (they repeat the quotes).
+    assert_eq!(text.matches("[^").count(), 1, "{text}");
+    assert!(!text.contains("— [["), "{text}");
+}

@@ -349,7 +349,7 @@ impl QueryModel for OfflineQuery {
         // themselves ([`passages::rank`]: function words dropped, rare terms weigh more).
         let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
         for (pi, (_, _, text)) in pages.iter().enumerate() {
-            let plain = crate::compile::integrate::strip_refs(&strip_definitions(text));
+            let plain = passages::without_footnotes(text);
             for (si, s) in crate::offline::blocks::blocks(&plain)
                 .into_iter()
                 .filter_map(|b| match b {
@@ -440,14 +440,6 @@ pub fn routing_line(p: &Page) -> String {
         plain
     };
     index_line_with_summary(p, &summary)
-}
-
-/// A body without footnote definition lines (they repeat quotes, not the page's prose).
-fn strip_definitions(body: &str) -> String {
-    body.lines()
-        .filter(|l| !l.trim_start().starts_with("[^"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// A clock-free elapsed time in ms for the injected clock.
@@ -600,7 +592,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     title: p.title.clone(),
                     aliases: p.aliases.clone(),
                     lead: p.summary.clone(),
-                    passages: passages::split(&strip_definitions(&p.body), &est),
+                    passages: passages::split(&passages::without_footnotes(&p.body), &est),
                     required,
                 })
             })

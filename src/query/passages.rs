@@ -34,6 +34,42 @@ pub struct Passage {
     pub order: usize,
 }
 
+/// `body` (markdown) without its footnotes: every footnote reference (`[^c1a2b3c4d5]`, and the
+/// spaces before it) and every footnote definition are cut out; a `[^…]` inside code or a link
+/// is code or link text and stays. An answer cites pages, not footnotes, and a definition
+/// repeats a quote the page already states: on the benchmark's wiki the references alone were
+/// 9 % of the page text an answer was given (BENCHMARKS.md "Query tokens").
+pub fn without_footnotes(body: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let mut cuts: Vec<std::ops::Range<usize>> = Vec::new();
+    let parser = Parser::new_ext(body, Options::ENABLE_FOOTNOTES | Options::ENABLE_TABLES);
+    for (event, range) in parser.into_offset_iter() {
+        match event {
+            Event::FootnoteReference(_) => {
+                let start = body[..range.start].trim_end_matches([' ', '\t']).len();
+                cuts.push(start..range.end);
+            }
+            Event::Start(Tag::FootnoteDefinition(_)) => cuts.push(range),
+            _ => {}
+        }
+    }
+    if cuts.is_empty() {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut at = 0;
+    for c in cuts {
+        if c.start >= at {
+            out.push_str(&body[at..c.start]);
+            at = c.end;
+        } else {
+            at = at.max(c.end);
+        }
+    }
+    out.push_str(&body[at..]);
+    out
+}
+
 /// The passages of `body` (markdown), in page order. Empty when the body has no text.
 pub fn split(body: &str, est: &TokenEstimator) -> Vec<Passage> {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -346,10 +382,18 @@ pub fn select(
             }
         }
     }
-    // Then the rest in score order within the budget.
+    // Pages with a passage that shares a term with the question.
+    let mut matched = vec![false; pages.len()];
+    for (u, &(pi, _)) in owner.iter().enumerate() {
+        matched[pi] |= scores[u] > 0.0;
+    }
+    // Then the rest in score order within the budget: passages that match the question, and the
+    // passages of a routed page none of whose passages do (the model chose it for what the
+    // question's words do not show: another language, other words for the same thing).
     for &u in &order {
         let (pi, i) = owner[u];
-        if chosen[pi].contains(&i) || (!pages[pi].required && scores[u] <= 0.0) {
+        let wanted = scores[u] > 0.0 || (pages[pi].required && !matched[pi]);
+        if chosen[pi].contains(&i) || !wanted {
             continue;
         }
         let c = cost(pi, i, &chosen);
@@ -484,6 +528,24 @@ mod tests {
                 text.split_whitespace().collect::<String>()
             );
         }
+    }
+
+    #[test]
+    fn footnotes_are_cut_but_code_keeps_its_brackets() {
+        let body = "Rust has an owner [^c1a2b3c4d5]. 所有权[^c9f8e7d6c5]规则。\n\n\
+- a fact [^c0000000001]\n- `grep '[^c1a2b3c4d5]'` stays\n\n\
+```\nlet re = \"[^c1a2b3c4d5]\";\n```\n\n\
+See [the [^x] docs](https://e.x/[^y]).\n\n\
+[^c1a2b3c4d5]: \"Each value in Rust has an owner.\" — [[Ownership]]\n\
+[^c9f8e7d6c5]: 引文\n[^c0000000001]: q\n";
+        let out = without_footnotes(body);
+        assert_eq!(
+            out.trim_end(),
+            "Rust has an owner. 所有权规则。\n\n- a fact\n- `grep '[^c1a2b3c4d5]'` stays\n\n\
+```\nlet re = \"[^c1a2b3c4d5]\";\n```\n\nSee [the [^x] docs](https://e.x/[^y])."
+        );
+        // Nothing to cut: the body as it was.
+        assert_eq!(without_footnotes("a [b] c"), "a [b] c");
     }
 
     #[test]
