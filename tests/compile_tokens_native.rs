@@ -705,3 +705,61 @@ fn a_source_is_checked_against_claims_on_pages_it_does_not_name() {
     let record = String::from_utf8(ledger[0].1.data.clone()).unwrap();
     assert!(record.contains("\"open\""), "{record}");
 }
+
+#[test]
+fn what_replies_showed_is_kept_for_the_next_connection() {
+    use llm_wiki::llm::config::{Config, Provider};
+    use llm_wiki::llm::scripted::server::InProcess;
+    // A reply cut at the cap costs a whole call; learning the model's reply length again in every
+    // connection (each page load) would pay that on the first long source each time.
+    let backend = MemoryBackend::new();
+    let config = Config {
+        provider: Provider::OpenAiCompatible,
+        base_url: "http://scripted.test/v1".into(),
+        model: "scripted-chat".into(),
+        context_window: 16_384,
+        max_output_tokens: 1024,
+        ..Config::default()
+    };
+    let transport = InProcess::new(vec![]);
+    // (extract calls, of them cut at the cap) of compiling one new source in a fresh connection.
+    let run = |key: &str, about: &str| -> (usize, usize) {
+        let w = open(&backend, "tokens");
+        block_on(w.set_llm_config(config.clone())).unwrap();
+        add(&w, key, &format!("# {about}\n\n{}", filler(about, 1100)));
+        transport.state().reset();
+        let r = block_on(w.compile_configured(
+            transport.clone(),
+            &CompileOptions::default(),
+            &|_| {},
+            &Cancel::new(),
+        ))
+        .unwrap();
+        assert!(r.failed.is_empty(), "{:?}", r.failed);
+        let extract: Vec<serde_json::Value> = transport
+            .state()
+            .requests()
+            .into_iter()
+            .filter(|q| q["body"]["response_format"]["json_schema"]["name"] == "extract")
+            .collect();
+        let cut = extract
+            .iter()
+            .filter(|q| {
+                let user = q["body"]["messages"].as_array().unwrap().last().unwrap()["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                // The scripted reply to it did not fit the cap.
+                let reply = llm_wiki::compile::scripted::extract_reply(&user).to_string();
+                estimate_tokens(&reply) > 1024
+            })
+            .count();
+        (extract.len(), cut)
+    };
+    let (calls, cut) = run("notes/one.md", "Acme Corp");
+    assert!(cut >= 1 && calls > cut, "{calls} calls, {cut} cut");
+    // A new connection (a reload) starts from what the replies showed: nothing is cut.
+    let (calls, cut) = run("notes/two.md", "Widgetron");
+    assert!(calls >= 4, "{calls} calls");
+    assert_eq!(cut, 0, "{calls} calls");
+}

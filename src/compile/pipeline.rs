@@ -496,7 +496,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             pages.iter().map(|p| est.estimate(&p.body)).sum::<u64>() / pages.len() as u64
         };
         let window = options.context_window.max(1024);
-        let output = options.max_output_tokens.clamp(128, window / 2);
+        let output = reply_cap(options);
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let overhead =
             est.estimate(&prompt::extract_system()) + est.estimate(&schema) + index_budget + 200;
@@ -663,7 +663,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         } = *run;
         let est = &options.estimator;
         let window = options.context_window.max(1024);
-        let output = options.max_output_tokens.clamp(128, window / 2);
+        let output = reply_cap(options);
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let pages: Vec<Page> = snap.pages.values().map(|(p, _)| p.clone()).collect();
         // The pages the source names; each chunk is then given the lines and claims of the
@@ -696,9 +696,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             + ranker.lines_cost_up_to(claims_cap, est)
             + 200;
         let static_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
-        // What this model's replies showed (in this connection): no chunk longer than its
-        // replies can fit.
-        let learned_key = format!("{}|{output}", model.name());
+        // What this model's replies showed (in this connection, or kept from an earlier one):
+        // no chunk longer than its replies can fit.
+        let learned_key = reply_ratio_key(&model.name(), output);
         let budget_now = || {
             self.learned_chunk_cap(&learned_key, output, static_budget)
                 .map_or(static_budget, |cap| cap.min(static_budget))
@@ -811,6 +811,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .max(static_budget / 8)
                 .max(64)
         })
+    }
+
+    /// The extract reply lengths per source token this connection has seen, with the key they
+    /// were seen under ([`reply_ratio_key`]), oldest first; `None` before any.
+    pub(crate) fn reply_ratios(&self) -> Option<(String, Vec<f64>)> {
+        let learned = self.extract_reply_ratio.borrow();
+        let (k, ratios) = learned.as_ref()?;
+        Some((k.clone(), ratios.iter().copied().collect()))
+    }
+
+    /// Starts this connection from reply lengths kept from an earlier one (`ratios` for `key`,
+    /// oldest first, at most the last [`RATIO_WINDOW`] kept; non-finite or non-positive values
+    /// dropped), unless it has seen replies for `key` itself.
+    pub(crate) fn seed_reply_ratios(&self, key: &str, ratios: &[f64]) {
+        let mut learned = self.extract_reply_ratio.borrow_mut();
+        if learned.as_ref().is_some_and(|(k, _)| k == key) {
+            return;
+        }
+        let mut kept: std::collections::VecDeque<f64> = ratios
+            .iter()
+            .copied()
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        while kept.len() > RATIO_WINDOW {
+            kept.pop_front();
+        }
+        if !kept.is_empty() {
+            *learned = Some((key.to_string(), kept));
+        }
     }
 
     /// Records a reply length per token of source text seen from the model `key` (a reply's, or
@@ -1838,6 +1867,20 @@ const RATIO_WINDOW: usize = 8;
 /// Texts shorter than this (estimated tokens) teach nothing about reply length: the fixed part
 /// of a reply (summary, entities, JSON) outweighs what the text adds.
 const MIN_LEARN_TOKENS: u64 = 256;
+
+/// The reply cap of a compile's calls: the configured output cap, at least 128 tokens and at
+/// most half the context window.
+pub(crate) fn reply_cap(options: &CompileOptions) -> u64 {
+    options
+        .max_output_tokens
+        .clamp(128, options.context_window.max(1024) / 2)
+}
+
+/// The key reply lengths are learned and kept under: the model's name ([`CompileModel::name`])
+/// and its reply cap, `"<name>|<cap>"`.
+pub(crate) fn reply_ratio_key(model_name: &str, reply_cap: u64) -> String {
+    format!("{model_name}|{reply_cap}")
+}
 
 /// The most source text one extract call reads: what fits the window after the reply and the
 /// prompt, and — for a model with bounded replies — at most twice the reply cap, since an

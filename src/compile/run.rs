@@ -3,7 +3,9 @@
 //! *Invariant:* this is the one place that turns settings into a [`CompileModel`]; the JS API and
 //! the tests call it with a real `fetch` transport or an in-process scripted one.
 
-use super::pipeline::{CompileOptions, CompileReport, LlmCompiler, Progress};
+use super::pipeline::{
+    reply_cap, reply_ratio_key, CompileModel, CompileOptions, CompileReport, LlmCompiler, Progress,
+};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::llm::client::HttpLlm;
@@ -27,7 +29,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Compiles with the configured endpoint over `transport`, or offline when the provider is
     /// `offline`. The context window, output cap and token budget come from the settings (the
     /// compile model's), overriding `options`. What the client learns about the endpoint
-    /// (structured-output mode) is saved afterwards.
+    /// (structured-output mode, how long its extract replies run per token of source) is saved
+    /// afterwards and used by the next compile, in this connection or another.
     pub async fn compile_configured<T: Transport>(
         &self,
         transport: T,
@@ -60,7 +63,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             estimator: config.estimator,
             ..options.clone()
         };
+        // How long this model's extract replies run, as kept from earlier connections.
+        let ratio_key = reply_ratio_key(&model.name(), reply_cap(&options));
+        if let Some(kept) = llm.learned().reply_ratios(&ratio_key) {
+            self.seed_reply_ratios(&ratio_key, &kept);
+        }
         let report = self.compile(&model, &options, on_progress, cancel).await;
+        // Also after a failed compile: a reply cut at the cap is what is worth keeping.
+        if let Some((key, ratios)) = self.reply_ratios() {
+            llm.learned().set_reply_ratios(&key, ratios);
+        }
         // A cache of endpoint behaviour; failing to store it must not fail the compile.
         let _ = self.save_llm_learned(llm.learned()).await;
         report

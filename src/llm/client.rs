@@ -37,10 +37,17 @@ use crate::model::TokenUsage;
 pub struct Learned(Rc<RefCell<LearnedModes>>);
 
 /// The serialisable content of [`Learned`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LearnedModes {
     /// Structured-output mode by endpoint key.
     pub modes: BTreeMap<String, StructuredMode>,
+    /// Extract reply lengths per token of source text, the latest last (at most
+    /// `RATIO_WINDOW`, 8), by `"llm:<model>|<reply cap>"`: what the compile pass cuts its
+    /// chunks to (`Wiki::learned_chunk_cap` in `compile/pipeline.rs`), kept so a new connection
+    /// does not learn it again by paying for replies cut at the cap. Absent in records written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reply_ratios: BTreeMap<String, Vec<f64>>,
 }
 
 impl Learned {
@@ -59,6 +66,18 @@ impl Learned {
     /// Records the mode that worked for `key`; true when that changed anything.
     pub fn set(&self, key: &str, mode: StructuredMode) -> bool {
         self.0.borrow_mut().modes.insert(key.to_string(), mode) != Some(mode)
+    }
+    /// The extract reply lengths per source token learned for `key` (see
+    /// [`LearnedModes::reply_ratios`]).
+    pub fn reply_ratios(&self, key: &str) -> Option<Vec<f64>> {
+        self.0.borrow().reply_ratios.get(key).cloned()
+    }
+    /// Records the extract reply lengths per source token seen for `key`.
+    pub fn set_reply_ratios(&self, key: &str, ratios: Vec<f64>) {
+        self.0
+            .borrow_mut()
+            .reply_ratios
+            .insert(key.to_string(), ratios);
     }
 }
 
