@@ -1011,6 +1011,10 @@ fn compile_through_the_wire_protocols_of_every_provider() {
 #[test]
 fn the_offline_provider_compiles_without_any_request() {
     let (_b, w) = scenario();
+    // Its estimate says so.
+    let e = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
+    assert_eq!(e.sources.len(), 3);
+    assert_eq!((e.total.calls, e.total.input, e.total.output), (0, 0, 0));
     let transport = llm_wiki::llm::scripted::server::InProcess::new(vec![]).down();
     let r = block_on(w.compile_configured(
         transport,

@@ -722,11 +722,13 @@ fn what_replies_showed_is_kept_for_the_next_connection() {
         ..Config::default()
     };
     let transport = InProcess::new(vec![]);
-    // (extract calls, of them cut at the cap) of compiling one new source in a fresh connection.
-    let run = |key: &str, about: &str| -> (usize, usize) {
+    // (extract calls, of them cut at the cap, the estimate's chunks) of compiling one new
+    // source in a fresh connection.
+    let run = |key: &str, about: &str| -> (usize, usize, usize) {
         let w = open(&backend, "tokens");
         block_on(w.set_llm_config(config.clone())).unwrap();
         add(&w, key, &format!("# {about}\n\n{}", filler(about, 1100)));
+        let estimate = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
         transport.state().reset();
         let r = block_on(w.compile_configured(
             transport.clone(),
@@ -754,12 +756,17 @@ fn what_replies_showed_is_kept_for_the_next_connection() {
                 estimate_tokens(&reply) > 1024
             })
             .count();
-        (extract.len(), cut)
+        assert!(transport.state().requests().len() > extract.len());
+        (extract.len(), cut, estimate.sources[0].chunks)
     };
-    let (calls, cut) = run("notes/one.md", "Acme Corp");
+    let (calls, cut, estimated) = run("notes/one.md", "Acme Corp");
     assert!(cut >= 1 && calls > cut, "{calls} calls, {cut} cut");
-    // A new connection (a reload) starts from what the replies showed: nothing is cut.
-    let (calls, cut) = run("notes/two.md", "Widgetron");
+    // Nothing learned yet: the estimate cuts chunks as the context window allows.
+    assert_eq!(estimated, 1);
+    // A new connection (a reload) starts from what the replies showed: nothing is cut, and the
+    // estimate counts the chunks the compile sends.
+    let (calls, cut, estimated) = run("notes/two.md", "Widgetron");
     assert!(calls >= 4, "{calls} calls");
     assert_eq!(cut, 0, "{calls} calls");
+    assert_eq!(estimated, calls);
 }

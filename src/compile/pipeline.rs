@@ -203,7 +203,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
     }
 
     fn name(&self) -> String {
-        format!("llm:{}", self.model_name)
+        llm_compiler_name(&self.model_name)
     }
 }
 
@@ -487,6 +487,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// `max_output_tokens` per call. An upper-bound-minded guess, not a promise; the offline
     /// compiler costs 0 tokens.
     pub async fn estimate(&self, options: &CompileOptions) -> Result<CompileEstimate> {
+        self.estimate_for(options, None).await
+    }
+
+    /// [`Wiki::estimate`] for the model named `model_name` ([`CompileModel::name`]): chunks are
+    /// cut no longer than the reply lengths learned for it allow, as its compile will cut them.
+    pub(crate) async fn estimate_for(
+        &self,
+        options: &CompileOptions,
+        model_name: Option<&str>,
+    ) -> Result<CompileEstimate> {
         let est = &options.estimator;
         let schema = self.schema().await?;
         let pages = self.all_pages().await?;
@@ -503,7 +513,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
-            let chunk_budget = extract_chunk_budget(window, output, overhead, true);
+            let static_budget = extract_chunk_budget(window, output, overhead, true);
+            let chunk_budget = model_name
+                .and_then(|name| {
+                    self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
+                })
+                .map_or(static_budget, |cap| cap.min(static_budget));
             let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
             let headings = text
                 .lines()
@@ -1867,6 +1882,11 @@ const RATIO_WINDOW: usize = 8;
 /// Texts shorter than this (estimated tokens) teach nothing about reply length: the fixed part
 /// of a reply (summary, entities, JSON) outweighs what the text adds.
 const MIN_LEARN_TOKENS: u64 = 256;
+
+/// The [`CompileModel::name`] of an [`LlmCompiler`] for `model`.
+pub(crate) fn llm_compiler_name(model: &str) -> String {
+    format!("llm:{model}")
+}
 
 /// The reply cap of a compile's calls: the configured output cap, at least 128 tokens and at
 /// most half the context window.

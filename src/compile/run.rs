@@ -4,11 +4,13 @@
 //! the tests call it with a real `fetch` transport or an in-process scripted one.
 
 use super::pipeline::{
-    reply_cap, reply_ratio_key, CompileModel, CompileOptions, CompileReport, LlmCompiler, Progress,
+    llm_compiler_name, reply_cap, reply_ratio_key, CompileEstimate, CompileModel, CompileOptions,
+    CompileReport, LlmCompiler, Progress,
 };
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::llm::client::HttpLlm;
+use crate::llm::config::Config;
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, Purpose};
@@ -56,13 +58,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             max_output_tokens: Some(resolved.max_output_tokens),
             model_name: resolved.model.clone(),
         };
-        let options = CompileOptions {
-            context_window: u64::from(config.context_window),
-            max_output_tokens: u64::from(resolved.max_output_tokens),
-            token_budget: options.token_budget.or(Some(resolved.token_budget)),
-            estimator: config.estimator,
-            ..options.clone()
-        };
+        let options = configured(options, &config);
         // How long this model's extract replies run, as kept from earlier connections.
         let ratio_key = reply_ratio_key(&model.name(), reply_cap(&options));
         if let Some(kept) = llm.learned().reply_ratios(&ratio_key) {
@@ -76,5 +72,47 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // A cache of endpoint behaviour; failing to store it must not fail the compile.
         let _ = self.save_llm_learned(llm.learned()).await;
         report
+    }
+
+    /// What [`Wiki::compile_configured`] with `options` would cost ([`Wiki::estimate`]), with
+    /// the settings it would use: the compile model's context window, output cap and token
+    /// estimator, and the reply lengths learned for that model (so chunks are counted as that
+    /// compile will cut them). The offline provider costs nothing: every source 0 tokens and 0
+    /// calls. Sends nothing.
+    pub async fn estimate_configured(&self, options: &CompileOptions) -> Result<CompileEstimate> {
+        let config = self.llm_config().await?;
+        if config.provider == Provider::Offline {
+            let mut out = self.estimate(options).await?;
+            for s in &mut out.sources {
+                s.calls = 0;
+                s.input = 0;
+                s.output = 0;
+            }
+            out.total = crate::model::TokenUsage {
+                estimated: true,
+                ..Default::default()
+            };
+            return Ok(out);
+        }
+        let model = llm_compiler_name(&config.resolve(Purpose::Compile).model);
+        let options = configured(options, &config);
+        let ratio_key = reply_ratio_key(&model, reply_cap(&options));
+        if let Some(kept) = self.llm_learned().await?.reply_ratios(&ratio_key) {
+            self.seed_reply_ratios(&ratio_key, &kept);
+        }
+        self.estimate_for(&options, Some(&model)).await
+    }
+}
+
+/// `options` with the settings of the compile model in `config`: its context window, output cap,
+/// token budget (unless `options` sets one) and token estimator.
+fn configured(options: &CompileOptions, config: &Config) -> CompileOptions {
+    let resolved = config.resolve(Purpose::Compile);
+    CompileOptions {
+        context_window: u64::from(config.context_window),
+        max_output_tokens: u64::from(resolved.max_output_tokens),
+        token_budget: options.token_budget.or(Some(resolved.token_budget)),
+        estimator: config.estimator,
+        ..options.clone()
     }
 }

@@ -517,7 +517,9 @@ impl Wiki {
         })
     }
 
-    /// The token cost a `compile()` with these options would have, per source and in total.
+    /// The token cost a `compile()` with these options would have, per source and in total, with
+    /// the configured compile model's settings and what its replies showed (0 for the offline
+    /// provider). Sends nothing.
     #[wasm_bindgen(unchecked_return_type = "Promise<CompileEstimate>")]
     pub fn estimate(
         &self,
@@ -526,7 +528,7 @@ impl Wiki {
         let inner = self.inner.clone();
         promise(async move {
             let (options, _, _, _listener) = compile_request(&request)?;
-            result_to_js(inner.core.estimate(&options).await)
+            result_to_js(inner.core.estimate_configured(&options).await)
         })
     }
 
