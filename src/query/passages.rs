@@ -4,7 +4,9 @@
 //! (paragraphs, lists, block quotes, code blocks, tables) are grouped under the heading they stand
 //! under, up to [`PASSAGE_TOKENS`] estimated tokens each; a block longer than
 //! [`MAX_PASSAGE_TOKENS`] is cut at line, then sentence ends (`.` `!` `?` `。` `！` `？`). Every
-//! passage is a verbatim slice of the body, so quotes from it still verify.
+//! passage is a verbatim slice of the body, so quotes from it still verify — except that the
+//! pieces of a long code block or table stand alone: each piece of a fence is closed and the
+//! next opened again, and each piece of a table repeats its header rows ([`cut_block`]).
 //!
 //! Passages are ranked against the question by BM25F ([`rank`]): the crate's own
 //! [`Bm25Index`] over the passages alone, with the page's title and the passage's heading path
@@ -28,7 +30,8 @@ pub const MAX_PASSAGE_TOKENS: u64 = 400;
 pub struct Passage {
     /// The headings it stands under, outermost first, joined by ` › ` (empty before the first).
     pub section: String,
-    /// The markdown text, a verbatim slice of the body (trimmed).
+    /// The markdown text: a verbatim slice of the body (trimmed), or a piece of a long code block
+    /// or table made to stand alone ([`cut_block`]).
     pub text: String,
     /// Position in the page, from 0.
     pub order: usize,
@@ -155,7 +158,7 @@ fn add_block(
     if est.estimate(block) > MAX_PASSAGE_TOKENS {
         push(out, section, cur);
         cur.clear();
-        for piece in cut(block, est) {
+        for piece in cut_block(block, est) {
             push(out, section, &piece);
         }
         return;
@@ -168,6 +171,85 @@ fn add_block(
         cur.push_str("\n\n");
     }
     cur.push_str(block);
+}
+
+/// Cuts a long block into pieces of about [`MAX_PASSAGE_TOKENS`] that each stand alone as
+/// markdown: a fenced code block is cut between lines, each piece closed and the next opened
+/// again with the block's fence line (its language kept); a table is cut between rows, each piece
+/// under the table's header and delimiter rows. Anything else, or a fence or header too long
+/// to repeat (over half a passage), is cut by [`cut`].
+fn cut_block(block: &str, est: &TokenEstimator) -> Vec<String> {
+    let lines: Vec<&str> = block.split_inclusive('\n').collect();
+    let (head, tail, rows): (String, String, &[&str]) = match lines.as_slice() {
+        [open, body @ .., close] if fence_marker(open).is_some() => {
+            let marker = fence_marker(open).unwrap_or_default();
+            let closes = close.trim().starts_with(&marker)
+                && close.trim().chars().all(|c| marker.starts_with(c));
+            if closes {
+                (open.to_string(), close.trim_end().to_string(), body)
+            } else {
+                (open.to_string(), marker, &lines[1..])
+            }
+        }
+        [header, delimiter, ..] if is_table_row(header) && is_delimiter_row(delimiter) => {
+            (format!("{header}{delimiter}"), String::new(), &lines[2..])
+        }
+        _ => return cut(block, est),
+    };
+    let fixed = est.estimate(&head) + est.estimate(&tail);
+    if fixed > MAX_PASSAGE_TOKENS / 2 || rows.is_empty() {
+        return cut(block, est);
+    }
+    let piece = |rows: &str| {
+        let mut p = format!("{head}{rows}");
+        if !tail.is_empty() {
+            if !p.ends_with('\n') {
+                p.push('\n');
+            }
+            p.push_str(&tail);
+        }
+        p.trim_end().to_string()
+    };
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    for row in rows {
+        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(row) > MAX_PASSAGE_TOKENS {
+            pieces.push(piece(&cur));
+            cur.clear();
+        }
+        cur.push_str(row);
+    }
+    if !cur.trim().is_empty() {
+        pieces.push(piece(&cur));
+    }
+    pieces
+}
+
+/// The fence a line opens (its run of three or more `` ` `` or `~`, after up to three spaces),
+/// or `None`.
+fn fence_marker(line: &str) -> Option<String> {
+    let t = line.trim_end();
+    let indent = t.len() - t.trim_start_matches(' ').len();
+    let t = t.trim_start_matches(' ');
+    let c = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let run = t.chars().take_while(|&x| x == c).count();
+    (indent <= 3 && run >= 3).then(|| c.to_string().repeat(run))
+}
+
+/// A table row: a line holding a `|`.
+fn is_table_row(line: &str) -> bool {
+    line.contains('|')
+}
+
+/// A table's delimiter row (`| --- | :-: |`): cells of dashes with optional colons.
+fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim().trim_matches('|');
+    !t.is_empty()
+        && t.split('|').all(|cell| {
+            let c = cell.trim();
+            let dashes = c.trim_matches(':');
+            !dashes.is_empty() && dashes.chars().all(|x| x == '-')
+        })
 }
 
 /// Cuts a long block into pieces of at most [`MAX_PASSAGE_TOKENS`] at line ends, and a line
@@ -505,6 +587,64 @@ mod tests {
         let p = split(&cjk, &est());
         assert!(p.len() >= 3);
         assert_eq!(p.iter().map(|s| s.text.as_str()).collect::<String>(), cjk);
+    }
+
+    #[test]
+    fn a_long_code_block_or_table_is_cut_into_pieces_that_stand_alone() {
+        let code: String = (0..120)
+            .map(|i| format!("    let value_{i} = compute(\"月{i}\", {i});\n"))
+            .collect();
+        let body =
+            format!("## Listing\n\n```rust\nfn main() {{\n{code}}}\n```\n\nAfter the code.\n");
+        let p = split(&body, &est());
+        let pieces: Vec<&Passage> = p.iter().filter(|s| s.text.contains("let value_")).collect();
+        assert!(pieces.len() >= 3, "{}", pieces.len());
+        for s in &pieces {
+            assert!(s.text.starts_with("```rust\n"), "{}", s.text);
+            assert!(s.text.ends_with("\n```"), "{}", s.text);
+            assert_eq!(s.text.matches("```").count(), 2, "{}", s.text);
+            assert!(est().estimate(&s.text) <= MAX_PASSAGE_TOKENS, "{}", s.text);
+            assert_eq!(s.section, "Listing");
+        }
+        // Every line of the code is in exactly one piece, in order.
+        let joined: String = pieces
+            .iter()
+            .map(|s| {
+                s.text
+                    .trim_start_matches("```rust\n")
+                    .trim_end_matches("```")
+            })
+            .collect();
+        assert_eq!(joined, format!("fn main() {{\n{code}}}\n"));
+        assert!(p.last().unwrap().text.contains("After the code."));
+
+        // A tilde fence without its closing line (the page ends inside it) is closed.
+        let open = format!("~~~~\n{code}");
+        for s in split(&open, &est()) {
+            assert!(
+                s.text.starts_with("~~~~\n") && s.text.ends_with("\n~~~~"),
+                "{}",
+                s.text
+            );
+        }
+
+        let rows: String = (0..80)
+            .map(|i| format!("| item {i} | 数量 {i} | a longer description of row {i} |\n"))
+            .collect();
+        let table = format!("| Name | 数量 | Notes |\n|:-----|-----:|---|\n{rows}");
+        let p = split(&table, &est());
+        assert!(p.len() >= 3, "{}", p.len());
+        for s in &p {
+            assert!(
+                s.text
+                    .starts_with("| Name | 数量 | Notes |\n|:-----|-----:|---|\n| item "),
+                "{}",
+                s.text
+            );
+            assert!(est().estimate(&s.text) <= MAX_PASSAGE_TOKENS);
+        }
+        let n: usize = p.iter().map(|s| s.text.matches("| item ").count()).sum();
+        assert_eq!(n, 80);
     }
 
     #[test]
