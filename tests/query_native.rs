@@ -600,3 +600,23 @@ fn the_answer_gets_the_facts_without_their_footnotes() {
     assert_eq!(text.matches("[^").count(), 1, "{text}");
     assert!(!text.contains("— [["), "{text}");
 }
+
+#[test]
+fn a_routed_page_gives_its_other_passages_too_when_they_share_no_word_with_the_question() {
+    // The model chose the page; "based" is not "headquarters", yet that passage is the answer.
+    let body = "## Founding\n\nWidgetron was founded in 1990.\n\n\
+## Headquarters\n\nIts headquarters are in Oslo.\n\n## Products\n\nIt sells gadgets.\n";
+    let (_b, w) = wiki_of(&[("Widgetron", "A company founded in 1990.", body.into())]);
+    let llm = Recording::default();
+    let a = ask_with(
+        &w,
+        &llm,
+        "Where is the company founded in 1990 based?",
+        2000,
+    );
+    assert_eq!(a.routed, vec!["Widgetron"], "{a:?}");
+    let (_, text) = &answer_blocks(&llm)[0];
+    assert!(text.contains("founded in 1990"), "{text}");
+    assert!(text.contains("headquarters are in Oslo"), "{text}");
+    assert!(text.contains("sells gadgets"), "{text}");
+}

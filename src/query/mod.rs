@@ -349,7 +349,8 @@ impl QueryModel for OfflineQuery {
         // themselves ([`passages::rank`]: function words dropped, rare terms weigh more).
         let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
         for (pi, (_, _, text)) in pages.iter().enumerate() {
-            let plain = passages::without_footnotes(text);
+            // Undefined `[^x]` markers (a hand-edited page) are text to the parser; quotes drop them.
+            let plain = crate::compile::integrate::strip_refs(&passages::without_footnotes(text));
             for (si, s) in crate::offline::blocks::blocks(&plain)
                 .into_iter()
                 .filter_map(|b| match b {

@@ -38,8 +38,10 @@ pub struct Passage {
 }
 
 /// `body` (markdown) without its footnotes: every footnote reference (`[^c1a2b3c4d5]`, and the
-/// spaces before it) and every footnote definition are cut out; a `[^…]` inside code or a link
-/// is code or link text and stays. An answer cites pages, not footnotes, and a definition
+/// spaces before it) and every footnote definition (from its line's indentation to its last
+/// non-blank character, so the blocks around it keep their separation) are cut out, as the
+/// markdown parser finds them (ENABLE_FOOTNOTES): a `[^…]` inside code stays, and so does one
+/// whose label has no definition (it is text). An answer cites pages, not footnotes, and a definition
 /// repeats a quote the page already states: on the benchmark's wiki the references alone were
 /// 9 % of the page text an answer was given (BENCHMARKS.md "Query tokens").
 pub fn without_footnotes(body: &str) -> String {
@@ -52,7 +54,19 @@ pub fn without_footnotes(body: &str) -> String {
                 let start = body[..range.start].trim_end_matches([' ', '\t']).len();
                 cuts.push(start..range.end);
             }
-            Event::Start(Tag::FootnoteDefinition(_)) => cuts.push(range),
+            Event::Start(Tag::FootnoteDefinition(_)) => {
+                // From the start of its line when only indentation precedes it; up to its last
+                // non-blank character (a definition's range takes the blank lines after it).
+                let before = &body[..range.start];
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                let start = if before[line_start..].trim().is_empty() {
+                    line_start
+                } else {
+                    range.start
+                };
+                let end = range.start + body[range.clone()].trim_end().len();
+                cuts.push(start..end);
+            }
             _ => {}
         }
     }
@@ -464,18 +478,10 @@ pub fn select(
             }
         }
     }
-    // Pages with a passage that shares a term with the question.
-    let mut matched = vec![false; pages.len()];
-    for (u, &(pi, _)) in owner.iter().enumerate() {
-        matched[pi] |= scores[u] > 0.0;
-    }
-    // Then the rest in score order within the budget: passages that match the question, and the
-    // passages of a routed page none of whose passages do (the model chose it for what the
-    // question's words do not show: another language, other words for the same thing).
+    // Then the rest in score order within the budget.
     for &u in &order {
         let (pi, i) = owner[u];
-        let wanted = scores[u] > 0.0 || (pages[pi].required && !matched[pi]);
-        if chosen[pi].contains(&i) || !wanted {
+        if chosen[pi].contains(&i) || (!pages[pi].required && scores[u] <= 0.0) {
             continue;
         }
         let c = cost(pi, i, &chosen);
@@ -686,6 +692,15 @@ See [the [^x] docs](https://e.x/[^y]).\n\n\
         );
         // Nothing to cut: the body as it was.
         assert_eq!(without_footnotes("a [b] c"), "a [b] c");
+        // A definition inside a list item or a block quote: the blocks around it stay apart.
+        assert_eq!(
+            without_footnotes("- item [^a]\n\n  [^a]: d\n- next\n"),
+            "- item\n\n\n- next\n"
+        );
+        assert_eq!(
+            without_footnotes("> quoted [^a]\n>\n> [^a]: d\n\nafter\n"),
+            "> quoted\n>\n> \n\nafter\n"
+        );
     }
 
     #[test]
