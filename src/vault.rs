@@ -765,6 +765,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 || k.starts_with(ASSET_PREFIX)
                 || k.starts_with(crate::history::UNDO_PREFIX)
                 || k == crate::lint::llm::META_LINT_LLM
+                // A cache of how the endpoint behaves (structured-output mode, reply lengths),
+                // not wiki content: a rollback keeps it, so an export must not carry it.
+                || k == crate::llm::settings::META_LEARNED
             {
                 continue;
             }

@@ -811,3 +811,28 @@ fn graph_has_every_page_and_each_resolved_link_once() {
         assert_eq!(block_on(w.backlinks(&n.key)).unwrap(), from, "{}", n.key);
     }
 }
+
+#[test]
+fn what_the_client_learned_about_the_endpoint_is_not_exported() {
+    // A cache of endpoint behaviour (structured-output mode, extract reply lengths): a rollback
+    // keeps it, so an export carrying it would differ after a rollback.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "learned");
+    let learned = llm_wiki::llm::client::Learned::default();
+    learned.set_reply_ratios("llm:some-model|2048", vec![1.5, 2.0]);
+    block_on(w.save_llm_learned(&learned)).unwrap();
+    assert_eq!(
+        block_on(w.llm_learned())
+            .unwrap()
+            .reply_ratios("llm:some-model|2048"),
+        Some(vec![1.5, 2.0])
+    );
+    let files = unzip(&block_on(w.export_vault()).unwrap());
+    for (path, data) in &files {
+        let text = String::from_utf8_lossy(data);
+        assert!(
+            !text.contains("llm-learned") && !text.contains("reply_ratios"),
+            "{path}: {text}"
+        );
+    }
+}

@@ -84,6 +84,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if config.provider == Provider::Offline {
             let mut out = self.estimate(options).await?;
             for s in &mut out.sources {
+                // Extractive: one chunk per source, whatever its size (as `compile_configured`).
+                s.chunks = 1;
                 s.calls = 0;
                 s.input = 0;
                 s.output = 0;
