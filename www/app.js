@@ -779,30 +779,45 @@ async function runLint(options) {
 // ---------------------------------------------------------------- settings
 
 // The settings form holds edits not yet saved: a refresh (another tab changed the wiki) must not
-// overwrite what the user is typing. Cleared when the form is saved or the tab is opened again.
+// overwrite what the user is typing. Cleared when the form is saved, the tab is opened again,
+// another wiki is opened or a vault is imported.
 let settingsEdited = false;
 
+// Fills the settings form from the stored settings, unless it holds edits. The form's data
+// attributes count renders in flight (`pending`), forms filled (`rendered`) and edits kept
+// (`kept`): the e2e tests wait on them.
 async function renderSettings() {
-  if (settingsEdited) { await renderEmbeddingStatus(); return; }
-  const presets = Wiki.presets();
-  state.presets = presets;
-  const view = await state.wiki.config();
-  const c = view; // ConfigView: the Config fields flattened, plus hasApiKey
-  const select = $("#cfg-preset");
-  select.replaceChildren(...presets.map((p) => {
-    const o = document.createElement("option");
-    o.value = p.id; o.textContent = p.label; o.selected = p.id === (c.preset || c.provider);
-    return o;
-  }));
-  state.config = view;
-  fillConfig(c, view.hasApiKey, view.embeddingsHasApiKey);
-  // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
-  // (for the extension, chrome-extension://<its id>).
-  $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
-  // How many times the form was filled from the stored settings (the e2e tests wait for it).
   const form = $("#settings-form");
-  form.dataset.rendered = String(Number(form.dataset.rendered || 0) + 1);
-  await renderEmbeddingStatus();
+  const bump = (name, by = 1) => { form.dataset[name] = String(Number(form.dataset[name] || 0) + by); };
+  bump("pending");
+  try {
+    const presets = Wiki.presets();
+    const view = await state.wiki.config();
+    state.presets = presets;
+    // What the form does not show (per-operation caps, budgets) is taken from here on save:
+    // kept current even while the form holds edits.
+    state.config = view;
+    // Checked after the read: a key pressed meanwhile is an edit too.
+    if (settingsEdited) {
+      bump("kept");
+    } else {
+      const c = view; // ConfigView: the Config fields flattened, plus hasApiKey
+      const select = $("#cfg-preset");
+      select.replaceChildren(...presets.map((p) => {
+        const o = document.createElement("option");
+        o.value = p.id; o.textContent = p.label; o.selected = p.id === (c.preset || c.provider);
+        return o;
+      }));
+      fillConfig(c, view.hasApiKey, view.embeddingsHasApiKey);
+      bump("rendered");
+    }
+    // F06: a local Ollama refuses origins it does not list; this is the exact value for this app
+    // (for the extension, chrome-extension://<its id>).
+    $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
+    await renderEmbeddingStatus();
+  } finally {
+    bump("pending", -1);
+  }
 }
 
 // Where the configured embedding stands, and the action it needs: embed the pages that lack a
@@ -912,6 +927,7 @@ async function importVault(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   const report = await write(() => state.wiki.importVault(bytes));
   setStatus(t("imported", report));
+  settingsEdited = false; // the imported settings replace any edit
   await refresh();
   keepVectorIndex();
 }

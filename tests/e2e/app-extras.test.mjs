@@ -260,12 +260,16 @@ test("settings: a model per operation and the embeddings endpoint are saved and 
 
   // Another tab changing the wiki refreshes the view, but not over settings being typed.
   await page.fill("#cfg-model-lint", "typed-not-saved");
+  const kept = () => page.$eval("#settings-form", (f) => Number(f.dataset.kept || 0));
+  const keptBefore = await kept();
   const other = await context.newPage();
   await other.goto(server.url);
   await other.waitForSelector("body[data-ready=true]");
   await other.evaluate(() => import("/writer.js").then((m) => m.announce("default", "changed")));
   await page.waitForFunction(() => /Another tab changed/.test(document.querySelector("#status").textContent));
-  await page.waitForTimeout(300);
+  // The refresh ran and kept the edits (without the guard it re-fills the form and this waits
+  // in vain).
+  await page.waitForFunction((n) => Number(document.querySelector("#settings-form").dataset.kept || 0) > n, keptBefore);
   assert.equal(await page.inputValue("#cfg-model-lint"), "typed-not-saved");
   assert.equal(await page.inputValue("#cfg-model-compile"), "scripted-compile");
   await other.close();

@@ -90,10 +90,15 @@ export async function fillEndpoint(page, baseUrl, { compileModel = "", queryMode
 export async function configure(page, baseUrl, options = {}) {
   // Opening the tab fills the form from the stored settings, asynchronously: filling before that
   // lands would have typed into a field that is then overwritten (or appended to: "1638416384").
+  // A render still in flight from before (the one after a save) must land first too: wait for
+  // one started by the click to fill the form, with none left running.
   const rendered = () => page.$eval("#settings-form", (f) => Number(f.dataset.rendered || 0));
   const before = await rendered();
   await page.click("#tabs button[data-tab=settings]");
-  await page.waitForFunction((n) => Number(document.querySelector("#settings-form").dataset.rendered || 0) > n, before);
+  await page.waitForFunction((n) => {
+    const f = document.querySelector("#settings-form");
+    return Number(f.dataset.rendered || 0) > n && Number(f.dataset.pending || 0) === 0;
+  }, before);
   await fillEndpoint(page, baseUrl, options);
   await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
   await page.click("#settings-form button[type=submit]");
