@@ -278,9 +278,14 @@ fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_
         .filter(|c| c.cut)
         .map(|c| estimate_tokens(&section(&c.user, "source")))
         .collect();
-    // The whole text, then its first half; the second half is cut to what the replies showed
-    // before it is sent (halving alone would have it cut too: 3 cut calls).
+    // The first chunk (cut at the prior, a reply as long as its text), then its first half; the
+    // rest is cut to what the replies showed before it is sent (halving alone would have it
+    // cut too).
     assert_eq!(cut.len(), 2, "cut calls of {cut:?} tokens");
+    assert!(
+        cut[0] <= 1024 * 8 / 10 && cut[1] <= cut[0] / 2 + 16,
+        "{cut:?}"
+    );
     assert!(first.iter().filter(|c| !c.cut).count() >= 4);
 
     let second = run("recorder", "notes/two.md", "Widgetron");
@@ -487,39 +492,44 @@ fn new_pages_share_integrate_calls_and_a_reply_that_does_not_fit_is_split() {
 
 #[test]
 fn a_short_source_does_not_shrink_the_chunks_of_the_next() {
-    let backend = MemoryBackend::new();
-    let w = open(&backend, "tokens");
-    let llm = Recorder::default();
-    let model = LlmCompiler {
-        llm: &llm,
-        max_output_tokens: Some(2048),
-        model_name: "recorder".into(),
-    };
-    let options = CompileOptions::default();
-    let run = |key: &str, text: String| {
-        add(&w, key, &text);
-        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
-        assert!(r.failed.is_empty(), "{:?}", r.failed);
-        llm.take()
-            .into_iter()
-            .filter(|c| c.task == "extract")
-            .count()
+    // The first chunk of a long source, in a wiki that compiled `before` first (estimated tokens).
+    let first_chunk = |before: Option<String>| -> u64 {
+        let backend = MemoryBackend::new();
+        let w = open(&backend, "tokens");
+        let llm = Recorder::default();
+        let model = LlmCompiler {
+            llm: &llm,
+            max_output_tokens: Some(2048),
+            model_name: "recorder".into(),
+        };
+        let options = CompileOptions::default();
+        let extract = |key: &str, text: String| -> Vec<Call> {
+            add(&w, key, &text);
+            let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+            assert!(r.failed.is_empty(), "{:?}", r.failed);
+            llm.take()
+                .into_iter()
+                .filter(|c| c.task == "extract")
+                .collect()
+        };
+        if let Some(text) = before {
+            assert_eq!(extract("notes/short.md", text).len(), 1);
+        }
+        let calls = extract(
+            "notes/long.md",
+            format!("# Long\n\n{}", filler("Widgetron", 3000)),
+        );
+        assert!(calls.len() > 1);
+        estimate_tokens(&section(&calls[0].user, "source"))
     };
     // A 300-token source's reply is mostly its fixed part: it says little of how long the reply
-    // to a full chunk runs.
+    // to a full chunk runs, so the next source starts as in a new wiki (at the prior: a reply as
+    // long as its text, 80 % of the cap).
+    let fresh = first_chunk(None);
+    assert!((1400..=1638).contains(&fresh), "{fresh}");
     assert_eq!(
-        run(
-            "notes/short.md",
-            format!("# Short\n\n{}", filler("Acme Corp", 300))
-        ),
-        1
-    );
-    assert_eq!(
-        run(
-            "notes/long.md",
-            format!("# Long\n\n{}", filler("Widgetron", 3000))
-        ),
-        1
+        first_chunk(Some(format!("# Short\n\n{}", filler("Acme Corp", 300)))),
+        fresh
     );
 }
 
@@ -774,12 +784,50 @@ fn what_replies_showed_is_kept_for_the_next_connection() {
     };
     let (calls, cut, estimated) = run("notes/one.md", "Acme Corp");
     assert!(cut >= 1 && calls > cut, "{calls} calls, {cut} cut");
-    // Nothing learned yet: the estimate cuts chunks as the context window allows.
-    assert_eq!(estimated, 1);
+    // Nothing learned yet: the estimate cuts chunks at the prior (a reply as long as its text,
+    // 80 % of the 1024-token cap), as the compile's first call does.
+    assert_eq!(estimated, 2);
     // A new connection (a reload) starts from what the replies showed: nothing is cut, and the
     // estimate counts the chunks the compile sends.
     let (calls, cut, estimated) = run("notes/two.md", "Widgetron");
     assert!(calls >= 4, "{calls} calls");
     assert_eq!(cut, 0, "{calls} calls");
     assert_eq!(estimated, calls);
+}
+
+#[test]
+fn a_long_first_source_of_a_verbose_model_compiles() {
+    // A model whose extraction runs to ~3 tokens per token of text, a 1024-token reply cap, and
+    // nothing learned yet. Started at the chunk the window allows (twice the cap), the first
+    // chunk was cut, then its half, then its quarter — and the source failed (F03: retries are
+    // few). Started at the prior, two halvings reach a chunk whose reply fits.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "tokens");
+    let llm = Recorder::default();
+    llm.cut.set(true);
+    let options = CompileOptions {
+        context_window: 16_384,
+        max_output_tokens: 1024,
+        ..Default::default()
+    };
+    add(
+        &w,
+        "notes/long.md",
+        &format!("# Acme Corp\n\n{}", filler("Acme Corp", 9000)),
+    );
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+        model_name: "recorder".into(),
+    };
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    let extract: Vec<Call> = llm
+        .take()
+        .into_iter()
+        .filter(|c| c.task == "extract")
+        .collect();
+    assert!(extract.iter().filter(|c| c.cut).count() <= 2);
+    // Every chunk after the cut ones fits.
+    assert!(extract.iter().skip(2).all(|c| !c.cut));
 }

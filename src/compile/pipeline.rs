@@ -514,11 +514,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
-            let chunk_budget = model_name
-                .and_then(|name| {
-                    self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
-                })
-                .map_or(static_budget, |cap| cap.min(static_budget));
+            let chunk_budget = model_name.map_or(static_budget, |name| {
+                self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
+                    .min(static_budget)
+            });
             let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
             let headings = text
                 .lines()
@@ -714,9 +713,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // What this model's replies showed (in this connection, or kept from an earlier one):
         // no chunk longer than its replies can fit.
         let learned_key = reply_ratio_key(&model.name(), output);
+        let bounded = model.bounded_replies();
         let budget_now = || {
-            self.learned_chunk_cap(&learned_key, output, static_budget)
-                .map_or(static_budget, |cap| cap.min(static_budget))
+            if bounded {
+                self.learned_chunk_cap(&learned_key, output, static_budget)
+                    .min(static_budget)
+            } else {
+                static_budget
+            }
         };
         let chunk_budget = budget_now();
         let mut queue: std::collections::VecDeque<(String, u8)> =
@@ -812,20 +816,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The longest source chunk (estimated tokens) an extract call of the model `key`
-    /// (`"<model name>|<reply cap>"`) should send, from the reply lengths it has shown in this
-    /// connection ([`Wiki::learn_reply_ratio`]): the text whose extraction, at the longest reply
-    /// per token of the last [`RATIO_WINDOW`] seen, fills [`REPLY_FILL`] of the reply cap
-    /// `output` — never below an eighth of `static_budget` (the chunk the window allows) or 64.
-    /// `None` before any reply was seen.
-    fn learned_chunk_cap(&self, key: &str, output: u64, static_budget: u64) -> Option<u64> {
+    /// (`"<model name>|<reply cap>"`) should send, from the reply lengths it has shown
+    /// ([`Wiki::learn_reply_ratio`], kept across connections): the text whose extraction, at the
+    /// longest reply per token of the last [`RATIO_WINDOW`] seen — [`REPLY_PRIOR`] before any —
+    /// fills [`REPLY_FILL`] of the reply cap `output`; never below an eighth of `static_budget`
+    /// (the chunk the window and reply cap allow) or 64.
+    fn learned_chunk_cap(&self, key: &str, output: u64, static_budget: u64) -> u64 {
         let learned = self.extract_reply_ratio.borrow();
-        let (k, ratios) = learned.as_ref()?;
-        let ratio = ratios.iter().copied().fold(0.0f64, f64::max);
-        (k == key && ratio > 0.0).then(|| {
-            ((output as f64 * REPLY_FILL / ratio) as u64)
-                .max(static_budget / 8)
-                .max(64)
-        })
+        let ratio = match learned.as_ref() {
+            Some((k, ratios)) if k == key => ratios.iter().copied().fold(0.0f64, f64::max),
+            _ => 0.0,
+        };
+        let ratio = if ratio > 0.0 { ratio } else { REPLY_PRIOR };
+        ((output as f64 * REPLY_FILL / ratio) as u64)
+            .max(static_budget / 8)
+            .max(64)
     }
 
     /// The extract reply lengths per source token this connection has seen, with the key they
@@ -1875,6 +1880,13 @@ fn nothing_to_write(input: &IntegrateInput) -> bool {
 /// token of text is known ([`Wiki::learned_chunk_cap`]): room for a denser passage than those
 /// seen so far.
 const REPLY_FILL: f64 = 0.8;
+
+/// Reply tokens per token of source text assumed before a model has shown any
+/// ([`Wiki::learned_chunk_cap`]): one, a reply as long as its text (an extraction quotes its
+/// claims verbatim). Guessing high costs one more call's fixed part; guessing low costs a reply
+/// cut at the cap — the whole call — and, cut again after two halvings, the source (F03: retries
+/// are few).
+const REPLY_PRIOR: f64 = 1.0;
 
 /// How many of a model's latest reply lengths per token [`Wiki::learned_chunk_cap`] looks at.
 const RATIO_WINDOW: usize = 8;
