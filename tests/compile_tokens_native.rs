@@ -230,19 +230,6 @@ fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
     );
     assert_eq!(one.lines().count(), 1, "{one}");
     assert!(one.starts_with("- [c2]"), "{one}");
-    // The same sentence from several sources is listed once.
-    let mut repeated = claims.clone();
-    repeated.push(claim(
-        "c5",
-        "the  bridge opened in 1937 and spans the strait.",
-    ));
-    let lines = relevant_claim_lines(
-        "The bridge opened in 1938 over the strait.",
-        &repeated,
-        1000,
-        &est,
-    );
-    assert_eq!(lines.matches("spans the strait").count(), 1, "{lines}");
 }
 
 #[test]

@@ -501,9 +501,7 @@ pub fn relevant_claim_lines(
 /// document frequency over the claims, `ln(1 + N / df)`, of the tokens it shares with the text,
 /// divided by the square root of its topic-token count so long claims do not win by length alone
 /// (a cosine-like normalisation, as in the vector-space model). A claim sharing no topic token is
-/// left out, and so is one whose text repeats a claim ranked above it (ignoring case and runs of
-/// white space). Ties: page key, then claim id, so the prompt is the same for the same
-/// input.
+/// left out. Ties: page key, then claim id, so the prompt is the same for the same input.
 pub struct ClaimRanker<'a> {
     claims: &'a [Claim],
     tokens: Vec<std::collections::HashSet<String>>,
@@ -561,14 +559,7 @@ impl<'a> ClaimRanker<'a> {
         });
         let mut out = String::new();
         let mut used = 0u64;
-        // A claim saying word for word what a line above says adds nothing to check against
-        // (the same boilerplate sentence, e.g. "Filename: src/main.rs", in several sources).
-        let mut said = std::collections::HashSet::new();
         for (_, c) in scored {
-            let folded = c.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            if !said.insert(folded.to_lowercase()) {
-                continue;
-            }
             let line = claim_line(c);
             let cost = est.estimate(&line);
             if used + cost > budget_tokens {
