@@ -67,6 +67,20 @@ const META_OPS: &str = "ops";
 const META_CONFIG: &str = "config";
 const ASSET_PREFIX: &str = "asset/";
 
+/// Whether the meta record `key` travels in a vault's `meta.json`: not the op counter, the
+/// secrets (they never leave the browser), attachments and undo records (their own files), the
+/// LLM lint cache, nor what the client learned about the endpoint (structured-output mode, reply
+/// lengths: a cache of endpoint behaviour that a rollback keeps, so an export must not carry
+/// it). The configuration travels in its own file.
+fn portable_meta(key: &str) -> bool {
+    !(key == META_OPS
+        || key == crate::llm::settings::META_SECRETS
+        || key.starts_with(ASSET_PREFIX)
+        || key.starts_with(crate::history::UNDO_PREFIX)
+        || key == crate::lint::llm::META_LINT_LLM
+        || key == crate::llm::settings::META_LEARNED)
+}
+
 /// An attachment: a file in `raw/assets/<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -759,16 +773,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut meta = BTreeMap::new();
         let mut config = Value::Null;
         for (k, r) in self.storage.scan(Store::Meta, "").await? {
-            // Secrets never leave the browser (the API key lives in its own record).
-            if k == META_OPS
-                || k == crate::llm::settings::META_SECRETS
-                || k.starts_with(ASSET_PREFIX)
-                || k.starts_with(crate::history::UNDO_PREFIX)
-                || k == crate::lint::llm::META_LINT_LLM
-                // A cache of how the endpoint behaves (structured-output mode, reply lengths),
-                // not wiki content: a rollback keeps it, so an export must not carry it.
-                || k == crate::llm::settings::META_LEARNED
-            {
+            if !portable_meta(&k) {
                 continue;
             }
             let mut v: Value = from_json(Store::Meta, &k, &r.data)?;
@@ -978,6 +983,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             (Store::Meta, &meta),
         ] {
             for (k, v) in map {
+                // meta.json holds only what an export writes there; anything else in it (a
+                // hand-made or older vault) would overwrite records this import writes itself
+                // or caches it must not bring in.
+                if store == Store::Meta && (!portable_meta(k) || k == META_CONFIG) {
+                    continue;
+                }
                 batch.put(store, k.clone(), to_json(v), Expect::Any);
             }
         }

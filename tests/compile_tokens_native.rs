@@ -233,6 +233,57 @@ fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
 }
 
 #[test]
+fn claims_that_score_the_same_are_listed_in_page_then_id_order_every_time() {
+    use llm_wiki::compile::extract::relevant_claim_lines;
+    use llm_wiki::model::Claim;
+    use llm_wiki::text::TokenEstimator;
+    let claim = |id: String, page: &str, text: String| Claim {
+        id,
+        page: page.into(),
+        text: text.clone(),
+        source_key: "s".into(),
+        source_version: "v".into(),
+        quote: text,
+        verified: true,
+    };
+    // The same sentence on two pages, among others sharing some of its words: their scores are
+    // sums over several tokens of different weights.
+    let same = "The borrow checker rejects two mutable references to one value at a time.";
+    let mut claims: Vec<Claim> = (0..30)
+        .map(|i| {
+            let words = [
+                "borrow",
+                "checker",
+                "mutable",
+                "references",
+                "value",
+                "time",
+            ];
+            claim(
+                format!("c{i:02}"),
+                "page-x",
+                format!(
+                    "Note {i}: the {} and the {} matter.",
+                    words[i % 6],
+                    words[(i + 2) % 6]
+                ),
+            )
+        })
+        .collect();
+    claims.push(claim("cb".into(), "page-b", same.into()));
+    claims.push(claim("ca".into(), "page-a", same.into()));
+    let est = TokenEstimator::default();
+    let chunk = "Two mutable references to one value are rejected by the borrow checker at a time.";
+    let first = relevant_claim_lines(chunk, &claims, 10_000, &est);
+    let (a, b) = (first.find("[ca]").unwrap(), first.find("[cb]").unwrap());
+    assert!(a < b, "page-a before page-b: {first}");
+    // Each ranker hashes its own sets: the order must not depend on that.
+    for _ in 0..100 {
+        assert_eq!(relevant_claim_lines(chunk, &claims, 10_000, &est), first);
+    }
+}
+
+#[test]
 fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_smaller() {
     let backend = MemoryBackend::new();
     let w = open(&backend, "tokens");

@@ -836,3 +836,39 @@ fn what_the_client_learned_about_the_endpoint_is_not_exported() {
         );
     }
 }
+
+#[test]
+fn caches_and_counters_in_an_imported_meta_json_are_not_taken() {
+    // A vault made by hand or by an older version may carry records an export leaves out; a
+    // malformed endpoint cache among them would otherwise break every later LLM call.
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "exporter");
+    let mut files = unzip(&block_on(w.export_vault()).unwrap());
+    let path = ".llm-wiki/meta.json";
+    let mut meta: serde_json::Value = serde_json::from_slice(&files[path]).unwrap();
+    meta["llm-learned"] = serde_json::json!({"modes": 5});
+    meta["ops"] = serde_json::json!({"last": 999_999});
+    meta["secrets"] = serde_json::json!({"apiKey": "sk-from-a-vault"});
+    files.insert(path.into(), serde_json::to_vec(&meta).unwrap());
+    let entries: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    let zip = zip_of(&entries);
+
+    let target = open(&backend, "importer");
+    block_on(target.import_vault(&zip)).unwrap();
+    assert!(block_on(target.llm_learned()).is_ok());
+    assert!(!block_on(target.llm_config_view()).unwrap().has_api_key);
+    // The op counter is the one the import sets, not the file's.
+    let ops = block_on(target.storage().get(Store::Meta, "ops"))
+        .unwrap()
+        .unwrap();
+    let ops: serde_json::Value = serde_json::from_slice(&ops.data).unwrap();
+    assert!(ops["last"].as_u64().unwrap() < 1000, "{ops}");
+    // Exporting again gives the same vault as the original export.
+    assert_eq!(
+        unzip(&block_on(target.export_vault()).unwrap())[path],
+        unzip(&block_on(w.export_vault()).unwrap())[path]
+    );
+}

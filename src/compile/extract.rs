@@ -504,16 +504,25 @@ pub fn relevant_claim_lines(
 /// left out. Ties: page key, then claim id, so the prompt is the same for the same input.
 pub struct ClaimRanker<'a> {
     claims: &'a [Claim],
-    tokens: Vec<std::collections::HashSet<String>>,
+    /// Each claim's topic tokens, sorted: scores are summed in this order, so equal claims score
+    /// equally to the last bit and ties fall to the documented order (a `HashSet`'s order is
+    /// random per set, and float addition is not associative).
+    tokens: Vec<Vec<String>>,
     df: std::collections::HashMap<String, usize>,
 }
 
 impl<'a> ClaimRanker<'a> {
     /// Tokenizes every claim once.
     pub fn new(claims: &'a [Claim]) -> Self {
-        let tokens: Vec<_> = claims
+        let tokens: Vec<Vec<String>> = claims
             .iter()
-            .map(|c| crate::offline::textrank::tokens(&c.text))
+            .map(|c| {
+                let mut t: Vec<String> = crate::offline::textrank::tokens(&c.text)
+                    .into_iter()
+                    .collect();
+                t.sort_unstable();
+                t
+            })
             .collect();
         let mut df = std::collections::HashMap::new();
         for set in &tokens {
