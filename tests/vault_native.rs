@@ -872,3 +872,45 @@ fn caches_and_counters_in_an_imported_meta_json_are_not_taken() {
         unzip(&block_on(w.export_vault()).unwrap())[path]
     );
 }
+
+#[test]
+fn two_connections_learning_at_once_keep_each_others_entries() {
+    use llm_wiki::llm::provider::StructuredMode;
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "learned");
+    // Both loaded what was stored before either learned anything (two tabs).
+    let compile_tab = block_on(w.llm_learned()).unwrap();
+    let query_tab = block_on(w.llm_learned()).unwrap();
+    compile_tab.set_reply_ratios("llm:m|2048", vec![2.0]);
+    block_on(w.save_llm_learned(&compile_tab)).unwrap();
+    query_tab.set(
+        "openai-compatible http://x/v1/chat/completions m",
+        StructuredMode::JsonObject,
+    );
+    block_on(w.save_llm_learned(&query_tab)).unwrap();
+    let stored = block_on(w.llm_learned()).unwrap();
+    assert_eq!(stored.reply_ratios("llm:m|2048"), Some(vec![2.0]));
+    assert_eq!(
+        stored.get("openai-compatible http://x/v1/chat/completions m"),
+        Some(StructuredMode::JsonObject)
+    );
+    // A stored record that does not parse counts as nothing learned, and a save replaces it.
+    let mut b = Batch::new();
+    b.put(
+        Store::Meta,
+        "llm-learned",
+        b"{\"modes\": 5}".to_vec(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    let fresh = block_on(w.llm_learned()).unwrap();
+    assert_eq!(fresh.reply_ratios("llm:m|2048"), None);
+    fresh.set_reply_ratios("llm:m|2048", vec![1.5]);
+    block_on(w.save_llm_learned(&fresh)).unwrap();
+    assert_eq!(
+        block_on(w.llm_learned())
+            .unwrap()
+            .reply_ratios("llm:m|2048"),
+        Some(vec![1.5])
+    );
+}

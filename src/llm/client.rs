@@ -32,9 +32,19 @@ use crate::llm::{Cancel, ChatRequest, ChatResponse, Embedder, Embeddings, Llm, O
 use crate::model::TokenUsage;
 
 /// What the client learned about endpoints: the structured-output mode that worked, per
-/// `provider chat-URL model`. Shared by clones; persisted by the wiki (`meta/llm-learned`).
+/// `provider chat-URL model`, and how long extract replies run. Shared by clones; persisted by
+/// the wiki (`meta/llm-learned`), where only what this connection learned is written over what
+/// is stored ([`Learned::merged_into`]), so another tab's newer entries survive.
 #[derive(Debug, Clone, Default)]
-pub struct Learned(Rc<RefCell<LearnedModes>>);
+pub struct Learned(Rc<RefCell<LearnedState>>);
+
+/// What a [`Learned`] holds: the entries, and which of them this connection changed.
+#[derive(Debug, Clone, Default)]
+struct LearnedState {
+    modes: LearnedModes,
+    changed_modes: std::collections::BTreeSet<String>,
+    changed_ratios: std::collections::BTreeSet<String>,
+}
 
 /// The serialisable content of [`Learned`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -51,33 +61,58 @@ pub struct LearnedModes {
 }
 
 impl Learned {
-    /// Starts from `modes` (e.g. read from storage).
+    /// Starts from `modes` (e.g. read from storage); nothing changed yet.
     pub fn from_modes(modes: LearnedModes) -> Self {
-        Learned(Rc::new(RefCell::new(modes)))
+        Learned(Rc::new(RefCell::new(LearnedState {
+            modes,
+            ..Default::default()
+        })))
     }
     /// A copy of what was learned.
     pub fn modes(&self) -> LearnedModes {
-        self.0.borrow().clone()
+        self.0.borrow().modes.clone()
+    }
+    /// `stored` (what storage holds now) with the entries this connection changed written over
+    /// it: what to store, so entries another connection stored meanwhile are kept.
+    pub fn merged_into(&self, mut stored: LearnedModes) -> LearnedModes {
+        let state = self.0.borrow();
+        for k in &state.changed_modes {
+            if let Some(m) = state.modes.modes.get(k) {
+                stored.modes.insert(k.clone(), *m);
+            }
+        }
+        for k in &state.changed_ratios {
+            if let Some(r) = state.modes.reply_ratios.get(k) {
+                stored.reply_ratios.insert(k.clone(), r.clone());
+            }
+        }
+        stored
     }
     /// The mode that worked for `key`.
     pub fn get(&self, key: &str) -> Option<StructuredMode> {
-        self.0.borrow().modes.get(key).copied()
+        self.0.borrow().modes.modes.get(key).copied()
     }
     /// Records the mode that worked for `key`; true when that changed anything.
     pub fn set(&self, key: &str, mode: StructuredMode) -> bool {
-        self.0.borrow_mut().modes.insert(key.to_string(), mode) != Some(mode)
+        let mut state = self.0.borrow_mut();
+        let changed = state.modes.modes.insert(key.to_string(), mode) != Some(mode);
+        if changed {
+            state.changed_modes.insert(key.to_string());
+        }
+        changed
     }
     /// The extract reply lengths per source token learned for `key` (see
     /// [`LearnedModes::reply_ratios`]).
     pub fn reply_ratios(&self, key: &str) -> Option<Vec<f64>> {
-        self.0.borrow().reply_ratios.get(key).cloned()
+        self.0.borrow().modes.reply_ratios.get(key).cloned()
     }
     /// Records the extract reply lengths per source token seen for `key`.
     pub fn set_reply_ratios(&self, key: &str, ratios: Vec<f64>) {
-        self.0
-            .borrow_mut()
-            .reply_ratios
-            .insert(key.to_string(), ratios);
+        let mut state = self.0.borrow_mut();
+        if state.modes.reply_ratios.get(key) != Some(&ratios) {
+            state.changed_ratios.insert(key.to_string());
+        }
+        state.modes.reply_ratios.insert(key.to_string(), ratios);
     }
 }
 

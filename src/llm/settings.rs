@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::llm::client::{Learned, LearnedModes};
 use crate::llm::config::{Config, Provider, Secret};
 use crate::model::{Operation, OperationKind};
@@ -175,31 +175,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(ConfigView::of(&self.llm_config().await?))
     }
 
-    /// What the client learned about endpoints (shared with clients built from it).
+    /// What the client learned about endpoints (shared with clients built from it). A stored
+    /// record that does not parse counts as nothing learned (it is a cache; the next save
+    /// replaces it).
     pub async fn llm_learned(&self) -> Result<Learned> {
-        Ok(Learned::from_modes(
-            self.read::<LearnedModes>(Store::Meta, META_LEARNED)
-                .await?
-                .map(|(m, _)| m)
-                .unwrap_or_default(),
-        ))
+        let stored = match self.read::<LearnedModes>(Store::Meta, META_LEARNED).await {
+            Ok(r) => r.map(|(m, _)| m).unwrap_or_default(),
+            Err(Error::Corrupt { .. }) => LearnedModes::default(),
+            Err(e) => return Err(e),
+        };
+        Ok(Learned::from_modes(stored))
     }
 
-    /// Stores what the client learned, when it differs from what is stored. This is a cache of
-    /// endpoint behaviour, not wiki content: it is written without an operation.
+    /// Stores what the client learned in this connection over what is stored now
+    /// ([`Learned::merged_into`]: entries another tab stored meanwhile are kept), when that
+    /// changes anything. This is a cache of endpoint behaviour, not wiki content: it is written
+    /// without an operation. A stored record that does not parse is replaced.
     pub async fn save_llm_learned(&self, learned: &Learned) -> Result<()> {
-        let modes = learned.modes();
-        let current = self.read::<LearnedModes>(Store::Meta, META_LEARNED).await?;
-        if current.as_ref().map(|(m, _)| m) == Some(&modes) {
+        let (current, expect) = match self.read::<LearnedModes>(Store::Meta, META_LEARNED).await {
+            Ok(Some((m, rev))) => (Some(m), Expect::Rev(rev)),
+            Ok(None) => (None, Expect::Absent),
+            Err(Error::Corrupt { .. }) => (None, Expect::Any),
+            Err(e) => return Err(e),
+        };
+        let modes = learned.merged_into(current.clone().unwrap_or_default());
+        if current.as_ref() == Some(&modes) {
             return Ok(());
         }
         let mut b = Batch::new();
-        b.put(
-            Store::Meta,
-            META_LEARNED,
-            to_json(&modes),
-            Expect::from_read(current.map(|(_, r)| r)),
-        );
+        b.put(Store::Meta, META_LEARNED, to_json(&modes), expect);
         self.storage.commit(b).await.map(|_| ())
     }
 }
