@@ -516,7 +516,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let static_budget = extract_chunk_budget(window, output, overhead, true);
             let chunk_budget = model_name.map_or(static_budget, |name| {
                 self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
-                    .min(static_budget)
             });
             let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
             let headings = text
@@ -717,7 +716,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let budget_now = || {
             if bounded {
                 self.learned_chunk_cap(&learned_key, output, static_budget)
-                    .min(static_budget)
             } else {
                 static_budget
             }
@@ -819,8 +817,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// (`"<model name>|<reply cap>"`) should send, from the reply lengths it has shown
     /// ([`Wiki::learn_reply_ratio`], kept across connections): the text whose extraction, at the
     /// longest reply per token of the last [`RATIO_WINDOW`] seen — [`REPLY_PRIOR`] before any —
-    /// fills [`REPLY_FILL`] of the reply cap `output`; never below an eighth of `static_budget`
-    /// (the chunk the window and reply cap allow) or 64.
+    /// fills [`REPLY_FILL`] of the reply cap `output`; never above `static_budget` (the chunk the
+    /// window and reply cap allow), nor below an eighth of it or 64.
     fn learned_chunk_cap(&self, key: &str, output: u64, static_budget: u64) -> u64 {
         let learned = self.extract_reply_ratio.borrow();
         let ratio = match learned.as_ref() {
@@ -831,6 +829,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         ((output as f64 * REPLY_FILL / ratio) as u64)
             .max(static_budget / 8)
             .max(64)
+            .min(static_budget)
     }
 
     /// The extract reply lengths per source token this connection has seen, with the key they

@@ -9,7 +9,7 @@ use super::pipeline::{
 };
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::llm::client::HttpLlm;
+use crate::llm::client::{HttpLlm, Learned};
 use crate::llm::config::Config;
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
@@ -59,11 +59,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             model_name: resolved.model.clone(),
         };
         let options = configured(options, &config);
-        // How long this model's extract replies run, as kept from earlier connections.
-        let ratio_key = reply_ratio_key(&model.name(), reply_cap(&options));
-        if let Some(kept) = llm.learned().reply_ratios(&ratio_key) {
-            self.seed_reply_ratios(&ratio_key, &kept);
-        }
+        self.seed_from(llm.learned(), &model.name(), &options);
         let report = self.compile(&model, &options, on_progress, cancel).await;
         // Also after a failed compile: a reply cut at the cap is what is worth keeping.
         if let Some((key, ratios)) = self.reply_ratios() {
@@ -98,11 +94,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let model = llm_compiler_name(&config.resolve(Purpose::Compile).model);
         let options = configured(options, &config);
-        let ratio_key = reply_ratio_key(&model, reply_cap(&options));
-        if let Some(kept) = self.llm_learned().await?.reply_ratios(&ratio_key) {
-            self.seed_reply_ratios(&ratio_key, &kept);
-        }
+        self.seed_from(&self.llm_learned().await?, &model, &options);
         self.estimate_for(&options, Some(&model)).await
+    }
+
+    /// Starts this connection from how long the extract replies of `model_name`
+    /// ([`CompileModel::name`]) run at the reply cap of `options`, as `learned` keeps them from
+    /// earlier connections.
+    fn seed_from(&self, learned: &Learned, model_name: &str, options: &CompileOptions) {
+        let key = reply_ratio_key(model_name, reply_cap(options));
+        if let Some(kept) = learned.reply_ratios(&key) {
+            self.seed_reply_ratios(&key, &kept);
+        }
     }
 }
 
