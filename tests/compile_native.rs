@@ -13,7 +13,7 @@ use llm_wiki::text::estimate_tokens;
 use llm_wiki::Error;
 
 mod common;
-use common::{add, open, W};
+use common::{add, compile_with_settings, open, W};
 
 type Override = Box<dyn Fn(&str, &str) -> Option<serde_json::Value>>;
 
@@ -977,13 +977,7 @@ fn compile_through_the_wire_protocols_of_every_provider() {
         };
         block_on(w.set_llm_config(config)).unwrap();
         let transport = InProcess::new(vec![]);
-        let r = block_on(w.compile_configured(
-            transport.clone(),
-            &CompileOptions::default(),
-            &|_| {},
-            &Cancel::new(),
-        ))
-        .unwrap();
+        let r = compile_with_settings(&w, transport.clone());
         assert!(r.failed.is_empty(), "{provider:?}: {:?}", r.failed);
         assert_eq!(r.compiled.len(), 3);
         assert!(
@@ -1016,13 +1010,7 @@ fn the_offline_provider_compiles_without_any_request() {
     assert_eq!(e.sources.len(), 3);
     assert_eq!((e.total.calls, e.total.input, e.total.output), (0, 0, 0));
     let transport = llm_wiki::llm::scripted::server::InProcess::new(vec![]).down();
-    let r = block_on(w.compile_configured(
-        transport,
-        &CompileOptions::default(),
-        &|_| {},
-        &Cancel::new(),
-    ))
-    .unwrap();
+    let r = compile_with_settings(&w, transport);
     assert_eq!(r.compiled.len(), 3);
     assert_eq!(r.usage.calls, 0);
     assert!(block_on(w.all_pages())
@@ -1057,13 +1045,7 @@ fn rust_book_through_the_scripted_endpoint() {
         ..Config::default()
     };
     block_on(w.set_llm_config(config)).unwrap();
-    let r = block_on(w.compile_configured(
-        InProcess::new(vec![]),
-        &CompileOptions::default(),
-        &|_| {},
-        &Cancel::new(),
-    ))
-    .unwrap();
+    let r = compile_with_settings(&w, InProcess::new(vec![]));
     assert!(r.failed.is_empty(), "{:?}", r.failed);
     assert_eq!(r.compiled.len(), 10);
     // Pages the size of the reply cap were extended (append mode) rather than cut off; every

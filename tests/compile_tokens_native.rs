@@ -13,7 +13,7 @@ use llm_wiki::text::estimate_tokens;
 use llm_wiki::Error;
 
 mod common;
-use common::{add, open, W};
+use common::{add, compile_with_settings, open, W};
 
 /// One recorded call: the task (`extract`, `integrate`), the user message, and whether the reply
 /// was cut at the output cap.
@@ -100,6 +100,27 @@ fn compile(w: &W, llm: &Recorder, options: &CompileOptions) -> CompileReport {
     let r = block_on(w.compile(&model, options, &|_| {}, &Cancel::new())).unwrap();
     assert!(r.failed.is_empty(), "{:?}", r.failed);
     r
+}
+
+/// Compiles the new sources with `llm` as the model `name` whose replies are capped at 1024
+/// tokens, in a 16k window; returns the extract calls.
+fn compile_capped(w: &W, llm: &Recorder, name: &str) -> Vec<Call> {
+    let options = CompileOptions {
+        context_window: 16_384,
+        max_output_tokens: 1024,
+        ..Default::default()
+    };
+    let model = LlmCompiler {
+        llm,
+        max_output_tokens: Some(1024),
+        model_name: name.into(),
+    };
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    llm.take()
+        .into_iter()
+        .filter(|c| c.task == "extract")
+        .collect()
 }
 
 /// The contents of the `<tag>` block of a prompt.
@@ -291,24 +312,9 @@ fn a_reply_cut_at_the_cap_recuts_the_rest_of_the_source_and_later_sources_start_
     // The scripted extraction of this text runs to ~3 reply tokens per text token (up to its
     // 24-claim limit): more than 1024 reply tokens for more than ~350 tokens of text.
     llm.cut.set(true);
-    let options = CompileOptions {
-        context_window: 16_384,
-        max_output_tokens: 1024,
-        ..Default::default()
-    };
     let run = |name: &str, key: &str, about: &str| -> Vec<Call> {
         add(&w, key, &format!("# {about}\n\n{}", filler(about, 1100)));
-        let model = LlmCompiler {
-            llm: &llm,
-            max_output_tokens: Some(1024),
-            model_name: name.into(),
-        };
-        let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
-        assert!(r.failed.is_empty(), "{:?}", r.failed);
-        llm.take()
-            .into_iter()
-            .filter(|c| c.task == "extract")
-            .collect()
+        compile_capped(&w, &llm, name)
     };
     let first = run("recorder", "notes/one.md", "Acme Corp");
     let cut: Vec<u64> = first
@@ -791,13 +797,7 @@ fn what_replies_showed_is_kept_for_the_next_connection() {
         add(&w, key, &format!("# {about}\n\n{}", filler(about, 1100)));
         let estimate = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
         transport.state().reset();
-        let r = block_on(w.compile_configured(
-            transport.clone(),
-            &CompileOptions::default(),
-            &|_| {},
-            &Cancel::new(),
-        ))
-        .unwrap();
+        let r = compile_with_settings(&w, transport.clone());
         assert!(r.failed.is_empty(), "{:?}", r.failed);
         let extract: Vec<serde_json::Value> = transport
             .state()
@@ -843,28 +843,12 @@ fn a_long_first_source_of_a_verbose_model_compiles() {
     let w = open(&backend, "tokens");
     let llm = Recorder::default();
     llm.cut.set(true);
-    let options = CompileOptions {
-        context_window: 16_384,
-        max_output_tokens: 1024,
-        ..Default::default()
-    };
     add(
         &w,
         "notes/long.md",
         &format!("# Acme Corp\n\n{}", filler("Acme Corp", 9000)),
     );
-    let model = LlmCompiler {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-        model_name: "recorder".into(),
-    };
-    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
-    assert!(r.failed.is_empty(), "{:?}", r.failed);
-    let extract: Vec<Call> = llm
-        .take()
-        .into_iter()
-        .filter(|c| c.task == "extract")
-        .collect();
+    let extract = compile_capped(&w, &llm, "recorder");
     assert!(extract.iter().filter(|c| c.cut).count() <= 2);
     // Every chunk after the cut ones fits.
     assert!(extract.iter().skip(2).all(|c| !c.cut));

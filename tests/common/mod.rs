@@ -5,6 +5,9 @@
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
+use llm_wiki::llm::transport::Transport;
+use llm_wiki::llm::Cancel;
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::OpenOptions;
 use llm_wiki::wiki::{NewSource, Wiki};
@@ -32,4 +35,16 @@ pub fn add(w: &W, key: &str, text: &str) {
         ..Default::default()
     }))
     .unwrap();
+}
+
+/// Compiles every new or changed source with the wiki's stored settings over `transport`
+/// (`Wiki::compile_configured`, default options, no progress, not cancelled).
+pub fn compile_with_settings<T: Transport>(w: &W, transport: T) -> CompileReport {
+    block_on(w.compile_configured(
+        transport,
+        &CompileOptions::default(),
+        &|_| {},
+        &Cancel::new(),
+    ))
+    .unwrap()
 }
