@@ -1,4 +1,5 @@
 //! The compile pass end to end on MemoryStorage with a scripted model (Decision 14).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::Cell;
 use std::collections::BTreeMap;

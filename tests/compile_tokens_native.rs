@@ -1,5 +1,6 @@
 //! What the compile pass sends: each prompt carries what concerns its chunk or page, and no call is
 //! paid twice or for nothing (issue #11's compile-token figure; BENCHMARKS.md).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::{Cell, RefCell};
 

@@ -1,5 +1,6 @@
 //! History: rollback (with its preview and redo), as-of reads and diffs, on MemoryStorage with the
 //! scripted endpoint (Decision 7).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};

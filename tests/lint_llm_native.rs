@@ -1,5 +1,6 @@
 //! LLM lint checks against the scripted endpoint (Decision 14): estimate first, findings derived
 //! from the request, malformed replies repaired or rejected whole, fixes as operations.
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
 use llm_wiki::lint::llm::LlmLintOptions;

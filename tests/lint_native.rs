@@ -1,4 +1,5 @@
 //! Lint: the deterministic checks and their fixes (field cases F15, F18, F30, F31b, F32, F34c).
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;

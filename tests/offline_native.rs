@@ -1,5 +1,6 @@
 //! The offline compile (no endpoint): native fixtures in English and Chinese, and the 10 Rust Book
 //! chapters of the main-job tests.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 

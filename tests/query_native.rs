@@ -1,5 +1,6 @@
 //! Query: routing, cited answers, citation checks, write-back, offline extractive answers, and a
 //! 3000-page wiki whose index.md does not fit the context (field cases F31a, F32).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::cell::{Cell, RefCell};
 

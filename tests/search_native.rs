@@ -1,4 +1,5 @@
 //! Search on a wiki in MemoryStorage: build, save, reopen without tokenizing, rebuild when stale.
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;

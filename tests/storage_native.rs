@@ -1,5 +1,6 @@
 //! The storage conformance suite on the in-memory backend (the same functions run on IndexedDB in
 //! `tests/web.rs`).
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
 use llm_wiki::storage::conformance::{self as suite, Env};

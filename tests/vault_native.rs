@@ -1,5 +1,6 @@
 //! Markdown and the vault on MemoryStorage: page views and backlinks, attachments, rename and
 //! delete, export/import (field cases F05, F15, F18, F20 end to end).
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Write};

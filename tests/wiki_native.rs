@@ -1,5 +1,6 @@
 //! The wiki facade on MemoryStorage: ingest identity (Decision 1, field case F34), human edits,
 //! revisions, operations, index.md and log.md.
+#![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
