@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
 use crate::model::{Claim, Page, PageKind};
+use crate::query::passages::{closes_fence, cut_fence_or_table, fence_marker};
 use crate::text::TokenEstimator;
 
 /// One claim the source makes, with the verbatim quote that supports it.
@@ -273,15 +274,14 @@ pub fn chunk_text(
             current = candidate;
         } else {
             chunks.push(std::mem::take(&mut current));
-            let overlap = if est.estimate(&last_piece) <= overlap_tokens.min(max_tokens / 2) {
-                last_piece.clone()
+            // The previous paragraph again, when it is short and the chunk stays within the budget.
+            let overlapped = format!("{last_piece}\n\n{piece}");
+            current = if est.estimate(&last_piece) <= overlap_tokens.min(max_tokens / 2)
+                && est.estimate(&overlapped) <= max_tokens
+            {
+                overlapped
             } else {
-                String::new()
-            };
-            current = if overlap.is_empty() {
                 piece.clone()
-            } else {
-                format!("{overlap}\n\n{piece}")
             };
         }
         last_piece = piece;
@@ -292,24 +292,29 @@ pub fn chunk_text(
     chunks
 }
 
-/// Splits at blank lines that are not inside a fenced code block.
+/// Splits at blank lines that are not inside a fenced code block; a fenced block is a piece of
+/// its own.
 fn paragraphs_outside_fences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
-    let mut fence: Option<&str> = None;
+    let mut fence: Option<String> = None;
     for line in text.split('\n') {
-        let t = line.trim_start();
-        let marker = if t.starts_with("```") {
-            Some("```")
-        } else if t.starts_with("~~~") {
-            Some("~~~")
-        } else {
-            None
-        };
-        match (fence, marker) {
-            (None, Some(m)) => fence = Some(m),
-            (Some(f), Some(m)) if f == m => fence = None,
-            _ => {}
+        match &fence {
+            None => {
+                fence = fence_marker(line);
+                // A fence interrupts a paragraph: it starts a piece of its own.
+                if fence.is_some() && !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            Some(open) if closes_fence(line, open) => {
+                fence = None;
+                cur.push('\n');
+                cur.push_str(line);
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            Some(_) => {}
         }
         if line.trim().is_empty() && fence.is_none() {
             if !cur.is_empty() {
@@ -333,6 +338,12 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
         if !piece.trim().is_empty() {
             out.push(piece.to_string());
         }
+        return;
+    }
+    // A long code block or table: pieces that stand alone (each fence closed and reopened with
+    // its language, each table piece under its header rows).
+    if let Some(pieces) = cut_fence_or_table(piece, max, est) {
+        out.extend(pieces);
         return;
     }
     let seps: [&[char]; 2] = [&['\n'], &['.', '!', '?', '。', '！', '？']];
@@ -625,6 +636,70 @@ mod tests {
                 .any(|c| c.contains("```rust\nfn a() {}\n\nfn b() {}\n```")),
             "{chunks:#?}"
         );
+    }
+
+    /// Every fence a chunk opens it also closes, and each code piece opens with the block's own
+    /// fence line (language kept).
+    fn assert_fences_balanced(chunks: &[String]) {
+        for c in chunks {
+            let mut open: Option<String> = None;
+            for line in c.lines() {
+                match &open {
+                    None => open = fence_marker(line),
+                    Some(m) if closes_fence(line, m) => open = None,
+                    Some(_) => {}
+                }
+            }
+            assert!(open.is_none(), "a fence left open in {c:?}");
+        }
+    }
+
+    #[test]
+    fn a_code_block_longer_than_a_chunk_is_cut_into_fenced_pieces() {
+        let est = TokenEstimator::default();
+        let code: String = (0..60)
+            .map(|i| format!("    let value_{i} = compute({i}, \"月{i}\");\n"))
+            .collect();
+        // The fence follows its lead-in line with no blank line between (as pasted notes do).
+        let text = format!(
+            "Intro paragraph here.\nThe listing:\n~~~~rust\n{code}~~~~\nAfter the code, a sentence."
+        );
+        let chunks = chunk_text(&text, 120, 20, &est);
+        assert!(chunks.len() >= 4, "{chunks:#?}");
+        assert_fences_balanced(&chunks);
+        for c in &chunks {
+            assert!(est.estimate(c) <= 120, "{c:?}");
+            if c.contains("let value_") {
+                assert!(c.contains("~~~~rust\n    let value_"), "{c:?}");
+            }
+        }
+        // Every code line reaches the model, inside a fence.
+        for i in 0..60 {
+            let line = format!("let value_{i} = compute({i}, \"月{i}\");");
+            assert!(chunks.iter().any(|c| c.contains(&line)), "{line}");
+        }
+        assert!(chunks[0].starts_with("Intro paragraph here.\nThe listing:"));
+        assert!(chunks
+            .last()
+            .unwrap()
+            .ends_with("After the code, a sentence."));
+    }
+
+    #[test]
+    fn a_table_longer_than_a_chunk_repeats_its_header() {
+        let est = TokenEstimator::default();
+        let rows: String = (0..40)
+            .map(|i| format!("| row {i} | value {i} |\n"))
+            .collect();
+        let text = format!("| name | value |\n| --- | --- |\n{rows}");
+        let chunks = chunk_text(&text, 80, 0, &est);
+        assert!(chunks.len() >= 3, "{chunks:#?}");
+        for c in &chunks {
+            assert!(
+                c.starts_with("| name | value |\n| --- | --- |\n| row "),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

@@ -172,7 +172,7 @@ fn add_block(
     if est.estimate(block) > MAX_PASSAGE_TOKENS {
         push(out, section, cur);
         cur.clear();
-        for piece in cut_block(block, est) {
+        for piece in cut_block(block, MAX_PASSAGE_TOKENS, est) {
             push(out, section, &piece);
         }
         return;
@@ -187,32 +187,41 @@ fn add_block(
     cur.push_str(block);
 }
 
-/// Cuts a long block into pieces of about [`MAX_PASSAGE_TOKENS`] that each stand alone as
-/// markdown: a fenced code block is cut between lines, each piece closed and the next opened
+/// Cuts a long block into pieces of about `max` estimated tokens that each stand alone as
+/// markdown ([`cut_fence_or_table`]); anything else is cut by [`cut`].
+fn cut_block(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
+    cut_fence_or_table(block, max, est).unwrap_or_else(|| cut(block, max, est))
+}
+
+/// Cuts a fenced code block or a table longer than `max` estimated tokens into pieces that each
+/// stand alone as markdown: a fence is cut between lines, each piece closed and the next opened
 /// again with the block's fence line (its language kept); a table is cut between rows, each piece
-/// under the table's header and delimiter rows. Anything else, or a fence or header too long
-/// to repeat (over half a passage), is cut by [`cut`].
-fn cut_block(block: &str, est: &TokenEstimator) -> Vec<String> {
+/// under the table's header and delimiter rows. `None` when `block` is neither, or its fence or
+/// header is too long to repeat (over half of `max`). Also used by the compile chunker
+/// (`compile::extract::chunk_text`), so a source's long code block reaches the model as code.
+pub(crate) fn cut_fence_or_table(
+    block: &str,
+    max: u64,
+    est: &TokenEstimator,
+) -> Option<Vec<String>> {
     let lines: Vec<&str> = block.split_inclusive('\n').collect();
-    let (head, tail, rows): (String, String, &[&str]) = match lines.as_slice() {
-        [open, body @ .., close] if fence_marker(open).is_some() => {
-            let marker = fence_marker(open).unwrap_or_default();
-            let closes = close.trim().starts_with(&marker)
-                && close.trim().chars().all(|c| marker.starts_with(c));
-            if closes {
+    let fence = lines.first().and_then(|open| fence_marker(open));
+    let (head, tail, rows): (String, String, &[&str]) = match (fence, lines.as_slice()) {
+        (Some(marker), [open, body @ .., close]) => {
+            if closes_fence(close, &marker) {
                 (open.to_string(), close.trim_end().to_string(), body)
             } else {
                 (open.to_string(), marker, &lines[1..])
             }
         }
-        [header, delimiter, ..] if is_table_row(header) && is_delimiter_row(delimiter) => {
+        (None, [header, delimiter, ..]) if is_table_row(header) && is_delimiter_row(delimiter) => {
             (format!("{header}{delimiter}"), String::new(), &lines[2..])
         }
-        _ => return cut(block, est),
+        _ => return None,
     };
     let fixed = est.estimate(&head) + est.estimate(&tail);
-    if fixed > MAX_PASSAGE_TOKENS / 2 || rows.is_empty() {
-        return cut(block, est);
+    if fixed > max / 2 || rows.is_empty() {
+        return None;
     }
     let piece = |rows: &str| {
         let mut p = format!("{head}{rows}");
@@ -227,7 +236,7 @@ fn cut_block(block: &str, est: &TokenEstimator) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut cur = String::new();
     for row in rows {
-        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(row) > MAX_PASSAGE_TOKENS {
+        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(row) > max {
             pieces.push(piece(&cur));
             cur.clear();
         }
@@ -236,18 +245,25 @@ fn cut_block(block: &str, est: &TokenEstimator) -> Vec<String> {
     if !cur.trim().is_empty() {
         pieces.push(piece(&cur));
     }
-    pieces
+    Some(pieces)
 }
 
 /// The fence a line opens (its run of three or more `` ` `` or `~`, after up to three spaces),
 /// or `None`.
-fn fence_marker(line: &str) -> Option<String> {
+pub(crate) fn fence_marker(line: &str) -> Option<String> {
     let t = line.trim_end();
     let indent = t.len() - t.trim_start_matches(' ').len();
     let t = t.trim_start_matches(' ');
     let c = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
     let run = t.chars().take_while(|&x| x == c).count();
     (indent <= 3 && run >= 3).then(|| c.to_string().repeat(run))
+}
+
+/// True when `line` closes a fence opened by `marker` (CommonMark: the same character, a run at
+/// least as long, nothing after it but spaces).
+pub(crate) fn closes_fence(line: &str, marker: &str) -> bool {
+    let t = line.trim();
+    t.starts_with(marker) && t.chars().all(|c| marker.starts_with(c))
 }
 
 /// A table row: a line holding a `|`.
@@ -266,12 +282,12 @@ fn is_delimiter_row(line: &str) -> bool {
         })
 }
 
-/// Cuts a long block into pieces of at most [`MAX_PASSAGE_TOKENS`] at line ends, and a line
-/// longer than that at sentence ends (a sentence longer still stays whole).
-fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
+/// Cuts a long block into pieces of at most `max` estimated tokens at line ends, a line longer
+/// than that at sentence ends, and a sentence longer still by [`hard_split`].
+fn cut(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
     let mut units: Vec<&str> = Vec::new();
     for line in block.split_inclusive('\n') {
-        if est.estimate(line) <= MAX_PASSAGE_TOKENS {
+        if est.estimate(line) <= max {
             units.push(line);
             continue;
         }
@@ -293,11 +309,14 @@ fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
     }
     // A sentence longer than a passage (no sentence end: a list run together, CJK with only
     // commas) is split near equal lengths, at whitespace when there is some nearby.
-    let units: Vec<&str> = units.into_iter().flat_map(|u| hard_split(u, est)).collect();
+    let units: Vec<&str> = units
+        .into_iter()
+        .flat_map(|u| hard_split(u, max, est))
+        .collect();
     let mut pieces: Vec<String> = Vec::new();
     let mut cur = String::new();
     for u in units {
-        if !cur.is_empty() && est.estimate(&cur) + est.estimate(u) > MAX_PASSAGE_TOKENS {
+        if !cur.is_empty() && est.estimate(&cur) + est.estimate(u) > max {
             pieces.push(std::mem::take(&mut cur));
         }
         cur.push_str(u);
@@ -308,15 +327,15 @@ fn cut(block: &str, est: &TokenEstimator) -> Vec<String> {
     pieces
 }
 
-/// `unit` itself when it fits [`MAX_PASSAGE_TOKENS`], else `⌈tokens / max⌉` slices of about equal
+/// `unit` itself when it fits `max` estimated tokens, else `⌈tokens / max⌉` slices of about equal
 /// byte length, each ending at the last whitespace in its second half or else at a character
 /// boundary (never inside a UTF-8 sequence).
-fn hard_split<'a>(unit: &'a str, est: &TokenEstimator) -> Vec<&'a str> {
+fn hard_split<'a>(unit: &'a str, max: u64, est: &TokenEstimator) -> Vec<&'a str> {
     let tokens = est.estimate(unit);
-    if tokens <= MAX_PASSAGE_TOKENS {
+    if tokens <= max {
         return vec![unit];
     }
-    let n = tokens.div_ceil(MAX_PASSAGE_TOKENS) as usize;
+    let n = tokens.div_ceil(max.max(1)) as usize;
     let target = unit.len().div_ceil(n).max(1);
     let mut out = Vec::with_capacity(n);
     let mut from = 0;
