@@ -241,10 +241,13 @@ pub fn extraction_schema() -> serde_json::Value {
     )
 }
 
-/// Splits `text` into chunks of at most `max_tokens` (estimated), cutting at blank lines, else at
-/// line ends, else at sentence ends, else at a character boundary; each chunk after the first
-/// starts with the last paragraph of the previous one (up to `overlap_tokens`) so a claim spanning a
-/// cut is seen whole once.
+/// Splits `text` into chunks of at most `max_tokens` (estimated), cutting at blank lines outside
+/// fenced code, else at line ends, else at sentence ends, else at a character boundary; a fenced
+/// code block or a table longer than a chunk is cut into pieces that stand alone as markdown
+/// (fences closed and reopened, table header rows repeated). Each chunk after the first starts
+/// with the last paragraph of the previous one (up to `overlap_tokens`, when the chunk still fits)
+/// so a claim spanning a cut is seen whole once. A single line longer than a chunk inside a
+/// fence stays whole.
 pub fn chunk_text(
     text: &str,
     max_tokens: u64,
@@ -255,8 +258,8 @@ pub fn chunk_text(
     if est.estimate(text) <= max_tokens {
         return vec![text.to_string()];
     }
-    // Pieces no larger than max_tokens: paragraphs, with a fenced code block kept whole (a cut
-    // inside a fence would turn the rest of the chunk into code).
+    // Pieces no larger than max_tokens: paragraphs, a fenced code block one piece (a cut inside
+    // a fence would turn the rest of the chunk into code) unless it must be cut.
     let mut pieces: Vec<String> = Vec::new();
     for para in paragraphs_outside_fences(text) {
         split_piece(&para, max_tokens, est, &mut pieces);
