@@ -246,8 +246,8 @@ pub fn extraction_schema() -> serde_json::Value {
 /// code block or a table longer than a chunk is cut into pieces that stand alone as markdown
 /// (fences closed and reopened, table header rows repeated). Each chunk after the first starts
 /// with the last paragraph of the previous one (up to `overlap_tokens`, when the chunk still fits)
-/// so a claim spanning a cut is seen whole once. A single line longer than a chunk inside a
-/// fence stays whole.
+/// so a claim spanning a cut is seen whole once. A line inside a fence or table too long for a
+/// chunk (minified JSON, base64) is cut into slices, each its own line.
 pub fn chunk_text(
     text: &str,
     max_tokens: u64,
@@ -259,7 +259,8 @@ pub fn chunk_text(
         return vec![text.to_string()];
     }
     // Pieces no larger than max_tokens: paragraphs, a fenced code block one piece (a cut inside
-    // a fence would turn the rest of the chunk into code) unless it must be cut.
+    // a fence would turn the rest of the chunk into code) unless it must be cut, and then into
+    // fenced pieces.
     let mut pieces: Vec<String> = Vec::new();
     for para in paragraphs_outside_fences(text) {
         split_piece(&para, max_tokens, est, &mut pieces);
@@ -304,7 +305,8 @@ fn paragraphs_outside_fences(text: &str) -> Vec<String> {
     for line in text.split('\n') {
         match &fence {
             None => {
-                fence = fence_marker(line);
+                // Any indentation: a fence in a (nested) list item is still a fence.
+                fence = fence_marker(line.trim_start());
                 // A fence interrupts a paragraph: it starts a piece of its own.
                 if fence.is_some() && !cur.is_empty() {
                     out.push(std::mem::take(&mut cur));
@@ -344,9 +346,29 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
         return;
     }
     // A long code block or table: pieces that stand alone (each fence closed and reopened with
-    // its language, each table piece under its header rows).
-    if let Some(pieces) = cut_fence_or_table(piece, max, est) {
-        out.extend(pieces);
+    // its language, each table piece under its header rows). A piece still over the budget
+    // (estimates of slices are not exact) is cut below like any text.
+    let first = piece.trim_start();
+    if let Some(pieces) = cut_fence_or_table(first, max, est) {
+        for p in pieces {
+            if est.estimate(&p) <= max {
+                out.push(p);
+            } else {
+                split_plain(&p, max, est, out);
+            }
+        }
+        return;
+    }
+    split_plain(piece, max, est, out);
+}
+
+/// [`split_piece`] without the fence and table handling: at line ends, else sentence ends, else
+/// characters.
+fn split_plain(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
+    if est.estimate(piece) <= max {
+        if !piece.trim().is_empty() {
+            out.push(piece.to_string());
+        }
         return;
     }
     let seps: [&[char]; 2] = [&['\n'], &['.', '!', '?', '。', '！', '？']];
@@ -356,11 +378,11 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
             let mut cur = String::new();
             for p in parts {
                 if !cur.is_empty() && est.estimate(&(cur.clone() + p)) > max {
-                    split_piece(&std::mem::take(&mut cur), max, est, out);
+                    split_plain(&std::mem::take(&mut cur), max, est, out);
                 }
                 cur.push_str(p);
             }
-            split_piece(&cur, max, est, out);
+            split_plain(&cur, max, est, out);
             return;
         }
     }
@@ -686,6 +708,74 @@ mod tests {
             .last()
             .unwrap()
             .ends_with("After the code, a sentence."));
+    }
+
+    #[test]
+    fn fenced_lines_longer_than_a_chunk_stay_within_the_budget() {
+        let est = TokenEstimator::default();
+        // One minified line far over the budget, and lines that fit only without the fence lines.
+        let minified = format!(
+            "Intro.\n\n```json\n{}\n```\n\nAfter.",
+            "{\"k\":1},".repeat(2000)
+        );
+        let long_lines = format!(
+            "```rust\n{}```",
+            "let a_fairly_long_variable_name = compute_the_thing(1, 2, 3);\n".repeat(20)
+        );
+        for (text, max) in [(&minified, 1000), (&long_lines, 16), (&long_lines, 40)] {
+            let chunks = chunk_text(text, max, 10, &est);
+            for c in &chunks {
+                assert!(est.estimate(c) <= max, "{} > {max}: {c:?}", est.estimate(c));
+            }
+            let all: String = chunks.concat();
+            let kept = |t: &str| {
+                t.chars()
+                    .filter(|c| !c.is_whitespace() && *c != '`')
+                    .count()
+            };
+            assert!(kept(&all) >= kept(text), "text lost at {max}");
+        }
+        let chunks = chunk_text(&minified, 1000, 10, &est);
+        assert_fences_balanced(&chunks);
+        assert!(chunks
+            .iter()
+            .filter(|c| c.contains("{\"k\":1}"))
+            .all(|c| c.contains("```json\n")));
+    }
+
+    #[test]
+    fn a_fence_in_a_nested_list_item_is_kept_together() {
+        let est = TokenEstimator::default();
+        let text = "Intro paragraph with some words in it to take up room.\n\n- outer\n  - inner item text\n\n    ```python\n    def first_function():\n        return compute_value(1)\n\n    def second_function():\n        return compute_value(2)\n    ```\n\nAfter the code.";
+        for max in [40, 50] {
+            let chunks = chunk_text(text, max, 0, &est);
+            assert_fences_balanced(&chunks);
+            let code = chunks
+                .iter()
+                .find(|c| c.contains("def first_function"))
+                .unwrap();
+            assert!(code.contains("def second_function"), "{chunks:#?}");
+            // Balanced fences: "After the code." follows a closed fence, so it reads as text.
+            assert!(chunks.iter().any(|c| c.ends_with("After the code.")));
+        }
+    }
+
+    #[test]
+    fn inline_triple_backticks_open_no_fence() {
+        let est = TokenEstimator::default();
+        let para = "Some words that fill the paragraph and make it long enough to need a cut.";
+        let text = format!("```inline``` is code.\n\n{}", [para; 12].join("\n\n"));
+        let chunks = chunk_text(&text, 60, 0, &est);
+        assert!(chunks.len() > 2);
+        // Nothing after the first line is wrapped as code.
+        assert_eq!(
+            chunks.iter().filter(|c| c.contains("```inline```")).count(),
+            1
+        );
+        assert!(
+            chunks[1..].iter().all(|c| !c.contains("```")),
+            "{chunks:#?}"
+        );
     }
 
     #[test]

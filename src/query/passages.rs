@@ -196,8 +196,9 @@ fn cut_block(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
 /// Cuts a fenced code block or a table longer than `max` estimated tokens into pieces that each
 /// stand alone as markdown: a fence is cut between lines, each piece closed and the next opened
 /// again with the block's fence line (its language kept); a table is cut between rows, each piece
-/// under the table's header and delimiter rows. `None` when `block` is neither, or its fence or
-/// header is too long to repeat (over half of `max`). Also used by the compile chunker
+/// under the table's header and delimiter rows, and a line too long for a piece is cut into
+/// slices. `None` when `block` is neither, holds no line between its fence or header lines, or
+/// those are too long to repeat (over half of `max`). Also used by the compile chunker
 /// (`compile::extract::chunk_text`), so a source's long code block reaches the model as code.
 pub(crate) fn cut_fence_or_table(
     block: &str,
@@ -233,14 +234,27 @@ pub(crate) fn cut_fence_or_table(
         }
         p.trim_end().to_string()
     };
+    // A line too long to fit beside the fence or header lines (minified JSON, base64, a log line)
+    // is cut into slices of about equal length ([`hard_split`]), each ending its own line.
+    let room = max - fixed;
+    let mut units: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    for row in rows {
+        if est.estimate(row) <= room {
+            units.push((*row).into());
+        } else {
+            for slice in hard_split(row.strip_suffix('\n').unwrap_or(row), room, est) {
+                units.push(format!("{slice}\n").into());
+            }
+        }
+    }
     let mut pieces = Vec::new();
     let mut cur = String::new();
-    for row in rows {
-        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(row) > max {
+    for unit in &units {
+        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(unit) > max {
             pieces.push(piece(&cur));
             cur.clear();
         }
-        cur.push_str(row);
+        cur.push_str(unit);
     }
     if !cur.trim().is_empty() {
         pieces.push(piece(&cur));
@@ -249,18 +263,22 @@ pub(crate) fn cut_fence_or_table(
 }
 
 /// The fence a line opens (its run of three or more `` ` `` or `~`, after up to three spaces),
-/// or `None`.
+/// or `None`. As in CommonMark, a backtick fence's info string holds no backtick, so a line
+/// opening with inline code (` ```x``` is code `) opens nothing.
 pub(crate) fn fence_marker(line: &str) -> Option<String> {
     let t = line.trim_end();
     let indent = t.len() - t.trim_start_matches(' ').len();
     let t = t.trim_start_matches(' ');
     let c = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
     let run = t.chars().take_while(|&x| x == c).count();
-    (indent <= 3 && run >= 3).then(|| c.to_string().repeat(run))
+    let info = &t[run..];
+    (indent <= 3 && run >= 3 && !(c == '`' && info.contains('`')))
+        .then(|| c.to_string().repeat(run))
 }
 
-/// True when `line` closes a fence opened by `marker` (CommonMark: the same character, a run at
-/// least as long, nothing after it but spaces).
+/// True when `line` closes a fence opened by `marker`: the same character, a run at least as
+/// long, nothing after it but spaces (at any indentation, looser than CommonMark's three spaces,
+/// so a fence inside a list item closes).
 pub(crate) fn closes_fence(line: &str, marker: &str) -> bool {
     let t = line.trim();
     t.starts_with(marker) && t.chars().all(|c| marker.starts_with(c))
