@@ -509,21 +509,25 @@ async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTo
   const variants = askVariants.map((options) => ({ options, perQuestion: [] }));
   for (const q of questions) {
     const top = rag.search(q, ragK, "bm25", "", undefined, 50);
+    const ragText = top.map((k) => chunks[Number(k.slice(1))]).join("\n\n");
     const ragInput = est(q) + top.reduce((sum, k) => sum + est(chunks[Number(k.slice(1))]), 0);
     for (const v of variants) {
       const a = await wiki.ask(q, v.options);
       v.perQuestion.push({
         question: q, input: a.usage.input, output: a.usage.output, calls: a.usage.calls,
         routeInput: a.routeUsage.input, answerInput: a.answerUsage.input, route: a.route,
-        routed: a.routed.length, hopped: a.hopped.length, cited: a.citations.length,
-        ragInput, ragChunks: top.length, ratio: a.usage.input / ragInput,
+        routed: a.routed.length, hopped: a.hopped.length, cited: a.citations.length, routedKeys: a.routed, hoppedKeys: a.hopped,
+        ragInput, ragChunks: top.length, ratio: a.usage.input / ragInput, ragText,
       });
     }
   }
-  const pages = (await wiki.pages()).length;
+  const list = await wiki.pages();
+  const pages = list.length;
+  // Every page's text, for the answer-recall ceiling (bench/run.mjs `answerRecall`).
+  const wikiPages = await Promise.all(list.map(async (p) => { const page = await wiki.page(p.key); return { key: p.key, text: page ? `${page.title}\n${page.body}` : "" }; }));
   const indexTokens = est((await wiki.index()) || "");
   wiki.close();
-  return { perSource, reAdd, perQuestion: variants[0].perQuestion, variants, indexTokens, chunks: chunks.length, chunkTokens, ragK, contextWindow, pages };
+  return { perSource, reAdd, perQuestion: variants[0].perQuestion, variants, indexTokens, chunks: chunks.length, chunkTokens, ragK, contextWindow, pages, wikiPages };
 }
 
 window.B = { textBench, textOpen, hybridBench, vectorBench, convertAll, tokenBench };

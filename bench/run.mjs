@@ -200,17 +200,41 @@ async function vectorPhase() {
   return results;
 }
 
+// The questions of the token phase, each with phrases of the sources that answer it (any one,
+// compared after `normAnswer`): whether the text a query or the RAG baseline hands the model
+// holds one is the "answer context recall" printed beside the tokens. The phrases were checked
+// against the phase's 24 sources; a question whose answer is in none of them would count as a
+// miss everywhere.
 const QUESTIONS = [
-  "What is ownership in Rust?", "How do references and borrowing work?", "What is a slice?",
-  "How do you install Rust with rustup?", "How do you write and run a Hello, world! program?",
-  "What does cargo build do and where does the binary go?", "How do you declare a mutable variable?",
-  "What is shadowing?", "What are Rust's scalar types?", "How do tuples and arrays differ?",
-  "How do you define a function with parameters?", "What is the difference between statements and expressions?",
-  "How does an if expression work?", "What loops does Rust have?", "How does the guessing game read user input?",
-  "How do you add a dependency to Cargo.toml?", "What is the difference between Cargo.toml and Cargo.lock?",
-  "How do you create a new Cargo project?", "Where does Cargo put build output?", "How do you run tests with Cargo?",
-  "What is the standard Cargo project layout?", "Why does Cargo exist?",
-];
+  ["What is ownership in Rust?", ["set of rules that govern how a Rust program manages memory"]],
+  ["How do references and borrowing work?", ["We call the action of creating a reference borrowing"]],
+  ["What is a slice?", ["contiguous sequence of elements"]],
+  ["How do you install Rust with rustup?", ["sh.rustup.rs"]],
+  ["How do you write and run a Hello, world! program?", ["rustc main.rs"]],
+  ["What does cargo build do and where does the binary go?", ["target/debug/hello_cargo"]],
+  ["How do you declare a mutable variable?", ["adding mut in front of the variable name"]],
+  ["What is shadowing?", ["shadowed by the second"]],
+  ["What are Rust's scalar types?", ["four primary scalar types"]],
+  ["How do tuples and arrays differ?", ["every element of an array must have the same type"]],
+  ["How do you define a function with parameters?", ["you must declare the type of each parameter"]],
+  ["What is the difference between statements and expressions?", ["Statements are instructions that perform some action"]],
+  ["How does an if expression work?", ["All if expressions start with the keyword if"]],
+  ["What loops does Rust have?", ["three kinds of loops"]],
+  ["How does the guessing game read user input?", ["io::stdin", "read_line"]],
+  ["How do you add a dependency to Cargo.toml?", ["[dependencies]"]],
+  ["What is the difference between Cargo.toml and Cargo.lock?", ["Cargo.lock contains exact information"]],
+  ["How do you create a new Cargo project?", ["cargo new hello_cargo"]],
+  ["Where does Cargo put build output?", ["target/debug"]],
+  ["How do you run tests with Cargo?", ["cargo test"]],
+  ["What is the standard Cargo project layout?", ["Cargo expects your source files to live inside the src directory", "src/main.rs"]],
+  ["Why does Cargo exist?", ["Cargo is Rust’s build system and package manager", "Cargo handles a lot of tasks for you"]],
+].map(([question, expect]) => ({ question, expect }));
+
+/** Text as compared for answer phrases: lower case, straight quotes, no markdown escapes, code
+ * ticks, emphasis stars or underscores (the scripted endpoint's pages drop the `_` of
+ * `hello\_cargo`), whitespace collapsed. */
+const normAnswer = (s) => s.toLowerCase().replace(/[‘’]/g, "'").replace(/[\\`*_]/g, "").replace(/\s+/g, " ");
+const holdsAnswer = (text, expect) => { const t = normAnswer(text); return expect.some((p) => t.includes(normAnswer(p))); };
 
 async function tokenPhase(t2) {
   const endpoint = await scriptedEndpoint();
@@ -221,21 +245,59 @@ async function tokenPhase(t2) {
     const nb = Math.ceil(CFG.tokenSources * 2 / 3);
     const sources = [...book.slice(0, nb), ...cargo.slice(0, CFG.tokenSources - nb)];
     log(`tokens: ${sources.length} sources, ${QUESTIONS.length} questions, scripted endpoint ${endpoint.url}`);
-    const result = await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS, contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8, askVariants: CFG.askVariants });
-    // Every request the endpoint received (system prompt, messages, schema name), for reading
-    // where the tokens go.
+    const result = await fresh("tokenBench", { endpoint: endpoint.url, sources, questions: QUESTIONS.map((q) => q.question), contextWindow: CFG.contextWindow, chunkTokens: 512, ragK: 8, askVariants: CFG.askVariants });
+    // Every request the endpoint received (system prompt, messages, schema name).
+    const requests = await (await fetch(`${endpoint.url}/__requests`)).json();
     if (process.env.BENCH_REQUESTS) {
-      writeFileSync(process.env.BENCH_REQUESTS, JSON.stringify(await (await fetch(`${endpoint.url}/__requests`)).json()));
+      writeFileSync(process.env.BENCH_REQUESTS, JSON.stringify(requests));
       log(`tokens: requests written to ${process.env.BENCH_REQUESTS}`);
     }
+    answerRecall(result, requests);
     return result;
   } finally { endpoint.stop(); }
+}
+
+/**
+ * Answer context recall: per question, whether the text handed to the model holds one of the
+ * question's answer phrases — for each ask variant the answer call's user message (read back
+ * from the scripted endpoint's recorded requests: the k-th answer call for a question is the
+ * k-th variant's), for the baseline its top-8 chunks, and whether the compiled wiki holds the
+ * phrase at all (the ceiling for any routing). Sets `answerHit` on each variant's rows and
+ * `ragHit`, `wikiHit` on the question rows.
+ */
+function answerRecall(result, requests) {
+  const userText = (r) => ((r.body || r).messages || []).filter((m) => m.role === "user").map((m) => typeof m.content === "string" ? m.content : (m.content || []).map((c) => c.text || "").join("")).pop() || "";
+  const texts = requests.map(userText);
+  const answers = texts.filter((t) => /\n\nQuestion: /.test(t));
+  const routes = texts.filter((t) => t.includes('<source key="index.md">'));
+  const blockKeys = (t) => [...t.matchAll(/<source key="([^"]*)">/g)].map((m) => m[1]);
+  for (const [i, { question, expect }] of QUESTIONS.entries()) {
+    const given = answers.filter((t) => t.endsWith(`Question: ${question}`));
+    const routed = routes.filter((t) => t.endsWith(`: ${question}`));
+    // Pages holding an answer phrase (their text with footnote definitions, which quote sources).
+    const answerPages = result.wikiPages.filter((p) => holdsAnswer(p.text, expect)).map((p) => p.key);
+    for (const [k, v] of result.variants.entries()) {
+      const row = v.perQuestion[i];
+      row.answerHit = given[k] === undefined ? null : holdsAnswer(given[k], expect);
+      row.givenKeys = given[k] === undefined ? [] : blockKeys(given[k]);
+      // Rank (0-based) of the first answer page among the index lines the router read; -1: none.
+      const lines = (routed[k] || "").split("\n").filter((l) => l.startsWith("- [["));
+      row.answerRank = answerPages.length && routed[k] ? lines.findIndex((l) => answerPages.some((p) => l.startsWith(`- [[${p}]]`) || l.startsWith(`- [[${p}|`))) : null;
+      row.ragHit = holdsAnswer(row.ragText, expect);
+      row.wikiHit = answerPages.length > 0;
+      row.answerPages = answerPages;
+      delete row.ragText;
+    }
+  }
+  delete result.wikiPages;
 }
 
 // ---------------------------------------------------------------- report
 
 const fmtMs = (v) => (v === undefined || v === null ? "—" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : v >= 10 ? `${v.toFixed(0)} ms` : v >= 1 ? `${v.toFixed(2)} ms` : `${(v * 1000).toFixed(0)} µs`);
 const fmtB = (v) => (v === undefined || v === null ? "—" : v >= 1e6 ? `${(v / 1e6).toFixed(1)} MB` : `${(v / 1e3).toFixed(1)} KB`);
+/** `hits/asked` of rows whose `field` is true (rows where it is null were not measured). */
+const hits = (rows, field) => { const m = rows.filter((x) => x[field] !== null && x[field] !== undefined); return m.length ? `${m.filter((x) => x[field]).length}/${m.length}` : "—"; };
 const fmtX = (v) => (v === undefined || v === null || !Number.isFinite(v) ? "—" : `${v.toFixed(2)}×`);
 
 function table(head, rows) {
@@ -276,13 +338,18 @@ function report(R) {
       ["query input tokens (mean)", mean(q.map((x) => x.input)).toFixed(0)],
       ["top-8-chunk RAG input tokens (mean)", mean(q.map((x) => x.ragInput)).toFixed(0)],
       ["query ÷ RAG: mean / max", `${fmtX(mean(q.map((x) => x.ratio)))} / ${fmtX(Math.max(...q.map((x) => x.ratio)))}`],
+      ...(q[0]?.ragHit === undefined ? [] : [
+        ["answer context recall: query (defaults) / RAG / in the wiki at all", `${hits(q, "answerHit")} / ${hits(q, "ragHit")} / ${hits(q, "wikiHit")}`],
+      ]),
     ]));
     if (T.variants && q[0]?.routeInput !== undefined) {
       out.push(`\nQuery input by ask options (index.md: ${T.indexTokens} tokens, ${T.pages} pages; first row: the defaults):\n`);
-      out.push(table(["ask options", "route input", "answer input", "query input", "query ÷ RAG: mean / max", "routes (index / shortlist / search)", "pages cited"], T.variants.map((v) => {
+      out.push(table(["ask options", "route input", "answer input", "query input", "query ÷ RAG: mean / max", "routes (index / shortlist / search)", "pages cited", "answer page among the router's lines", "answer context recall"], T.variants.map((v) => {
         const p = v.perQuestion;
         const routes = ["index", "shortlist", "search"].map((m) => p.filter((x) => x.route === m).length).join(" / ");
-        return [JSON.stringify(v.options), mean(p.map((x) => x.routeInput)).toFixed(0), mean(p.map((x) => x.answerInput)).toFixed(0), mean(p.map((x) => x.input)).toFixed(0), `${fmtX(mean(p.map((x) => x.ratio)))} / ${fmtX(Math.max(...p.map((x) => x.ratio)))}`, routes, mean(p.map((x) => x.cited)).toFixed(1)];
+        const ranked = p.filter((x) => x.answerRank !== null && x.answerRank !== undefined);
+        const inList = ranked.length ? `${ranked.filter((x) => x.answerRank >= 0).length}/${ranked.length} (worst rank ${Math.max(...ranked.map((x) => x.answerRank)) + 1})` : "—";
+        return [JSON.stringify(v.options), mean(p.map((x) => x.routeInput)).toFixed(0), mean(p.map((x) => x.answerInput)).toFixed(0), mean(p.map((x) => x.input)).toFixed(0), `${fmtX(mean(p.map((x) => x.ratio)))} / ${fmtX(Math.max(...p.map((x) => x.ratio)))}`, routes, mean(p.map((x) => x.cited)).toFixed(1), inList, hits(p, "answerHit")];
       })));
     }
   }
