@@ -203,8 +203,8 @@ async function vectorPhase() {
 // The questions of the token phase, each with phrases of the sources that answer it (any one,
 // compared after `normAnswer`): whether the text a query or the RAG baseline hands the model
 // holds one is the "answer context recall" printed beside the tokens. The phrases were checked
-// against the phase's 24 sources; a question whose answer is in none of them would count as a
-// miss everywhere.
+// against the phase's 24 sources, and are specific to the answer (not "src/main.rs", which labels
+// code in 11 of them); a question none of the sources answers has none and is not counted.
 const QUESTIONS = [
   ["What is ownership in Rust?", ["set of rules that govern how a Rust program manages memory"]],
   ["How do references and borrowing work?", ["We call the action of creating a reference borrowing"]],
@@ -225,8 +225,9 @@ const QUESTIONS = [
   ["What is the difference between Cargo.toml and Cargo.lock?", ["Cargo.lock contains exact information"]],
   ["How do you create a new Cargo project?", ["cargo new hello_cargo"]],
   ["Where does Cargo put build output?", ["target/debug"]],
-  ["How do you run tests with Cargo?", ["cargo test"]],
-  ["What is the standard Cargo project layout?", ["Cargo expects your source files to live inside the src directory", "src/main.rs"]],
+  // Cargo's guide to tests is not among the sources; `cargo test` is only mentioned in passing.
+  ["How do you run tests with Cargo?", []],
+  ["What is the standard Cargo project layout?", ["Cargo expects your source files to live inside the src directory"]],
   ["Why does Cargo exist?", ["Cargo is Rust’s build system and package manager", "Cargo handles a lot of tasks for you"]],
 ].map(([question, expect]) => ({ question, expect }));
 
@@ -272,19 +273,23 @@ function answerRecall(result, requests) {
   const routes = texts.filter((t) => t.includes('<source key="index.md">'));
   const blockKeys = (t) => [...t.matchAll(/<source key="([^"]*)">/g)].map((m) => m[1]);
   for (const [i, { question, expect }] of QUESTIONS.entries()) {
+    // One answer call and one route call per ask, in variant order; when a question has another
+    // count (an ask that routed without a call), its rows are not measured rather than shifted.
     const given = answers.filter((t) => t.endsWith(`Question: ${question}`));
     const routed = routes.filter((t) => t.endsWith(`: ${question}`));
+    const measured = expect.length > 0 && given.length === result.variants.length;
+    const ranked = measured && routed.length === result.variants.length;
     // Pages holding an answer phrase (their text with footnote definitions, which quote sources).
     const answerPages = result.wikiPages.filter((p) => holdsAnswer(p.text, expect)).map((p) => p.key);
     for (const [k, v] of result.variants.entries()) {
       const row = v.perQuestion[i];
-      row.answerHit = given[k] === undefined ? null : holdsAnswer(given[k], expect);
+      row.answerHit = measured ? holdsAnswer(given[k], expect) : null;
       row.givenKeys = given[k] === undefined ? [] : blockKeys(given[k]);
       // Rank (0-based) of the first answer page among the index lines the router read; -1: none.
       const lines = (routed[k] || "").split("\n").filter((l) => l.startsWith("- [["));
-      row.answerRank = answerPages.length && routed[k] ? lines.findIndex((l) => answerPages.some((p) => l.startsWith(`- [[${p}]]`) || l.startsWith(`- [[${p}|`))) : null;
-      row.ragHit = holdsAnswer(row.ragText, expect);
-      row.wikiHit = answerPages.length > 0;
+      row.answerRank = ranked && answerPages.length ? lines.findIndex((l) => answerPages.some((p) => l.startsWith(`- [[${p}]]`) || l.startsWith(`- [[${p}|`))) : null;
+      row.ragHit = expect.length ? holdsAnswer(row.ragText, expect) : null;
+      row.wikiHit = expect.length ? answerPages.length > 0 : null;
       row.answerPages = answerPages;
       delete row.ragText;
     }
@@ -344,11 +349,11 @@ function report(R) {
     ]));
     if (T.variants && q[0]?.routeInput !== undefined) {
       out.push(`\nQuery input by ask options (index.md: ${T.indexTokens} tokens, ${T.pages} pages; first row: the defaults):\n`);
-      out.push(table(["ask options", "route input", "answer input", "query input", "query ÷ RAG: mean / max", "routes (index / shortlist / search)", "pages cited", "answer page among the router's lines", "answer context recall"], T.variants.map((v) => {
+      out.push(table(["ask options", "route input", "answer input", "query input", "query ÷ RAG: mean / max", "routes (index / shortlist / search)", "pages cited", "best answer page among the router's lines", "answer context recall"], T.variants.map((v) => {
         const p = v.perQuestion;
         const routes = ["index", "shortlist", "search"].map((m) => p.filter((x) => x.route === m).length).join(" / ");
         const ranked = p.filter((x) => x.answerRank !== null && x.answerRank !== undefined);
-        const inList = ranked.length ? `${ranked.filter((x) => x.answerRank >= 0).length}/${ranked.length} (worst rank ${Math.max(...ranked.map((x) => x.answerRank)) + 1})` : "—";
+        const inList = ranked.length ? `${ranked.filter((x) => x.answerRank >= 0).length}/${ranked.length} (at rank ≤ ${Math.max(...ranked.map((x) => x.answerRank)) + 1})` : "—";
         return [JSON.stringify(v.options), mean(p.map((x) => x.routeInput)).toFixed(0), mean(p.map((x) => x.answerInput)).toFixed(0), mean(p.map((x) => x.input)).toFixed(0), `${fmtX(mean(p.map((x) => x.ratio)))} / ${fmtX(Math.max(...p.map((x) => x.ratio)))}`, routes, mean(p.map((x) => x.cited)).toFixed(1), inList, hits(p, "answerHit")];
       })));
     }
