@@ -815,6 +815,9 @@ async function renderSettings() {
     // (for the extension, chrome-extension://<its id>).
     $("#cfg-origins").textContent = `OLLAMA_ORIGINS=${location.origin}`;
     await renderEmbeddingStatus();
+  } catch (err) {
+    bump("failed"); // the caller shows the error
+    throw err;
   } finally {
     bump("pending", -1);
   }

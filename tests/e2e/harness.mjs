@@ -92,13 +92,18 @@ export async function configure(page, baseUrl, options = {}) {
   // lands would have typed into a field that is then overwritten (or appended to: "1638416384").
   // A render still in flight from before (the one after a save) must land first too: wait for
   // one started by the click to fill the form, with none left running.
-  const rendered = () => page.$eval("#settings-form", (f) => Number(f.dataset.rendered || 0));
-  const before = await rendered();
+  // A render that fails (reading the settings threw) ends the wait with the error the app shows.
+  const counts = () => page.$eval("#settings-form", (f) => ({ rendered: Number(f.dataset.rendered || 0), failed: Number(f.dataset.failed || 0) }));
+  const before = await counts();
   await page.click("#tabs button[data-tab=settings]");
   await page.waitForFunction((n) => {
     const f = document.querySelector("#settings-form");
-    return Number(f.dataset.rendered || 0) > n && Number(f.dataset.pending || 0) === 0;
+    if (Number(f.dataset.failed || 0) > n.failed) return true;
+    return Number(f.dataset.rendered || 0) > n.rendered && Number(f.dataset.pending || 0) === 0;
   }, before);
+  if ((await counts()).failed > before.failed) {
+    throw new Error(`the settings tab failed to render: ${await page.textContent("#status")}`);
+  }
   await fillEndpoint(page, baseUrl, options);
   await page.evaluate(() => { document.querySelector("#status").textContent = ""; });
   await page.click("#settings-form button[type=submit]");
