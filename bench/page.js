@@ -475,6 +475,8 @@ async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTo
     const rep = await wiki.addSource({ title: s.title, key: s.id, url: s.id, mime: "text/markdown", content: s.body, capturedAt: 0 });
     addTimes.push(now() - t);
     const indexText = (await wiki.index()) || "";
+    // What the app shows before a compile (the learned reply lengths of this connection included).
+    const estimate = await wiki.estimate({ sources: [rep.key] });
     const t1 = now();
     const report = await wiki.compile({ sources: [rep.key] });
     const ms = now() - t1;
@@ -486,6 +488,7 @@ async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTo
     perSource.push({
       key: rep.key, sourceTokens, indexTokens, indexSliceCap: slice,
       input: c.usage.input, output: c.usage.output, calls: c.usage.calls, ms,
+      estimate: { input: estimate.total.input, output: estimate.total.output, calls: estimate.total.calls },
       created: c.created.length, updated: c.updated.length,
       ratio: c.usage.input / (sourceTokens + slice),
     });

@@ -339,6 +339,7 @@ function report(R) {
       ["compile input tokens / source (mean)", mean(s.map((x) => x.input)).toFixed(0)],
       ["compile output tokens / source (mean)", mean(s.map((x) => x.output)).toFixed(0)],
       ["compile input ÷ (source + index slice): mean / max", `${fmtX(mean(s.map((x) => x.ratio)))} / ${fmtX(Math.max(...s.map((x) => x.ratio)))}`],
+      ...(s[0]?.estimate ? [["compile estimate ÷ actual (input / output / calls), mean", ["input", "output", "calls"].map((f) => fmtX(mean(s.map((x) => x.estimate[f] / x[f])))).join(" / ")]] : []),
       ["re-adding unchanged sources: tokens", T.reAdd.input + T.reAdd.output],
       ["query input tokens (mean)", mean(q.map((x) => x.input)).toFixed(0)],
       ["top-8-chunk RAG input tokens (mean)", mean(q.map((x) => x.ragInput)).toFixed(0)],

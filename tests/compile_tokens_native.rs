@@ -854,3 +854,69 @@ fn a_long_first_source_of_a_verbose_model_compiles() {
     // Every chunk after the cut ones fits.
     assert!(extract.iter().skip(2).all(|c| !c.cut));
 }
+
+#[test]
+fn the_estimate_counts_the_extract_prompts_the_compile_then_sends() {
+    let backend = MemoryBackend::new();
+    let (w, _) = wiki_with_pages(&backend);
+    // A long source naming existing pages, so its chunks carry index lines and claims.
+    let text = format!(
+        "# Field notes\n\n{}{}",
+        filler("Acme Corp", 2500),
+        filler("背压", 2500)
+    );
+    add(&w, "notes/field.md", &text);
+    let options = CompileOptions {
+        context_window: 8192,
+        max_output_tokens: 1024,
+        ..Default::default()
+    };
+    let estimate = block_on(w.estimate(&options)).unwrap();
+    // A terse model (a summary and two claims per chunk): no chunk is re-cut for a long reply.
+    let llm = Recorder {
+        rewrite: Some(Box::new(|task, mut v| {
+            if task == "extract" {
+                if let Some(c) = v.get_mut("claims").and_then(|c| c.as_array_mut()) {
+                    c.truncate(2);
+                }
+                for k in ["entities", "relations", "contradictions"] {
+                    v[k] = serde_json::json!([]);
+                }
+            }
+            v
+        })),
+        ..Recorder::default()
+    };
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+        model_name: "recorder".into(),
+    };
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    let calls = llm.take();
+    let extract: Vec<&Call> = calls.iter().filter(|c| c.task == "extract").collect();
+    assert!(extract.len() > 2, "a long source: several chunks");
+    assert!(extract.iter().all(|c| !c.cut));
+    let sent: u64 = extract
+        .iter()
+        .map(|c| {
+            estimate_tokens(&llm_wiki::compile::prompt::extract_system()) + estimate_tokens(&c.user)
+        })
+        .sum();
+    let e = &estimate.sources[0];
+    assert_eq!(
+        e.chunks,
+        extract.len(),
+        "chunks cut as the compile cuts them"
+    );
+    // The estimate's input is the extract prompts plus its integrate guess: not below what the
+    // extract calls sent, and no longer padded with a whole index budget per chunk.
+    let integrate_sent: u64 = r.usage.input - sent;
+    assert!(e.input >= sent, "{} < {sent}", e.input);
+    assert!(
+        e.input - sent <= 3 * integrate_sent.max(1),
+        "estimate {} for {sent} sent by extract calls and {integrate_sent} by integrate calls",
+        e.input
+    );
+}

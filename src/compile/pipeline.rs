@@ -440,6 +440,16 @@ impl Budget {
     }
 }
 
+/// The longest chunk whose extract reply, at `ratio` reply tokens per text token, fills at most
+/// [`REPLY_FILL`] of the `output` cap; never below an eighth of `static_budget` (or 64), never
+/// above it.
+fn chunk_cap_for_ratio(ratio: f64, output: u64, static_budget: u64) -> u64 {
+    ((output as f64 * REPLY_FILL / ratio) as u64)
+        .max(static_budget / 8)
+        .max(64)
+        .min(static_budget)
+}
+
 /// The snapshot of the wiki a plan is made from.
 pub(super) struct Snapshot {
     pub(super) pages: BTreeMap<String, (Page, u64)>,
@@ -481,11 +491,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// What a compile with `options` would cost, before running it (Decision 12 estimates).
     ///
-    /// Per source: the extract calls (one per chunk) with their prompt overhead, and one integrate
-    /// call per page it is likely to touch — its summary page plus one per second- or third-level
-    /// heading, at most [`super::extract::MAX_ENTITIES_PER_SOURCE`] + 1. Output is bounded by
-    /// `max_output_tokens` per call. An upper-bound-minded guess, not a promise; the offline
-    /// compiler costs 0 tokens.
+    /// Per source: the extract calls, one per chunk, each counted as the prompt the compile will
+    /// send (the chunk, schema.md, the index lines of the pages the chunk names and the existing
+    /// claims most alike it, chunks cut as the compile cuts them; a reply cut at the cap, which
+    /// re-cuts a chunk, is not foreseen), and one integrate call per page it is likely to touch —
+    /// its summary page plus one per second- or third-level heading, at most
+    /// [`super::extract::MAX_ENTITIES_PER_SOURCE`] + 1. Output is bounded by `max_output_tokens`
+    /// per call. Chunks are cut for a model whose replies have not been seen yet
+    /// ([`Wiki::estimate_configured`] uses what the configured model's replies showed). An
+    /// upper-bound-minded guess, not a promise; the offline compiler costs 0 tokens.
     pub async fn estimate(&self, options: &CompileOptions) -> Result<CompileEstimate> {
         self.estimate_for(options, None).await
     }
@@ -508,23 +522,69 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let window = options.context_window.max(1024);
         let output = reply_cap(options);
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
-        let overhead =
-            est.estimate(&prompt::extract_system()) + est.estimate(&schema) + index_budget + 200;
+        let claims_cap = index_budget / 2;
+        let system = est.estimate(&prompt::extract_system());
+        let all_claims: BTreeMap<String, Claim> = self.read_map(Store::Claims).await?;
+        let page_map: BTreeMap<String, Page> =
+            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
+        let canonical = canonical_ids(&all_claims, &page_map);
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
+            // The extract prompts as `extract_source` builds them.
+            let (slice, slice_keys) = index_slice(&text, &pages, index_budget, est);
+            let slice_set: BTreeSet<&String> = crate::util::btree_set(slice_keys.iter());
+            let slice_pages: Vec<Page> = pages
+                .iter()
+                .filter(|p| slice_set.contains(&p.key))
+                .cloned()
+                .collect();
+            let claims: Vec<Claim> = all_claims
+                .values()
+                .filter(|c| c.source_key != source.key && canonical.get(&c.id) == Some(&c.id))
+                .cloned()
+                .collect();
+            let ranker = ClaimRanker::new(&claims);
+            let overhead = system
+                + est.estimate(&schema)
+                + est.estimate(&slice)
+                + ranker.lines_cost_up_to(claims_cap, est)
+                + 200;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
-            let chunk_budget = model_name.map_or(static_budget, |name| {
-                self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
-            });
+            // A model not named is one whose replies have not been seen: the compile cuts its
+            // first chunks for the prior reply length.
+            let chunk_budget = model_name.map_or(
+                chunk_cap_for_ratio(REPLY_PRIOR, output, static_budget),
+                |name| {
+                    self.learned_chunk_cap(&reply_ratio_key(name, output), output, static_budget)
+                },
+            );
             let chunks = chunk_text(&text, chunk_budget, chunk_budget / 10, est);
+            let parts = chunks.len();
             let headings = text
                 .lines()
                 .filter(|l| l.starts_with("## ") || l.starts_with("### "))
                 .count() as u64;
             let touched = (1 + headings).min(super::extract::MAX_ENTITIES_PER_SOURCE as u64 + 1);
             let text_tokens = est.estimate(&text);
-            let extract_input: u64 = chunks.iter().map(|c| est.estimate(c) + overhead).sum();
+            let extract_input: u64 = chunks
+                .iter()
+                .enumerate()
+                .map(|(i, chunk)| {
+                    let claims_budget = claims_cap.min((est.estimate(chunk) / 2).max(256));
+                    let input = ExtractInput {
+                        source_key: source.key.clone(),
+                        source_title: source.title.clone(),
+                        text: chunk.clone(),
+                        part: i + 1,
+                        parts,
+                        schema_md: schema.clone(),
+                        index_slice: index_slice(chunk, &slice_pages, index_budget, est).0,
+                        existing_claims: ranker.lines(chunk, claims_budget, est),
+                    };
+                    system + est.estimate(&prompt::extract_user(&input))
+                })
+                .sum();
             let integrate_input = touched
                 * (est.estimate(&prompt::integrate_system())
                     + est.estimate(&schema)
@@ -826,10 +886,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             _ => 0.0,
         };
         let ratio = if ratio > 0.0 { ratio } else { REPLY_PRIOR };
-        ((output as f64 * REPLY_FILL / ratio) as u64)
-            .max(static_budget / 8)
-            .max(64)
-            .min(static_budget)
+        chunk_cap_for_ratio(ratio, output, static_budget)
     }
 
     /// The extract reply lengths per source token this connection has seen, with the key they
