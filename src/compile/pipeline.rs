@@ -491,15 +491,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// What a compile with `options` would cost, before running it (Decision 12 estimates).
     ///
-    /// Per source: the extract calls, one per chunk, each counted as the prompt the compile will
-    /// send (the chunk, schema.md, the index lines of the pages the chunk names and the existing
-    /// claims most alike it, chunks cut as the compile cuts them; a reply cut at the cap, which
-    /// re-cuts a chunk, is not foreseen), and one integrate call per page it is likely to touch —
-    /// its summary page plus one per second- or third-level heading, at most
-    /// [`super::extract::MAX_ENTITIES_PER_SOURCE`] + 1. Output is bounded by `max_output_tokens`
-    /// per call. Chunks are cut for a model whose replies have not been seen yet
-    /// ([`Wiki::estimate_configured`] uses what the configured model's replies showed). An
-    /// upper-bound-minded guess, not a promise; the offline compiler costs 0 tokens.
+    /// Per source: the extract calls, one per chunk, chunks cut as the compile cuts them (for a
+    /// model whose replies have not been seen yet; [`Wiki::estimate_configured`] uses what the
+    /// configured model's replies showed), each counted as its prompt with the index lines of
+    /// every page the source names and as many existing claims as the chunk's claims budget
+    /// holds — at least what the compile sends for it as the wiki is now; and one integrate
+    /// call per page it is likely to touch — its summary page plus one per second- or
+    /// third-level heading, at most [`super::extract::MAX_ENTITIES_PER_SOURCE`] + 1. Output is
+    /// bounded by `max_output_tokens` per call. A guess, not a promise: a batch's later sources
+    /// meet the pages and claims its earlier ones add, and a reply cut at the cap (a model more
+    /// verbose than it has shown) re-cuts a chunk, both of which cost more; the offline compiler
+    /// costs 0 tokens.
     pub async fn estimate(&self, options: &CompileOptions) -> Result<CompileEstimate> {
         self.estimate_for(options, None).await
     }
@@ -524,6 +526,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let claims_cap = index_budget / 2;
         let system = est.estimate(&prompt::extract_system());
+        // The existing claims an extract call may list, as `extract_source` picks them.
         let all_claims: BTreeMap<String, Claim> = self.read_map(Store::Claims).await?;
         let page_map: BTreeMap<String, Page> =
             crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
@@ -531,25 +534,24 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
-            // The extract prompts as `extract_source` builds them.
-            let (slice, slice_keys) = index_slice(&text, &pages, index_budget, est);
-            let slice_set: BTreeSet<&String> = crate::util::btree_set(slice_keys.iter());
-            let slice_pages: Vec<Page> = pages
-                .iter()
-                .filter(|p| slice_set.contains(&p.key))
-                .cloned()
-                .collect();
-            let claims: Vec<Claim> = all_claims
-                .values()
-                .filter(|c| c.source_key != source.key && canonical.get(&c.id) == Some(&c.id))
-                .cloned()
-                .collect();
-            let ranker = ClaimRanker::new(&claims);
-            let overhead = system
-                + est.estimate(&schema)
-                + est.estimate(&slice)
-                + ranker.lines_cost_up_to(claims_cap, est)
-                + 200;
+            // The extract prompts as `extract_source` builds them, with the source's whole index
+            // slice and a full claims budget in each (each chunk gets at most that): no ranking.
+            let (slice, _) = index_slice(&text, &pages, index_budget, est);
+            let claims_cost = {
+                let mut total = 0u64;
+                for c in all_claims
+                    .values()
+                    .filter(|c| c.source_key != source.key && canonical.get(&c.id) == Some(&c.id))
+                {
+                    total += est.estimate(&super::extract::claim_lines(std::slice::from_ref(c)));
+                    if total >= claims_cap {
+                        break;
+                    }
+                }
+                total.min(claims_cap)
+            };
+            let overhead =
+                system + est.estimate(&schema) + est.estimate(&slice) + claims_cost + 200;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
             // A model not named is one whose replies have not been seen: the compile cuts its
             // first chunks for the prior reply length.
@@ -579,10 +581,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         part: i + 1,
                         parts,
                         schema_md: schema.clone(),
-                        index_slice: index_slice(chunk, &slice_pages, index_budget, est).0,
-                        existing_claims: ranker.lines(chunk, claims_budget, est),
+                        index_slice: slice.clone(),
+                        existing_claims: String::new(),
                     };
-                    system + est.estimate(&prompt::extract_user(&input))
+                    system
+                        + est.estimate(&prompt::extract_user(&input))
+                        + claims_cost.min(claims_budget)
                 })
                 .sum();
             let integrate_input = touched
