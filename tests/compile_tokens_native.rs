@@ -887,13 +887,7 @@ fn the_estimate_counts_the_extract_prompts_the_compile_then_sends() {
         })),
         ..Recorder::default()
     };
-    let model = LlmCompiler {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-        model_name: "recorder".into(),
-    };
-    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
-    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    let r = compile(&w, &llm, &options);
     let calls = llm.take();
     let extract: Vec<&Call> = calls.iter().filter(|c| c.task == "extract").collect();
     assert!(extract.len() > 2, "a long source: several chunks");

@@ -339,25 +339,16 @@ fn paragraphs_outside_fences(text: &str) -> Vec<String> {
 }
 
 fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
-    if est.estimate(piece) <= max {
-        if !piece.trim().is_empty() {
-            out.push(piece.to_string());
-        }
-        return;
-    }
     // A long code block or table: pieces that stand alone (each fence closed and reopened with
     // its language, each table piece under its header rows). A piece still over the budget
-    // (estimates of slices are not exact) is cut below like any text.
-    let first = piece.trim_start();
-    if let Some(pieces) = cut_fence_or_table(first, max, est) {
-        for p in pieces {
-            if est.estimate(&p) <= max {
-                out.push(p);
-            } else {
+    // (estimates of slices are not exact) is cut like any text.
+    if est.estimate(piece) > max {
+        if let Some(pieces) = cut_fence_or_table(piece.trim_start(), max, est) {
+            for p in pieces {
                 split_plain(&p, max, est, out);
             }
+            return;
         }
-        return;
     }
     split_plain(piece, max, est, out);
 }
@@ -513,6 +504,23 @@ pub fn claim_lines(claims: &[Claim]) -> String {
     claims.iter().map(claim_line).collect()
 }
 
+/// What the [`claim_lines`] of `claims` would cost, in estimated tokens, counted up to `cap`
+/// (`cap` once reached).
+pub fn claim_lines_cost_up_to<'a>(
+    claims: impl IntoIterator<Item = &'a Claim>,
+    cap: u64,
+    est: &TokenEstimator,
+) -> u64 {
+    let mut total = 0u64;
+    for c in claims {
+        total += est.estimate(&claim_line(c));
+        if total >= cap {
+            return cap;
+        }
+    }
+    total
+}
+
 fn claim_line(c: &Claim) -> String {
     format!("- [{}] {} (page: {})\n", c.id, c.text, c.page)
 }
@@ -571,14 +579,7 @@ impl<'a> ClaimRanker<'a> {
 
     /// What all the claim lines would cost, in estimated tokens, counted up to `cap`.
     pub fn lines_cost_up_to(&self, cap: u64, est: &TokenEstimator) -> u64 {
-        let mut total = 0u64;
-        for c in self.claims {
-            total += est.estimate(&claim_line(c));
-            if total >= cap {
-                return cap;
-            }
-        }
-        total
+        claim_lines_cost_up_to(self.claims, cap, est)
     }
 
     /// The claim lines for `text`, most alike first, within `budget_tokens`.

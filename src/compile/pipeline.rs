@@ -16,7 +16,8 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{
-    chunk_text, extraction_schema, index_slice, ClaimRanker, ExtractInput, Extraction,
+    chunk_text, claim_lines_cost_up_to, extraction_schema, index_slice, ClaimRanker, ExtractInput,
+    Extraction,
 };
 use super::integrate::{
     added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
@@ -450,6 +451,19 @@ fn chunk_cap_for_ratio(ratio: f64, output: u64, static_budget: u64) -> u64 {
         .min(static_budget)
 }
 
+/// The existing claims an extract call of `source_key` checks for contradictions: every other
+/// source's, one line per (source, quote) — the claim on the most specific page (`canonical`:
+/// [`canonical_ids`]).
+fn claims_to_check<'a>(
+    claims: &'a BTreeMap<String, Claim>,
+    canonical: &'a HashMap<String, String>,
+    source_key: &'a str,
+) -> impl Iterator<Item = &'a Claim> {
+    claims
+        .values()
+        .filter(move |c| c.source_key != source_key && canonical.get(&c.id) == Some(&c.id))
+}
+
 /// The snapshot of the wiki a plan is made from.
 pub(super) struct Snapshot {
     pub(super) pages: BTreeMap<String, (Page, u64)>,
@@ -537,19 +551,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // The extract prompts as `extract_source` builds them, with the source's whole index
             // slice and a full claims budget in each (each chunk gets at most that): no ranking.
             let (slice, _) = index_slice(&text, &pages, index_budget, est);
-            let claims_cost = {
-                let mut total = 0u64;
-                for c in all_claims
-                    .values()
-                    .filter(|c| c.source_key != source.key && canonical.get(&c.id) == Some(&c.id))
-                {
-                    total += est.estimate(&super::extract::claim_lines(std::slice::from_ref(c)));
-                    if total >= claims_cap {
-                        break;
-                    }
-                }
-                total.min(claims_cap)
-            };
+            let claims_cost = claim_lines_cost_up_to(
+                claims_to_check(&all_claims, &canonical, &source.key),
+                claims_cap,
+                est,
+            );
             let overhead =
                 system + est.estimate(&schema) + est.estimate(&slice) + claims_cost + 200;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
@@ -754,17 +760,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect();
         // Every other source's claims are candidates for the contradiction check: a claim on
         // another source's summary page is about the same topic without sharing a page name.
-        let mut claims: Vec<Claim> = snap
-            .claims
-            .values()
-            .filter(|c| c.source_key != source.key)
-            .cloned()
-            .collect();
-        // One line per (source, quote): the claim on the most specific page.
         let page_map: BTreeMap<String, Page> =
             crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
         let canonical = canonical_ids(&snap.claims, &page_map);
-        claims.retain(|c| canonical.get(&c.id) == Some(&c.id));
+        let claims: Vec<Claim> = claims_to_check(&snap.claims, &canonical, &source.key)
+            .cloned()
+            .collect();
         let claims_cap = index_budget / 2;
         let ranker = ClaimRanker::new(&claims);
         let overhead = est.estimate(&prompt::extract_system())
