@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/node_modules/.bin:$PATH"
+# As scripts/test.sh: both build the scripted LLM server; the same setting shares its build.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 

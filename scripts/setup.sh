@@ -29,7 +29,7 @@ for component in clippy rustfmt; do
 done
 
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
-  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (10-20 minutes on two cores, once)"
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (several minutes on two cores, once)"
   # Not --locked: its lockfile wants a webpki-roots version the registry mirror lacks.
   cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" --force
 fi

@@ -8,8 +8,19 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/node_modules/.bin:$PATH"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-600}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # A run on a clean clone gains nothing from incremental caches, which took 3.4 GB of target/
-# (native and wasm32). Set CARGO_INCREMENTAL=1 to keep them when re-running after small edits.
+# (native and wasm32). Set CARGO_INCREMENTAL=1 to keep them when re-running after small edits;
+# switching the setting rebuilds this crate (scripts/bench.sh uses the same default).
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# The browsers' profiles (chromedriver leaves one per wasm test binary, ~40-90 MB each) and other
+# temporary files go in one directory, removed when the script exits.
+TMPDIR=$(mktemp -d)
+export TMPDIR
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$TMPDIR"
+}
+trap cleanup EXIT
 
 start=$(date +%s)
 step() { printf '\n\033[1;32m==> %s\033[0m (%ss)\n' "$*" "$(( $(date +%s) - start ))"; }
@@ -37,7 +48,6 @@ server_log=$(mktemp)
 "${CARGO_TARGET_DIR:-target}/debug/examples/scripted-llm-server" \
   --port "${LLM_WIKI_TEST_PORT:-0}" --allow-origin http://allowed.example.test >"$server_log" 2>&1 &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; rm -f "$server_log"' EXIT
 for _ in $(seq 1 100); do
   grep -q '^listening on ' "$server_log" && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$server_log" >&2; exit 1; }
@@ -49,7 +59,10 @@ export LLM_WIKI_TEST_ENDPOINT
 echo "scripted LLM server: $LLM_WIKI_TEST_ENDPOINT"
 
 step "browser tests: wasm-pack test --headless --chrome --firefox"
-wasm-pack test --headless --chrome --firefox
+# The browser tests are tests/web*.rs (`--test 'web*'`). Without it cargo test would also build
+# the native tools in examples/ for wasm32 and run the lib and *_native test binaries in each
+# browser, all with no browser test in them.
+wasm-pack test --headless --chrome --firefox -- --test 'web*'
 
 step "release build"
 scripts/build.sh
