@@ -540,11 +540,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let index_budget = ((window as f64) * options.index_share.clamp(0.05, 0.5)) as u64;
         let claims_cap = index_budget / 2;
         let system = est.estimate(&prompt::extract_system());
+        let schema_tokens = est.estimate(&schema);
         // The existing claims an extract call may list, as `extract_source` picks them.
         let all_claims: BTreeMap<String, Claim> = self.read_map(Store::Claims).await?;
-        let page_map: BTreeMap<String, Page> =
-            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
-        let canonical = canonical_ids(&all_claims, &page_map);
+        let canonical = canonical_ids(&all_claims, &pages);
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
@@ -556,8 +555,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 claims_cap,
                 est,
             );
-            let overhead =
-                system + est.estimate(&schema) + est.estimate(&slice) + claims_cost + 200;
+            let overhead = system + schema_tokens + est.estimate(&slice) + claims_cost + 200;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
             // A model not named is one whose replies have not been seen: the compile cuts its
             // first chunks for the prior reply length.
@@ -579,7 +577,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .iter()
                 .enumerate()
                 .map(|(i, chunk)| {
-                    let claims_budget = claims_cap.min((est.estimate(chunk) / 2).max(256));
+                    let claims_budget = chunk_claims_budget(est.estimate(chunk), claims_cap);
                     let input = ExtractInput {
                         source_key: source.key.clone(),
                         source_title: source.title.clone(),
@@ -596,10 +594,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 })
                 .sum();
             let integrate_input = touched
-                * (est.estimate(&prompt::integrate_system())
-                    + est.estimate(&schema)
-                    + avg_body
-                    + 200)
+                * (est.estimate(&prompt::integrate_system()) + schema_tokens + avg_body + 200)
                 + text_tokens / 2;
             let s = SourceEstimate {
                 key: source.key.clone(),
@@ -760,9 +755,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .collect();
         // Every other source's claims are candidates for the contradiction check: a claim on
         // another source's summary page is about the same topic without sharing a page name.
-        let page_map: BTreeMap<String, Page> =
-            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
-        let canonical = canonical_ids(&snap.claims, &page_map);
+        let canonical = canonical_ids(&snap.claims, &pages);
         let claims: Vec<Claim> = claims_to_check(&snap.claims, &canonical, &source.key)
             .cloned()
             .collect();
@@ -814,9 +807,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let (chunk_slice, _) = index_slice(&chunk, &slice_pages, index_budget, est);
             // Claims to check the chunk against: the existing claims most alike the chunk (a
             // later chunk says "it", not the name; another source's claim sits on its summary
-            // page), in a budget that scales with the chunk: about one claim line per two lines
-            // of text, at most `claims_cap`.
-            let claims_budget = claims_cap.min((est.estimate(&chunk) / 2).max(256));
+            // page), in a budget that scales with the chunk.
+            let claims_budget = chunk_claims_budget(est.estimate(&chunk), claims_cap);
             let existing = ranker.lines(&chunk, claims_budget, est);
             let input = ExtractInput {
                 source_key: source.key.clone(),
@@ -1983,13 +1975,18 @@ fn extract_chunk_budget(window: u64, output: u64, overhead: u64, bounded: bool) 
     if bounded { fits.min(2 * output) } else { fits }.max(256)
 }
 
+/// The estimated tokens of existing claims an extract call of a chunk of `chunk_tokens` lists:
+/// about one claim line per two lines of text, at least 256, at most `claims_cap`.
+fn chunk_claims_budget(chunk_tokens: u64, claims_cap: u64) -> u64 {
+    claims_cap.min((chunk_tokens / 2).max(256))
+}
+
 /// How claims with the same source and quote are ranked to pick the one a contradiction names:
 /// claims on an entity, concept or other non-source page first, then the smallest page key.
-fn claim_rank(c: &Claim, pages: &BTreeMap<String, Page>) -> (bool, String) {
+/// `page_kind`: the kind of the claim's page, `None` when there is no such page.
+fn claim_rank(c: &Claim, page_kind: Option<PageKind>) -> (bool, String) {
     (
-        pages
-            .get(&c.page)
-            .is_none_or(|p| p.kind == PageKind::Source),
+        page_kind.is_none_or(|k| k == PageKind::Source),
         c.page.clone(),
     )
 }
@@ -2004,20 +2001,18 @@ fn canonical_claim<'a>(
     let q = plain_text(&claim.quote);
     all.values()
         .filter(|c| c.source_key == claim.source_key && plain_text(&c.quote) == q)
-        .min_by_key(|c| claim_rank(c, pages))
+        .min_by_key(|c| claim_rank(c, pages.get(&c.page).map(|p| p.kind)))
         .unwrap_or(claim)
 }
 
 /// [`canonical_claim`] for every claim at once (one pass): claim id → canonical claim id.
-fn canonical_ids(
-    all: &BTreeMap<String, Claim>,
-    pages: &BTreeMap<String, Page>,
-) -> HashMap<String, String> {
+fn canonical_ids(all: &BTreeMap<String, Claim>, pages: &[Page]) -> HashMap<String, String> {
+    let kinds: HashMap<&str, PageKind> = pages.iter().map(|p| (p.key.as_str(), p.kind)).collect();
     let mut best: HashMap<(String, String), (bool, String, String)> = HashMap::new();
     let mut group_of: Vec<(String, (String, String))> = Vec::with_capacity(all.len());
     for c in all.values() {
         let group = (c.source_key.clone(), plain_text(&c.quote));
-        let (is_source, page) = claim_rank(c, pages);
+        let (is_source, page) = claim_rank(c, kinds.get(c.page.as_str()).copied());
         let candidate = (is_source, page, c.id.clone());
         match best.get(&group) {
             Some(b) if *b <= candidate => {}
