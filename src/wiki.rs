@@ -203,7 +203,8 @@ pub(crate) struct OpBuilder {
 /// One open wiki.
 pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) name: String,
-    pub(crate) storage: S,
+    /// The connection, counting what each store reads and writes ([`Wiki::io_stats`]).
+    pub(crate) storage: crate::storage::counting::Counting<S>,
     pub(crate) clock: C,
     /// The last search index read, for searches (see [`Wiki::search_index_shared`]).
     pub(crate) search_cache: crate::wiki_search::SearchCache,
@@ -231,7 +232,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let storage = backend.open(name, options).await?;
         let wiki = Wiki {
             name: name.to_string(),
-            storage,
+            storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
@@ -245,7 +246,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub async fn from_storage(name: &str, storage: S, clock: C) -> Result<Self> {
         let wiki = Wiki {
             name: name.to_string(),
-            storage,
+            storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
             vector_options: Default::default(),
@@ -295,9 +296,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self.name
     }
 
-    /// The storage connection (for tests and the search layer).
+    /// The storage connection (for tests and the search layer). Reads and writes made through
+    /// it directly are not counted in [`Wiki::io_stats`].
     pub fn storage(&self) -> &S {
-        &self.storage
+        self.storage.inner()
+    }
+
+    /// What this connection has read and written, per store, since it opened: records and bytes.
+    /// Take it before and after an operation to see what the operation cost
+    /// ([`crate::storage::counting::IoStats::since`]).
+    pub fn io_stats(&self) -> crate::storage::counting::IoStats {
+        self.storage.stats()
     }
 
     /// The clock.

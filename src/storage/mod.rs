@@ -14,6 +14,7 @@
 //! [`Error::QuotaExceeded`](crate::Error::QuotaExceeded).
 
 pub mod conformance;
+pub mod counting;
 #[cfg(target_arch = "wasm32")]
 pub mod idb;
 pub mod memory;
