@@ -162,6 +162,7 @@ mod tests {
             body: String::new(),
             revision: 1,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         }
     }
 

@@ -85,6 +85,11 @@ pub struct Source {
     /// Key of the source's summary page, once compiled.
     #[serde(default)]
     pub summary_page: Option<String>,
+    /// Keys of the pages that continue the summary page, in order, when the source states more
+    /// facts than one page holds ([`limits`]): `<title> (part 2)`, …. Absent while there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub parts: Vec<String>,
 }
 
 /// An original artifact kept beside a source (e.g. the clipped HTML), content-addressed.
@@ -186,6 +191,45 @@ pub struct Page {
     /// (see `markdown::frontmatter`). Empty when there are none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub extra_frontmatter: String,
+    /// Facts about this page that compiles kept on their sources' pages because this page was at
+    /// its hard limit ([`limits`]), per source, oldest first; rendered as the page's
+    /// `## More facts` section. Absent from the JSON while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub more_facts: Vec<MoreFacts>,
+}
+
+/// Facts one source holds about a page that was full ([`Page::more_facts`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct MoreFacts {
+    /// The source key; its summary page holds the facts.
+    pub source: String,
+    /// How many facts.
+    pub facts: u32,
+}
+
+/// How large a page may grow: bounds on the part of a page the app and the model write — its
+/// body without the human paragraphs (Decision 5), which are neither counted nor ever moved.
+/// Bytes are UTF-8 bytes of the body; facts are the claims the page states.
+///
+/// A 64 KiB page is about 16 000 estimated tokens (Decision 12), as much as a 32k-context model
+/// can read beside its instructions and reply; a fact with its footnote definition takes about
+/// 300 bytes, so the fact limits and the byte limits bind at about the same size.
+pub mod limits {
+    /// Above this many bytes, lint reports the page as too long ("split it"), with a split fix.
+    pub const SOFT_BYTES: usize = 32 * 1024;
+    /// Above this many facts, lint reports the page as too long.
+    pub const SOFT_FACTS: usize = 100;
+    /// No compile takes a page past this many bytes: a fact that would is kept on its source's
+    /// summary page and counted in the page's `## More facts` section.
+    pub const HARD_BYTES: usize = 64 * 1024;
+    /// No compile takes a page past this many facts.
+    pub const HARD_FACTS: usize = 200;
+    /// Sources the `## More facts` section names one by one (the latest); older ones are
+    /// counted in one line, so the section stays under about 2.5 KB.
+    pub const MORE_FACTS_LINES: usize = 20;
 }
 
 /// Who wrote a revision.

@@ -1084,6 +1084,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 body: String::new(),
                 revision: max_rev.get(k.as_str()).copied().unwrap_or(0),
                 extra_frontmatter: String::new(),
+                more_facts: vec![],
             };
             edits.push((page_from_file(&blank, kind, text), None));
         }
@@ -1258,6 +1259,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     previous_versions,
                     status: SourceStatus::Pending,
                     summary_page: None,
+                    parts: vec![],
                 };
                 ob.batch.put(
                     Store::Sources,

@@ -549,6 +549,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             previous_versions,
             status: SourceStatus::Pending,
             summary_page: existing.as_ref().and_then(|(s, _)| s.summary_page.clone()),
+            parts: existing
+                .as_ref()
+                .map(|(s, _)| s.parts.clone())
+                .unwrap_or_default(),
         };
         ob.batch.put(
             Store::Sources,
@@ -744,6 +748,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     body: normalize_source_text(&edit.body.unwrap_or_default()),
                     revision,
                     extra_frontmatter: extra_frontmatter.unwrap_or_default(),
+                    more_facts: vec![],
                 };
                 (p, Expect::Absent)
             }

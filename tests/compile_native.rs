@@ -913,6 +913,7 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
             body: "Body.".into(),
             revision: 1,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         };
         b.put(
             Store::Pages,

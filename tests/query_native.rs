@@ -298,6 +298,7 @@ fn f31a_a_3000_page_index_is_shortlisted_and_no_request_exceeds_the_context() {
             body: if i == 1234 { "The answer to the quartz question is 42.".into() } else { format!("Filler text number {i}.") },
             revision: 1,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         };
         b.put(
             Store::Pages,
@@ -363,6 +364,7 @@ fn wiki_of(pages: &[(&str, &str, String)]) -> (MemoryBackend, W) {
             body: body.clone(),
             revision: 1,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         };
         b.put(
             Store::Pages,

@@ -102,6 +102,7 @@ fn f34d_a_legacy_source_without_a_hash_counts_as_changed() {
             version: String::new(),
         },
         summary_page: None,
+        parts: vec![],
     };
     let mut b = Batch::new();
     b.put(

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind};
+use crate::model::{limits, Claim, Contradiction, ContradictionStatus, MoreFacts, PageKind};
 
 /// A claim as the integrate step sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,41 +136,58 @@ pub struct KeyedDraft {
     pub summary: String,
 }
 
-/// Footnote labels referenced in `body` (`[^label]` not followed by `:`), in order of first use.
-pub fn footnote_refs(body: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = body;
-    while let Some(i) = rest.find("[^") {
-        let after = &rest[i + 2..];
-        match after.find(']') {
-            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
-                let label = &after[..j];
-                let is_def = after[j + 1..].starts_with(':');
-                let at_line_start = i == 0 || rest[..i].ends_with('\n');
-                let definition = is_def && at_line_start;
-                if !definition && !out.iter().any(|l| l == label) {
-                    out.push(label.to_string());
-                }
-                rest = &after[j + 1..];
-            }
-            _ => rest = after,
-        }
-    }
-    out
-}
+pub use crate::markdown::blocks::footnote_refs;
 
 fn is_claim_label(label: &str) -> bool {
     label.len() == 11 && label.starts_with('c') && label[1..].chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// Removes what the app regenerates: footnote definitions of claim labels and contradiction callouts.
+/// The heading of the app-written section that counts the facts kept elsewhere because the page
+/// was full ([`crate::model::Page::more_facts`]).
+pub const MORE_FACTS_HEADING: &str = "## More facts";
+
+/// Most contradiction callouts one page shows (the latest opened); the line
+/// [`more_contradictions_line`] counts the others, which stay in the ledger (Decision 4).
+pub const CALLOUTS_PER_PAGE: usize = 10;
+
+/// The line that follows a page's callouts when it has more open contradictions than
+/// [`CALLOUTS_PER_PAGE`].
+pub fn more_contradictions_line(n: usize) -> String {
+    format!("*{n} more open contradictions on this page are in the contradiction ledger (lint lists them).*")
+}
+
+fn is_more_contradictions_line(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('*')
+        && t.ends_with(" more open contradictions on this page are in the contradiction ledger (lint lists them).*")
+}
+
+/// Removes what the app regenerates: footnote definitions of claim labels, contradiction callouts
+/// (and the line counting those not shown) and the `## More facts` section.
 pub fn strip_app_sections(body: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut in_callout = false;
+    let mut in_more = false;
     for line in body.lines() {
         let t = line.trim_start();
+        if line.trim_end() == MORE_FACTS_HEADING {
+            in_more = true;
+            continue;
+        }
+        if in_more {
+            if line.starts_with("# ") || line.starts_with("## ") || t.starts_with("> [!") {
+                in_more = false;
+            } else if t.is_empty() || t.starts_with("- ") {
+                continue;
+            } else {
+                in_more = false;
+            }
+        }
         if t.starts_with("> [!contradiction]") {
             in_callout = true;
+            continue;
+        }
+        if is_more_contradictions_line(line) {
             continue;
         }
         if in_callout {
@@ -403,6 +420,62 @@ pub struct Finalize<'a> {
     pub source_pages: &'a BTreeMap<String, (String, String)>,
     /// The page being written.
     pub self_key: &'a str,
+    /// The page's human paragraphs (Decision 5; whitespace collapsed): kept as they are by the
+    /// duplicate removal, never merged away or moved.
+    pub protected: &'a [String],
+    /// Facts kept on other pages because this one was full, rendered as `## More facts`.
+    pub more_facts: &'a [MoreFacts],
+}
+
+/// The `## More facts` section for `more`: the latest [`limits::MORE_FACTS_LINES`] sources one
+/// line each (`- 3 more facts in [[Source]]`), older ones summed in a first line; empty when
+/// there is nothing to list.
+pub fn more_facts_section(
+    more: &[MoreFacts],
+    source_pages: &BTreeMap<String, (String, String)>,
+) -> String {
+    let shown: Vec<(&MoreFacts, &(String, String))> = more
+        .iter()
+        .filter(|m| m.facts > 0)
+        .filter_map(|m| source_pages.get(&m.source).map(|p| (m, p)))
+        .collect();
+    if shown.is_empty() {
+        return String::new();
+    }
+    let facts = |n: u64| {
+        if n == 1 {
+            "1 more fact".to_string()
+        } else {
+            format!("{n} more facts")
+        }
+    };
+    let mut s = format!("{MORE_FACTS_HEADING}\n\n");
+    let cut = shown.len().saturating_sub(limits::MORE_FACTS_LINES);
+    if cut > 0 {
+        let n: u64 = shown[..cut].iter().map(|(m, _)| u64::from(m.facts)).sum();
+        s.push_str(&format!("- {} in {cut} earlier sources\n", facts(n)));
+    }
+    for (m, (key, title)) in &shown[cut..] {
+        s.push_str(&format!(
+            "- {} in {}\n",
+            facts(u64::from(m.facts)),
+            crate::documents::link_to(key, title)
+        ));
+    }
+    s
+}
+
+/// Bytes of the part of `body` the app and the model wrote: without the blank-line paragraphs
+/// listed in `human` (whitespace collapsed, Decision 5). What [`limits`] bound.
+pub fn written_bytes(body: &str, human: &[String]) -> usize {
+    if human.is_empty() {
+        return body.len();
+    }
+    body.split("\n\n")
+        .filter(|p| !human.contains(&one_line(p)))
+        .map(|p| p.len() + 2)
+        .sum::<usize>()
+        .saturating_sub(2)
 }
 
 /// Turns a draft body into the stored body (see the module invariant). `fix_links` rewrites links
@@ -451,17 +524,36 @@ pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> 
         }
     }
 
-    // Callouts for open contradictions.
+    // No block twice (`markdown::blocks`): a fact the prose or the list already holds adds its
+    // citation to that copy; a repeated heading's section joins the first.
+    body = crate::markdown::blocks::dedup(&body, f.protected);
+
+    // Facts kept elsewhere because the page was full.
+    let more = more_facts_section(f.more_facts, f.source_pages);
+    if !more.is_empty() {
+        body = format!("{}\n\n{}", body.trim_end(), more.trim_end());
+    }
+
+    // Callouts for open contradictions: the latest [`CALLOUTS_PER_PAGE`], and how many more the
+    // ledger holds, so a page stays within its bounds whatever its sources dispute.
     let mut callout_claims: BTreeSet<String> = BTreeSet::new();
     let mut callouts = String::new();
-    for record in f
+    let mut open: Vec<&&Contradiction> = f
         .open_contradictions
         .iter()
         .filter(|r| r.status == ContradictionStatus::Open)
-    {
+        .collect();
+    crate::util::sort_by(&mut open, &|a, b| {
+        b.opened_by.cmp(&a.opened_by).then_with(|| a.id.cmp(&b.id))
+    });
+    for record in open.iter().take(CALLOUTS_PER_PAGE) {
         callouts.push_str(&render_callout(record, f.all_claims, f.titles, f.self_key));
         callouts.push('\n');
         callout_claims.extend(record.claims.iter().cloned());
+    }
+    if open.len() > CALLOUTS_PER_PAGE {
+        callouts.push_str(&more_contradictions_line(open.len() - CALLOUTS_PER_PAGE));
+        callouts.push('\n');
     }
     let mut known: BTreeSet<String> = crate::util::btree_set(f.page_claims.keys().cloned());
     known.extend(
@@ -621,6 +713,8 @@ mod tests {
             titles: &titles,
             source_pages: &source_pages,
             self_key: "Widgetron",
+            protected: &[],
+            more_facts: &[],
         };
         let draft = format!(
             "```markdown\nignored fence is the markdown module's job\n```\nWidgetron is a widget [^{C1}]. It was released in 2015 [^{C3}].\nIt is great [^c9999999999].\n\n[^{C1}]: the model's own definition\n"
@@ -683,6 +777,8 @@ mod tests {
             titles: &titles,
             source_pages: &source_pages,
             self_key: "Widgetron",
+            protected: &[],
+            more_facts: &[],
         };
         let out = finalize_body(&format!("Widgetron [^{C1}]."), &f, |s| s.to_string());
         assert!(out.contains("> [!contradiction] Sources disagree (x0000000001)\n> Release years differ.\n> - **Widgetron**: Released in 2015. [^c0000000001]\n> - [[Gadget]]: Released in 2016. [^c0000000002]"), "{out}");

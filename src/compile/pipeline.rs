@@ -21,8 +21,8 @@ use super::extract::{
 };
 use super::integrate::{
     added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
-    page_draft_schema, page_drafts_schema, strip_app_sections, Fact, Finalize, IntegrateInput,
-    PageDraft, PageDrafts,
+    page_draft_schema, page_drafts_schema, strip_app_sections, written_bytes, Fact, Finalize,
+    IntegrateInput, PageDraft, PageDrafts,
 };
 use super::links::fix_links;
 use super::prompt;
@@ -36,8 +36,8 @@ use crate::markdown::keys::fold_key;
 use crate::markdown::page::{clean_page, CleanOptions};
 use crate::markdown::resolve::Resolver;
 use crate::model::{
-    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind,
-    Revision, Source, SourceStatus, TokenUsage,
+    limits, Author, Claim, Contradiction, ContradictionStatus, MoreFacts, OpId, OperationKind,
+    Page, PageKind, Revision, Source, SourceStatus, TokenUsage,
 };
 use crate::storage::{Expect, Storage, Store};
 use crate::text::TokenEstimator;
@@ -1080,6 +1080,8 @@ struct Plan {
     new_records: Vec<Contradiction>,
     /// The source's summary page key.
     source_page: String,
+    /// The summary page and the parts continuing it, in order.
+    source_parts: Vec<String>,
     /// The op id the commit will use.
     op: OpId,
 }
@@ -1118,6 +1120,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             body: String::new(),
             revision: 0,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         };
 
         // Resolve entities and concepts.
@@ -1191,12 +1194,37 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         };
 
-        // Claims: each on the source page and on the pages it is about.
+        // The source's facts go on its summary page, and on parts continuing it when they are
+        // more than one page should hold (the soft limit of `model::limits`, each fact estimated
+        // as its line and footnote definition), so no page of the source passes the hard limit.
+        let part_of_claim = source_parts_of(&extraction.claims, &source.title);
+        let mut source_parts: Vec<String> = vec![source_page.clone()];
+        let kept_parts: Vec<&String> = source
+            .parts
+            .iter()
+            .filter(|k| pages.get(*k).is_some_and(|p| p.kind == PageKind::Source))
+            .collect();
+        for n in 1..=part_of_claim.last().copied().unwrap_or(0) {
+            let key = match kept_parts.get(n - 1) {
+                Some(k) => (*k).clone(),
+                None => {
+                    let title = format!("{} (part {})", source.title, n + 1);
+                    let key = crate::markdown::keys::readable_unique_key(&title, "source", &taken);
+                    taken.insert(fold_key(&key));
+                    created.insert(key.clone());
+                    pages.insert(key.clone(), skeleton(key.clone(), title, PageKind::Source));
+                    key
+                }
+            };
+            source_parts.push(key);
+        }
+
+        // Claims: each on the source page (or its part) and on the pages it is about.
         let source_plain = plain_text(text);
         let mut new_claims: BTreeMap<String, Claim> = BTreeMap::new();
-        for c in &extraction.claims {
+        for (i, c) in extraction.claims.iter().enumerate() {
             let verified = quote_occurs(&c.quote, &source_plain);
-            let mut targets = vec![source_page.clone()];
+            let mut targets = vec![source_parts[part_of_claim[i]].clone()];
             for a in &c.about {
                 if let Some(k) = name_to_page.get(&match_key(a)) {
                     if !targets.contains(k) {
@@ -1465,6 +1493,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             retracted,
             new_records,
             source_page,
+            source_parts,
             op,
         })
     }
@@ -1500,11 +1529,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             created,
             integrate,
             refresh,
-            claims_after,
-            new_claims,
+            mut claims_after,
+            mut new_claims,
             retracted,
             new_records,
             source_page,
+            source_parts,
             op,
         } = plan;
 
@@ -1524,11 +1554,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let page_list: Vec<Page> = pages.values().cloned().collect();
         let resolver = Resolver::from_pages(&page_list);
 
-        let finalize = |key: &str, draft_body: &str| -> String {
+        // Claims this compile keeps off pages that are full (their twins on the source's summary
+        // page stay): not stated, not cited, not stored.
+        let mut moved_off: BTreeSet<String> = BTreeSet::new();
+        let finalize = |key: &str,
+                        draft_body: &str,
+                        human: &[String],
+                        off: &BTreeSet<String>,
+                        more: &[MoreFacts]|
+         -> String {
             let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
                 claims_after
                     .values()
-                    .filter(|c| c.page == key)
+                    .filter(|c| c.page == key && !off.contains(&c.id))
                     .map(|c| (c.id.clone(), c.clone())),
             );
             let open: Vec<&Contradiction> = ledger_after
@@ -1545,6 +1583,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 titles: &titles,
                 source_pages: &source_pages,
                 self_key: key,
+                protected: human,
+                more_facts: more,
             };
             // The model's page may come wrapped in fences or frontmatter (F05).
             let cleaned = clean_page(draft_body, CleanOptions::LLM).body;
@@ -1561,16 +1601,80 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for input in &integrate {
             let ck = serde_json::to_string(input).expect("serialisable");
             let (draft, append) = drafts.get(&ck).expect("every integrate input has a draft");
-            let body = if *append {
-                // Appended to the page as it is (the model saw only its headings).
-                let current = strip_app_sections(&pages[&input.key].body);
-                finalize(
-                    &input.key,
-                    &format!("{}\n\n{}", current.trim_end(), draft.body.trim()),
-                )
+            // Decision 5: a human edit since the last LLM revision must survive word for word.
+            let human = if created.contains(&input.key) {
+                Vec::new()
             } else {
-                finalize(&input.key, &draft.body)
+                self.human_paragraphs(&input.key, &snap.pages[&input.key].0)
+                    .await?
             };
+            let text = if *append {
+                // The model saw only the page's headings: what it wrote goes into the page as it
+                // is, adding only what the page does not already hold (an echoed outline or a
+                // repeated fact adds nothing).
+                let current = strip_app_sections(&pages[&input.key].body);
+                let draft_body = clean_page(&draft.body, CleanOptions::LLM).body;
+                crate::markdown::blocks::merge_append(&current, &draft_body, &human)
+            } else {
+                draft.body.clone()
+            };
+            // The summary page links the parts that continue it.
+            let text = if input.key == source_page && source_parts.len() > 1 {
+                let links: Vec<String> = source_parts[1..]
+                    .iter()
+                    .map(|k| format!("- {}", crate::documents::link_to(k, &pages[k].title)))
+                    .collect();
+                format!("{}\n\n## Parts\n\n{}", text.trim_end(), links.join("\n"))
+            } else {
+                text
+            };
+            let stored_more = pages[&input.key].more_facts.clone();
+            let mut body = finalize(&input.key, &text, &human, &moved_off, &stored_more);
+            // The hard limit (`model::limits`): a fact that would take the page past it stays on
+            // the source's summary page only, and the page counts it under `## More facts`.
+            // Source pages hold their source's facts and are cut into parts when planned.
+            if pages[&input.key].kind != PageKind::Source {
+                let fresh: Vec<String> = input
+                    .facts
+                    .iter()
+                    .map(|f| f.id.clone())
+                    .filter(|id| new_claims.contains(id))
+                    .collect();
+                let stated = claims_after
+                    .values()
+                    .filter(|c| c.page == input.key && !moved_off.contains(&c.id))
+                    .count();
+                // The `## More facts` section may still grow to its bound without passing the
+                // limit, so the rest of the page is held to the limit less that bound.
+                let fits = |body: &str, off: usize, more: &[MoreFacts]| {
+                    let section = super::integrate::more_facts_section(more, &source_pages).len();
+                    written_bytes(body, &human) - section.min(body.len()) + MORE_FACTS_MAX_BYTES
+                        <= limits::HARD_BYTES
+                        && stated - off <= limits::HARD_FACTS
+                };
+                let mut keep = fresh.len();
+                let mut off: BTreeSet<String> = BTreeSet::new();
+                let mut more = stored_more.clone();
+                while !fits(&body, off.len(), &more) && keep > 0 {
+                    keep -= 1;
+                    off = crate::util::btree_set(fresh[keep..].iter().cloned());
+                    more = more_facts_with(&stored_more, &source.key, off.len());
+                    let all_off: BTreeSet<String> = moved_off.union(&off).cloned().collect();
+                    let kept_text = super::integrate::remove_citing_lines(&text, &off);
+                    body = finalize(&input.key, &kept_text, &human, &all_off, &more);
+                }
+                if !fits(&body, off.len(), &more) {
+                    // Even without this source's facts the model's text is too long: the page
+                    // keeps the text it had, and counts what it could not take.
+                    off = crate::util::btree_set(fresh.iter().cloned());
+                    more = more_facts_with(&stored_more, &source.key, off.len());
+                    let all_off: BTreeSet<String> = moved_off.union(&off).cloned().collect();
+                    let stored = strip_app_sections(&pages[&input.key].body);
+                    body = finalize(&input.key, &stored, &human, &all_off, &more);
+                }
+                moved_off.extend(off);
+                pages.get_mut(&input.key).expect("page").more_facts = more;
+            }
             let page = pages.get_mut(&input.key).expect("page");
             if !draft.summary.trim().is_empty() && page.kind != PageKind::Source {
                 page.summary = draft
@@ -1579,27 +1683,31 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .collect::<Vec<_>>()
                     .join(" ");
             }
-            // Decision 5: a human edit since the last LLM revision must survive word for word.
-            if !created.contains(&input.key) {
-                let human = self
-                    .human_paragraphs(&input.key, &snap.pages[&input.key].0)
-                    .await?;
-                if !missing_human_paragraphs(&human, &body).is_empty() {
-                    let mut proposal = page.clone();
-                    proposal.body = body;
-                    held.push((input.key.clone(), proposal));
-                    // Keep the stored page as it is.
-                    *page = snap.pages[&input.key].0.clone();
-                    continue;
-                }
+            if !created.contains(&input.key) && !missing_human_paragraphs(&human, &body).is_empty()
+            {
+                let mut proposal = page.clone();
+                proposal.body = body;
+                held.push((input.key.clone(), proposal));
+                // Keep the stored page as it is.
+                *page = snap.pages[&input.key].0.clone();
+                continue;
             }
             page.body = body;
             written.push(input.key.clone());
         }
         for key in &refresh {
+            let human = match snap.pages.get(key) {
+                Some((stored, _)) => self.human_paragraphs(key, stored).await?,
+                None => Vec::new(),
+            };
             let page = pages.get_mut(key).expect("page");
-            page.body = finalize(key, &page.body);
+            page.body = finalize(key, &page.body, &human, &moved_off, &page.more_facts);
             written.push(key.clone());
+        }
+        // What was kept off full pages is not stored as their claims.
+        for id in &moved_off {
+            claims_after.remove(id);
+            new_claims.remove(id);
         }
         crate::util::sort(&mut written);
         written.dedup();
@@ -1678,6 +1786,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             version: source.version.clone(),
         };
         updated_source.summary_page = Some(source_page.clone());
+        updated_source.parts = source_parts[1..].to_vec();
         ob.batch.put(
             Store::Sources,
             source.key.clone(),
@@ -1750,6 +1859,55 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         human.retain(|p| !app.contains(p));
         Ok(human)
     }
+}
+
+/// The most bytes a page's `## More facts` section takes: [`limits::MORE_FACTS_LINES`] lines of
+/// a count and a link, and the line summing older sources.
+const MORE_FACTS_MAX_BYTES: usize = 3 * 1024;
+
+/// Estimated bytes a fact adds to a source page besides its text, quote and the source's title:
+/// list marker, footnote reference and definition markup.
+const FACT_OVERHEAD_BYTES: usize = 64;
+
+/// For each extracted claim of a source titled `title`, in order, the part of the source's pages
+/// it goes on: 0 for the summary page, 1 for `<title> (part 2)`, …. A part takes facts while their
+/// estimated size stays within three quarters of the soft byte limit and their count within the
+/// soft fact limit (`model::limits`), leaving room for the summary and the prose.
+fn source_parts_of(claims: &[super::extract::ExtractedClaim], title: &str) -> Vec<usize> {
+    let (mut part, mut bytes, mut count) = (0usize, 0usize, 0usize);
+    claims
+        .iter()
+        .map(|c| {
+            let cost = c.text.len() + c.quote.len() + title.len() + FACT_OVERHEAD_BYTES;
+            if count > 0
+                && (bytes + cost > limits::SOFT_BYTES * 3 / 4 || count >= limits::SOFT_FACTS)
+            {
+                part += 1;
+                bytes = 0;
+                count = 0;
+            }
+            bytes += cost;
+            count += 1;
+            part
+        })
+        .collect()
+}
+
+/// `stored` with the entry of `source` replaced by `facts` facts (none when 0): what a full page
+/// counts under `## More facts` after this compile of `source`.
+fn more_facts_with(stored: &[MoreFacts], source: &str, facts: usize) -> Vec<MoreFacts> {
+    let mut more: Vec<MoreFacts> = stored
+        .iter()
+        .filter(|m| m.source != source)
+        .cloned()
+        .collect();
+    if facts > 0 {
+        more.push(MoreFacts {
+            source: source.to_string(),
+            facts: facts as u32,
+        });
+    }
+    more
 }
 
 /// Most new pages one integrate call writes ([`integrate_batches`]).

@@ -15,6 +15,7 @@ use super::pipeline::{summary_pages, FAILURE_PREFIX, PROPOSAL_PREFIX};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::markdown::resolve::Resolver;
+use crate::model::MoreFacts;
 use crate::model::{Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page};
 use crate::storage::{Expect, Storage, Store};
 use crate::vault::unlink_page;
@@ -29,6 +30,9 @@ pub struct RemoveSourceReport {
     pub key: String,
     /// Its summary page, deleted with it (`None` when it was never compiled).
     pub summary_page: Option<String>,
+    /// The parts continuing the summary page, deleted with it.
+    #[serde(default)]
+    pub parts: Vec<String>,
     /// Pages rewritten: claims removed, the source pruned from `sources`, or links to the summary
     /// page turned into plain text. Sorted.
     pub updated: Vec<String>,
@@ -75,6 +79,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .clone()
             .filter(|k| snap.pages.contains_key(k));
 
+        // The parts continuing it go with it.
+        let parts: Vec<String> = source
+            .parts
+            .iter()
+            .filter(|k| snap.pages.contains_key(*k) && Some(*k) != summary.as_ref())
+            .cloned()
+            .collect();
+        let gone_pages: Vec<String> = summary.iter().chain(&parts).cloned().collect();
+
         let removed: BTreeSet<String> = crate::util::btree_set(
             snap.claims
                 .values()
@@ -113,7 +126,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let after_map: BTreeMap<String, Page> = crate::util::btree_map(
             before
                 .iter()
-                .filter(|p| Some(&p.key) != summary.as_ref())
+                .filter(|p| !gone_pages.contains(&p.key))
                 .map(|p| (p.key.clone(), p.clone())),
         );
         let titles: BTreeMap<String, String> =
@@ -126,11 +139,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut after: Vec<Page> = Vec::with_capacity(after_map.len());
         let mut updated = Vec::new();
         for page in after_map.values() {
-            let mut body = match &summary {
-                Some(gone) => unlink_page(&page.body, &resolver, &page.key, gone),
-                None => page.body.clone(),
-            };
-            if claim_pages.contains(&page.key) || closed_pages.contains(&page.key) {
+            let mut body = page.body.clone();
+            for gone in &gone_pages {
+                body = unlink_page(&body, &resolver, &page.key, gone);
+            }
+            // Facts the removed source held for this page, when it was full, are gone with it.
+            let more: Vec<MoreFacts> = page
+                .more_facts
+                .iter()
+                .filter(|m| m.source != source.key)
+                .cloned()
+                .collect();
+            let more_changed = more.len() != page.more_facts.len();
+            if claim_pages.contains(&page.key) || closed_pages.contains(&page.key) || more_changed {
                 let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
                     claims_after
                         .values()
@@ -151,18 +172,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     titles: &titles,
                     source_pages: &source_pages,
                     self_key: &page.key,
+                    protected: &[],
+                    more_facts: &more,
                 };
                 body = finalize_body(&body, &f, str::to_string);
             }
             let mut sources = page.sources.clone();
             sources.retain(|s| *s != source.key);
-            if body == page.body && sources == page.sources {
+            if body == page.body && sources == page.sources && !more_changed {
                 after.push(page.clone());
                 continue;
             }
             let mut q = page.clone();
             q.body = body;
             q.sources = sources;
+            q.more_facts = more;
             q.revision += 1;
             q.updated = now;
             // The app's edit, not the user's: Decision 5 does not count it as a human paragraph.
@@ -178,13 +202,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             updated.push(q.key.clone());
             after.push(q);
         }
-        if let Some(gone) = &summary {
+        for (i, gone) in gone_pages.iter().enumerate() {
             let (_, rev) = &snap.pages[gone];
             self.delete_page_record(&mut ob.batch, gone, Some(*rev), Author::App, op, now)
                 .await?;
             ob.batch
                 .delete(Store::Meta, format!("{PROPOSAL_PREFIX}{gone}"), Expect::Any);
-            ob.op.pages.insert(0, gone.clone());
+            ob.op.pages.insert(i, gone.clone());
         }
         for id in &removed {
             ob.batch.delete(Store::Claims, id.clone(), Expect::Any);
@@ -203,13 +227,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             format!("{FAILURE_PREFIX}{}", source.key),
             Expect::Any,
         );
-        let pages_changed = summary.is_some() || !updated.is_empty();
+        let pages_changed = !gone_pages.is_empty() || !updated.is_empty();
         let op = self
             .finish(ob, pages_changed.then_some(after.as_slice()))
             .await?;
         Ok(RemoveSourceReport {
             key: source.key,
             summary_page: summary,
+            parts,
             updated,
             claims_removed: removed.into_iter().collect(),
             contradictions_closed: closed.into_iter().map(|r| r.id).collect(),

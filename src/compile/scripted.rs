@@ -375,6 +375,92 @@ pub fn integrate_reply(user: &str) -> serde_json::Value {
     serde_json::json!({"body": text, "summary": summary})
 }
 
+/// How a scripted model that echoes its prompt writes an integrate reply (the fault modes
+/// `echo-outline`, `paraphrase-headings` and `repeat-blocks` of the scripted endpoint): a
+/// model shown a page's outline in append mode often writes the outline back around its new text,
+/// or rewords it, or repeats what it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// In append mode, the outline it was shown, then its new text.
+    Outline,
+    /// In append mode, the outline with every heading reworded ("Ownership Rules" → "The Rules
+    /// of Ownership", "Facts" → "The Facts"), its new text under the first heading.
+    Paraphrase,
+    /// Every block of the body twice.
+    Repeat,
+}
+
+/// A heading reworded the way models reword them: the words of a two-or-more-word heading in
+/// reverse order joined by "of", one word preceded by "The"; the marks kept.
+fn paraphrase_heading(line: &str) -> String {
+    let marks: String = line.chars().take_while(|c| *c == '#').collect();
+    let text = line[marks.len()..].trim();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let reworded = match words.as_slice() {
+        [] => String::new(),
+        [one] => format!("The {one}"),
+        [first, rest @ ..] => format!("The {} of {first}", rest.join(" ")),
+    };
+    format!("{marks} {reworded}")
+}
+
+/// `reply` (the scripted reply to the integrate request `user`) as an echoing model writes it
+/// ([`Echo`]). For an `integrate_pages` reply, each page's body is changed alike (new pages have
+/// no outline to echo, so only [`Echo::Repeat`] changes them).
+pub fn echo_integrate(user: &str, mut reply: serde_json::Value, echo: Echo) -> serde_json::Value {
+    let outline = match block(user, "page") {
+        Some((attrs, inner)) if attr_value(attrs, "mode").as_deref() == Some("append") => {
+            Some(inner.trim().to_string())
+        }
+        _ => None,
+    };
+    let change = |body: &str| -> String {
+        match (echo, &outline) {
+            (Echo::Outline, Some(o)) => format!("{o}\n\n{body}"),
+            (Echo::Paraphrase, Some(o)) => {
+                let lines: Vec<String> = o
+                    .lines()
+                    .filter(|l| l.starts_with('#'))
+                    .map(paraphrase_heading)
+                    .collect();
+                match lines.split_first() {
+                    Some((first, rest)) => {
+                        format!("{first}\n\n{body}\n\n{}", rest.join("\n\n"))
+                    }
+                    None => body.to_string(),
+                }
+            }
+            (Echo::Repeat, _) => {
+                let blocks: Vec<&str> = crate::markdown::blocks::blocks(body)
+                    .into_iter()
+                    .map(|b| &body[b.range])
+                    .collect();
+                blocks
+                    .iter()
+                    .flat_map(|b| [*b, *b])
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            }
+            _ => body.to_string(),
+        }
+    };
+    if let Some(body) = reply
+        .get("body")
+        .and_then(|b| b.as_str())
+        .map(str::to_string)
+    {
+        reply["body"] = serde_json::Value::String(change(&body));
+    }
+    if let Some(pages) = reply.get_mut("pages").and_then(|p| p.as_array_mut()) {
+        for p in pages {
+            if let Some(body) = p.get("body").and_then(|b| b.as_str()).map(str::to_string) {
+                p["body"] = serde_json::Value::String(change(&body));
+            }
+        }
+    }
+    reply
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

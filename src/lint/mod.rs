@@ -436,6 +436,7 @@ impl AppSections {
             .values()
             .filter(|r| r.status == ContradictionStatus::Open && r.pages.contains(&p.key))
             .collect();
+        let more = p.more_facts.clone();
         let f = crate::compile::integrate::Finalize {
             page_claims: &page_claims,
             retracted: &BTreeSet::new(),
@@ -444,6 +445,8 @@ impl AppSections {
             titles: &self.titles,
             source_pages: &self.source_pages,
             self_key: &p.key,
+            protected: &[],
+            more_facts: &more,
         };
         p.body = crate::compile::integrate::finalize_body(&p.body, &f, str::to_string);
     }
@@ -894,6 +897,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     body: format!("## Mentions\n\n{}\n", lines.join("\n")),
                     revision: revision - 1,
                     extra_frontmatter: String::new(),
+                    more_facts: vec![],
                 });
                 changed.push(key);
             }

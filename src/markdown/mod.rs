@@ -1,5 +1,6 @@
 //! Markdown and the vault's file formats.
 //!
+//! - [`blocks`]: a body as blocks; the one definition of a duplicate block; append-mode merge.
 //! - [`keys`]: title → page key (a portable file name, CJK kept; Decision 6).
 //! - [`frontmatter`]: YAML frontmatter read in every real-world shape and written as one block.
 //! - [`page`]: cleaning what an LLM or a person hands in; the page file format.
@@ -9,6 +10,7 @@
 //!
 //! *Invariant:* nothing here does I/O or reads the clock; every function is pure over its inputs.
 
+pub mod blocks;
 pub mod frontmatter;
 pub mod keys;
 pub mod page;

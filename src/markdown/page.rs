@@ -269,6 +269,7 @@ mod tests {
             body: body.into(),
             revision: 1,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         }
     }
 

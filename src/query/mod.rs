@@ -736,6 +736,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             body,
             revision,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         };
         let mut ob = self
             .begin(OperationKind::WriteBack, format!("saved answer: {title}"))
@@ -861,6 +862,7 @@ mod tests {
             body: String::new(),
             revision: 0,
             extra_frontmatter: String::new(),
+            more_facts: vec![],
         }
     }
 

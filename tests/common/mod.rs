@@ -48,3 +48,93 @@ pub fn compile_with_settings<T: Transport>(w: &W, transport: T) -> CompileReport
     ))
     .unwrap()
 }
+
+/// The blocks of `body` that repeat an earlier block, by the definition the pages must meet
+/// (issue 20): text equal after NFKC, lower-casing, whitespace collapse and without footnote
+/// markers (`[^c1]`) and list markers; a fenced code block is one block. Blocks are split here,
+/// line by line, independently of the crate's own block parser: blank lines end a block, every
+/// list item and every heading is a block of its own, a fence runs to its closing fence.
+pub fn duplicate_blocks(body: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut blocks: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut fence: Option<String> = None;
+    let flush = |cur: &mut String, blocks: &mut Vec<String>| {
+        if !cur.trim().is_empty() {
+            blocks.push(std::mem::take(cur));
+        }
+        cur.clear();
+    };
+    for line in body.lines() {
+        let t = line.trim_start();
+        if let Some(f) = &fence {
+            cur.push_str(line);
+            cur.push('\n');
+            if t.starts_with(f.as_str())
+                && t.trim_end().chars().all(|c| c == f.chars().next().unwrap())
+            {
+                fence = None;
+                flush(&mut cur, &mut blocks);
+            }
+            continue;
+        }
+        if t.starts_with("```") || t.starts_with("~~~") {
+            flush(&mut cur, &mut blocks);
+            let mark: String = t.chars().take_while(|c| *c == '`' || *c == '~').collect();
+            fence = Some(mark);
+            cur.push_str(line);
+            cur.push('\n');
+            continue;
+        }
+        let item = t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with('#')
+            || t.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if t.is_empty() || (item && line.len() == t.len()) {
+            flush(&mut cur, &mut blocks);
+        }
+        if !t.is_empty() {
+            cur.push_str(line);
+            cur.push('\n');
+        }
+        if t.starts_with('#') {
+            flush(&mut cur, &mut blocks);
+        }
+    }
+    flush(&mut cur, &mut blocks);
+    let norm = |b: &str| -> String {
+        let mut s = String::new();
+        let mut rest = b;
+        while let Some(i) = rest.find("[^") {
+            let after = &rest[i + 2..];
+            match after.find(']') {
+                Some(j)
+                    if !after[..j].contains(char::is_whitespace)
+                        && !after[j + 1..].starts_with(':') =>
+                {
+                    s.push_str(rest[..i].trim_end_matches(' '));
+                    rest = &after[j + 1..];
+                }
+                _ => {
+                    s.push_str(&rest[..i + 2]);
+                    rest = after;
+                }
+            }
+        }
+        s.push_str(rest);
+        let t = s.trim_start();
+        let t = t
+            .strip_prefix("- ")
+            .or_else(|| t.strip_prefix("* "))
+            .unwrap_or(t);
+        let folded: String = t.nfkc().flat_map(char::to_lowercase).collect();
+        folded.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let mut seen = std::collections::HashSet::new();
+    blocks
+        .iter()
+        .map(|b| norm(b))
+        .filter(|n| !n.is_empty() && !seen.insert(n.clone()))
+        .collect()
+}

@@ -426,6 +426,26 @@ pub enum Fault {
     ReasoningOnly,
     /// Prefix the answer with a `<think>` block.
     Think,
+    /// Integrate replies echo the page outline they were shown in append mode, reworded or
+    /// not, or repeat their blocks ([`crate::compile::scripted::Echo`]); other calls are as
+    /// without a fault.
+    Echo(crate::compile::scripted::Echo),
+}
+
+/// `text` (the reply to `request`) as a model that echoes writes it, when `request` is an
+/// integrate call (`integrate` or `integrate_pages`): see [`crate::compile::scripted::Echo`].
+/// Any other reply comes back unchanged.
+pub fn echoed(request: &ChatRequest, text: &str, echo: crate::compile::scripted::Echo) -> String {
+    let integrate = request
+        .json
+        .as_ref()
+        .is_some_and(|j| j.name == "integrate" || j.name == "integrate_pages");
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if integrate => {
+            crate::compile::scripted::echo_integrate(last_user(request), v, echo).to_string()
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// An in-process [`Llm`] answering with [`reply`]: counts calls, records requests, and applies
@@ -488,7 +508,10 @@ impl Llm for ScriptedLlm {
             .or_else(|| self.always.borrow().clone());
         let estimator = TokenEstimator::default();
         let max_tokens = request.max_tokens.unwrap_or(4096);
-        let text = reply(request).text;
+        let mut text = reply(request).text;
+        if let Some(Fault::Echo(echo)) = &fault {
+            text = echoed(request, &text, *echo);
+        }
         let (mut content, cut) = fit_to_max_tokens(&text, max_tokens, &estimator);
         let mut reasoning = String::new();
         let mut finish = if cut { "length" } else { "stop" };
@@ -501,11 +524,11 @@ impl Llm for ScriptedLlm {
             Some(Fault::Malformed) => content = malformed(&text),
             Some(Fault::Empty) => content.clear(),
             Some(Fault::ReasoningOnly) => reasoning = std::mem::take(&mut content),
+            Some(Fault::Echo(_)) | None => {}
             Some(Fault::Think) => {
                 content =
                     format!("<think>\nPlan: maybe {{\"draft\": true}}? No.\n</think>\n\n{content}")
             }
-            None => {}
         }
         if let Some(on_token) = on_token {
             let mut filter = crate::llm::stream::ThinkFilter::new();

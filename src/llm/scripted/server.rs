@@ -26,6 +26,9 @@
 //! | `bad-body` | 200 with a body that is not JSON |
 //! | `truncate` | half the reply, finish `length` / `max_tokens` / done_reason `length` |
 //! | `malformed[=N]` | the (first N) replies are broken JSON after prose |
+//! | `echo-outline` | integrate replies in append mode start with the page outline they were shown |
+//! | `paraphrase-headings` | … start with that outline reworded, their new text under its first heading |
+//! | `repeat-blocks` | integrate replies give every block of their body twice |
 //! | `rewrite` | integrate replies replace the whole page with one sentence (drops human paragraphs: Decision 5) |
 //! | `empty` | empty content |
 //! | `reasoning-only` | empty content, the answer in `reasoning_content` / `thinking` |
@@ -48,9 +51,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::clock::{Clock, ManualClock, Millis};
+use crate::compile::scripted::Echo;
 use crate::error::{Error, Result};
 use crate::llm::provider::{self, StructuredMode};
-use crate::llm::scripted::{fit_to_max_tokens, malformed, reply, scripted_dimension};
+use crate::llm::scripted::{echoed, fit_to_max_tokens, malformed, reply, scripted_dimension};
 use crate::llm::transport::{header, ChunkedBody, HttpRequest, HttpResponse, Method, Transport};
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Message, Purpose, Role};
 use crate::text::TokenEstimator;
@@ -714,7 +718,16 @@ fn chat(
             return bad(400, &msg);
         }
     }
-    let full = reply(&request).text;
+    let mut full = reply(&request).text;
+    for (name, echo) in [
+        ("echo-outline", Echo::Outline),
+        ("paraphrase-headings", Echo::Paraphrase),
+        ("repeat-blocks", Echo::Repeat),
+    ] {
+        if faults.has(name) {
+            full = echoed(&request, &full, echo);
+        }
+    }
     let max_tokens = request.max_tokens.unwrap_or(4096);
     let (mut content, mut cut) = fit_to_max_tokens(&full, max_tokens, &est);
     let mut reasoning = String::new();

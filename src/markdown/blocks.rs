@@ -1,0 +1,726 @@
+//! A page body as blocks, and the one definition of a *duplicate* block.
+//!
+//! Blocks are CommonMark's top-level blocks as pulldown-cmark parses them — paragraphs, headings,
+//! fenced and indented code, tables, block quotes (callouts included), footnote definitions, HTML
+//! blocks, thematic breaks — except that each item of a top-level list is a block of its own (a
+//! fact in a `## Facts` list is one item). A nested list stays inside its item.
+//!
+//! Two blocks are **duplicates** when their [`dup_key`]s are equal: their text after NFKC, case
+//! folding, whitespace collapse, with footnote references (`[^c1]`) and list markers removed and
+//! wikilinks read as their display text (`[[Acme]]` as `Acme`). A
+//! code block is compared whole (never split at its blank lines); a heading only matches a
+//! heading. Footnote definitions keep their label, so two definitions never match.
+//!
+//! [`dedup`] removes the later copies of a block (a duplicate fact's citations join the copy that
+//! stays) and merges a repeated heading's section into the first section of that heading.
+//! [`merge_append`] is the append mode of the compile pipeline: text a model wrote for a page too
+//! long to rewrite goes into the page's own sections, adding only what the page does not hold —
+//! an echoed outline, repeated facts or a heading the page already has add nothing.
+//!
+//! *Invariant:* a body without duplicates comes back byte for byte; a protected block (a human
+//! paragraph, Decision 5) is never removed, changed or moved.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use unicode_normalization::UnicodeNormalization;
+
+/// What a [`Block`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// An ATX or setext heading of this level (1–6).
+    Heading(u8),
+    /// A paragraph.
+    Paragraph,
+    /// One item of a top-level list, with everything nested in it.
+    Item,
+    /// A fenced or indented code block.
+    Code,
+    /// A GFM table.
+    Table,
+    /// A block quote (an Obsidian callout too).
+    Quote,
+    /// A footnote definition (`[^label]: …`).
+    FootnoteDefinition,
+    /// A raw HTML block.
+    Html,
+    /// A thematic break (`---`).
+    Rule,
+}
+
+/// One block of a body: its kind and its byte range, trailing line ends and blank lines excluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// What it is.
+    pub kind: BlockKind,
+    /// Where it is in the body.
+    pub range: Range<usize>,
+}
+
+fn level(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// The blocks of `body`, in order (see the module docs for what a block is).
+pub fn blocks(body: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    // Depth of the top-level list whose items are blocks, while inside one.
+    let mut in_list = false;
+    let parser = Parser::new_ext(
+        body,
+        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH,
+    )
+    .into_offset_iter();
+    let mut push = |kind: BlockKind, range: Range<usize>| {
+        let text = &body[range.clone()];
+        let end = range.start + text.trim_end().len();
+        if end > range.start {
+            out.push(Block {
+                kind,
+                range: range.start..end,
+            });
+        }
+    };
+    for (event, range) in parser {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    let kind = match &tag {
+                        Tag::List(_) => {
+                            in_list = true;
+                            None
+                        }
+                        Tag::Heading { level: l, .. } => Some(BlockKind::Heading(level(*l))),
+                        Tag::CodeBlock(_) => Some(BlockKind::Code),
+                        Tag::Table(_) => Some(BlockKind::Table),
+                        Tag::BlockQuote(_) => Some(BlockKind::Quote),
+                        Tag::FootnoteDefinition(_) => Some(BlockKind::FootnoteDefinition),
+                        Tag::HtmlBlock => Some(BlockKind::Html),
+                        _ => Some(BlockKind::Paragraph),
+                    };
+                    if let Some(kind) = kind {
+                        push(kind, range.clone());
+                    }
+                } else if depth == 1 && in_list && matches!(tag, Tag::Item) {
+                    push(BlockKind::Item, range.clone());
+                }
+                depth += 1;
+            }
+            Event::End(end) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && matches!(end, TagEnd::List(_)) {
+                    in_list = false;
+                }
+            }
+            Event::Rule if depth == 0 => push(BlockKind::Rule, range),
+            // Text outside any block (not produced by CommonMark at the top level) is ignored.
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Footnote labels referenced in `text` (`[^label]` not followed by `:` at a line start), in order
+/// of first use.
+pub fn footnote_refs(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("[^") {
+        let after = &rest[i + 2..];
+        match after.find(']') {
+            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
+                let label = &after[..j];
+                let is_def = after[j + 1..].starts_with(':');
+                let at_line_start = i == 0 || rest[..i].ends_with('\n');
+                let definition = is_def && at_line_start;
+                if !definition && !out.iter().any(|l| l == label) {
+                    out.push(label.to_string());
+                }
+                rest = &after[j + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+/// `text` without footnote references (`[^label]`, and the spaces before one); definitions'
+/// labels at a line start are kept.
+fn without_refs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("[^") {
+        let after = &rest[i + 2..];
+        match after.find(']') {
+            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
+                let at_line_start = i == 0 || rest[..i].ends_with('\n');
+                let is_def = after[j + 1..].starts_with(':') && at_line_start;
+                out.push_str(&rest[..i]);
+                if is_def {
+                    out.push_str(&rest[i..i + 2 + j + 1]);
+                } else {
+                    while out.ends_with(' ') {
+                        out.pop();
+                    }
+                }
+                rest = &after[j + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The list marker at the start of an item (`- `, `* `, `+ `, `1. `, `1) `), if any.
+fn strip_list_marker(text: &str) -> &str {
+    let t = text.trim_start();
+    for m in ["- ", "* ", "+ "] {
+        if let Some(rest) = t.strip_prefix(m) {
+            return rest;
+        }
+    }
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && digits <= 9 {
+        let rest = &t[digits..];
+        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+            return r;
+        }
+    }
+    t
+}
+
+/// The heading's text without its `#` marks (ATX) or underline (setext).
+fn heading_text(text: &str) -> &str {
+    let t = text.trim();
+    if t.starts_with('#') {
+        t.trim_start_matches('#')
+            .trim()
+            .trim_end_matches('#')
+            .trim()
+    } else {
+        t.lines().next().unwrap_or("").trim()
+    }
+}
+
+/// NFKC, lower case (full case mapping, which folds like Unicode simple case folding for the
+/// text pages hold), whitespace runs as one space, trimmed.
+fn fold(text: &str) -> String {
+    let lower: String = text.nfkc().flat_map(char::to_lowercase).collect();
+    lower.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The key two blocks are duplicates by (see the module docs): empty for a block with no text.
+/// Headings get the prefix `h:` (a heading never matches a paragraph), everything else `b:`, so
+/// a list item and a paragraph with the same text match.
+pub fn dup_key(kind: BlockKind, text: &str) -> String {
+    let (prefix, text) = match kind {
+        BlockKind::Heading(_) => ("h:", heading_text(text).to_string()),
+        BlockKind::Item => ("b:", strip_list_marker(text).to_string()),
+        _ => ("b:", text.to_string()),
+    };
+    // A link reads as its display text: "made by [[Acme]]" repeats "made by Acme".
+    let text = if kind == BlockKind::Code {
+        text
+    } else {
+        super::wikilinks::rewrite(&text, |l| Some(l.display()))
+    };
+    let folded = fold(&without_refs(&text));
+    if folded.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}{folded}")
+    }
+}
+
+/// The words a heading is about, for matching a model's paraphrase of a heading the page has
+/// ("The Rules of Ownership" for "Ownership Rules"): folded words without English function words,
+/// a plural `s` dropped, sorted and deduplicated; a CJK run is one word.
+fn heading_words(text: &str) -> Vec<String> {
+    let folded = fold(heading_text(text));
+    let mut words: Vec<String> = folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !crate::text::STOPWORDS.contains(w))
+        .map(|w| {
+            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && w.is_ascii() {
+                w[..w.len() - 1].to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// One block of the document being rebuilt.
+#[derive(Debug, Clone)]
+struct Piece {
+    kind: BlockKind,
+    text: String,
+    /// The text between the previous block and this one as it was (`None`: placed by the merge,
+    /// separated by a line end inside a list and a blank line otherwise).
+    gap: Option<String>,
+    protected: bool,
+    /// Written by the model in append mode (not on the page yet).
+    added: bool,
+}
+
+fn heading_level(kind: BlockKind) -> Option<u8> {
+    match kind {
+        BlockKind::Heading(l) => Some(l),
+        _ => None,
+    }
+}
+
+/// The pieces of `body`, each marked protected when the blank-line paragraph it starts in is one
+/// of `protected` (paragraphs with whitespace collapsed, as Decision 5 compares them). Returns the
+/// pieces and the text after the last block.
+fn pieces(body: &str, protected: &[String], added: bool) -> (Vec<Piece>, String) {
+    let bs = blocks(body);
+    // Blank-line paragraphs as Decision 5 splits them, by start offset.
+    let mut chunks: Vec<(usize, bool)> = Vec::new();
+    let mut at = 0;
+    for part in body.split("\n\n") {
+        let flat = part.split_whitespace().collect::<Vec<_>>().join(" ");
+        chunks.push((at, !flat.is_empty() && protected.contains(&flat)));
+        at += part.len() + 2;
+    }
+    let is_protected = |start: usize| {
+        chunks
+            .iter()
+            .rev()
+            .find(|(s, _)| *s <= start)
+            .is_some_and(|(_, p)| *p)
+    };
+    let mut out = Vec::with_capacity(bs.len());
+    let mut prev_end = 0;
+    for b in &bs {
+        out.push(Piece {
+            kind: b.kind,
+            text: body[b.range.clone()].to_string(),
+            gap: Some(body[prev_end..b.range.start].to_string()),
+            protected: is_protected(b.range.start),
+            added,
+        });
+        prev_end = b.range.end;
+    }
+    (out, body[prev_end..].to_string())
+}
+
+/// Adds the footnote references of `from` that `to` lacks to `to`: after its last reference, or
+/// at its end.
+fn merge_refs(to: &mut String, from: &str) {
+    let have = footnote_refs(to);
+    let extra: Vec<String> = footnote_refs(from)
+        .into_iter()
+        .filter(|r| !have.contains(r))
+        .collect();
+    if extra.is_empty() {
+        return;
+    }
+    let insert: String = extra.iter().map(|r| format!("[^{r}]")).collect();
+    match have
+        .last()
+        .and_then(|last| to.rfind(&format!("[^{last}]")).map(|i| (i, last)))
+    {
+        Some((i, last)) => {
+            let at = i + last.len() + 3;
+            to.insert_str(at, &insert);
+        }
+        None => {
+            let end = to.trim_end().len();
+            to.truncate(end);
+            let spaced: String = extra.iter().map(|r| format!(" [^{r}]")).collect();
+            to.push_str(&spaced);
+        }
+    }
+}
+
+/// The dedup and merge pass over `input` (see [`dedup`] and [`merge_append`]).
+fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::with_capacity(input.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut headings: HashMap<String, usize> = HashMap::new();
+    let mut heading_words_at: Vec<(Vec<String>, usize)> = Vec::new();
+    // Where blocks go while a repeated heading's section is merged into an earlier one: the
+    // insertion index and the level of the repeated heading.
+    let mut cursor: Option<(usize, u8)> = None;
+    // The gap of a dropped block, kept for the next block placed at the end.
+    let mut dropped_gap: Option<String> = None;
+
+    let shift = |from: usize,
+                 seen: &mut HashMap<String, usize>,
+                 headings: &mut HashMap<String, usize>,
+                 words: &mut Vec<(Vec<String>, usize)>| {
+        for v in seen.values_mut().chain(headings.values_mut()) {
+            if *v >= from {
+                *v += 1;
+            }
+        }
+        for (_, v) in words.iter_mut() {
+            if *v >= from {
+                *v += 1;
+            }
+        }
+    };
+    let section_end = |out: &[Piece], h: usize| -> usize {
+        let l = heading_level(out[h].kind).unwrap_or(1);
+        out.iter()
+            .enumerate()
+            .skip(h + 1)
+            .find(|(_, p)| heading_level(p.kind).is_some_and(|x| x <= l))
+            .map_or(out.len(), |(i, _)| i)
+    };
+
+    for mut p in input {
+        let key = dup_key(p.kind, &p.text);
+        if p.protected {
+            // Never removed, changed or moved: it stays where it is, at the end so far.
+            if !key.is_empty() {
+                seen.entry(key.clone()).or_insert(out.len());
+            }
+            if heading_level(p.kind).is_some() {
+                headings.entry(key).or_insert(out.len());
+            }
+            if let Some(g) = dropped_gap.take() {
+                p.gap = Some(longer_gap(g, p.gap.take()));
+            }
+            out.push(p);
+            continue;
+        }
+        if let Some(l) = heading_level(p.kind) {
+            let matched = headings.get(&key).copied().or_else(|| {
+                if !(fuzzy_added_headings && p.added) {
+                    return None;
+                }
+                let w = heading_words(&p.text);
+                (!w.is_empty())
+                    .then(|| {
+                        heading_words_at
+                            .iter()
+                            .find(|(x, _)| *x == w)
+                            .map(|(_, i)| *i)
+                    })
+                    .flatten()
+            });
+            if let Some(h) = matched {
+                cursor = Some((section_end(&out, h), l));
+                if p.gap.is_some() {
+                    dropped_gap = dropped_gap.or(p.gap);
+                }
+                continue;
+            }
+            match cursor {
+                // A subsection of a merged section goes with it.
+                Some((at, merged_level)) if l > merged_level => {
+                    shift(at, &mut seen, &mut headings, &mut heading_words_at);
+                    headings.insert(key, at);
+                    heading_words_at.push((heading_words(&p.text), at));
+                    p.gap = None;
+                    out.insert(at, p);
+                    cursor = Some((at + 1, merged_level));
+                }
+                _ => {
+                    cursor = None;
+                    headings.insert(key, out.len());
+                    heading_words_at.push((heading_words(&p.text), out.len()));
+                    if let Some(g) = dropped_gap.take() {
+                        p.gap = Some(longer_gap(g, p.gap.take()));
+                    }
+                    out.push(p);
+                }
+            }
+            continue;
+        }
+        if !key.is_empty() {
+            if let Some(&j) = seen.get(&key) {
+                if !out[j].protected {
+                    let from = p.text.clone();
+                    merge_refs(&mut out[j].text, &from);
+                    if cursor.is_none() {
+                        if let Some(g) = p.gap {
+                            dropped_gap =
+                                Some(longer_gap(dropped_gap.take().unwrap_or_default(), Some(g)));
+                        }
+                    }
+                    continue;
+                }
+                // The copy that stays is a human's and cannot take citations: keep this one
+                // when it cites what the human paragraph does not.
+                let extra = footnote_refs(&p.text)
+                    .into_iter()
+                    .any(|r| !footnote_refs(&out[j].text).contains(&r));
+                if !extra {
+                    continue;
+                }
+            }
+        }
+        match cursor {
+            Some((at, merged_level)) => {
+                shift(at, &mut seen, &mut headings, &mut heading_words_at);
+                if !key.is_empty() {
+                    seen.entry(key).or_insert(at);
+                }
+                p.gap = None;
+                out.insert(at, p);
+                cursor = Some((at + 1, merged_level));
+            }
+            None => {
+                if !key.is_empty() {
+                    seen.entry(key).or_insert(out.len());
+                }
+                if let Some(g) = dropped_gap.take() {
+                    p.gap = Some(longer_gap(g, p.gap.take()));
+                }
+                out.push(p);
+            }
+        }
+    }
+    // Headings the model added that hold nothing (an echoed or paraphrased outline) go.
+    loop {
+        let empty = (0..out.len()).rev().find(|&h| {
+            let Some(l) = heading_level(out[h].kind) else {
+                return false;
+            };
+            out[h].added
+                && out[h + 1..]
+                    .iter()
+                    .take_while(|p| heading_level(p.kind).is_none_or(|x| x > l))
+                    .all(|p| heading_level(p.kind).is_some())
+        });
+        match empty {
+            Some(h) => {
+                let removed = out.remove(h);
+                if let (Some(next), Some(g)) = (out.get_mut(h), removed.gap) {
+                    next.gap = Some(longer_gap(g, next.gap.take()));
+                }
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Of two gaps between blocks, the one with more line ends (`None` counts as none).
+fn longer_gap(a: String, b: Option<String>) -> String {
+    match b {
+        Some(b) if b.matches('\n').count() >= a.matches('\n').count() => b,
+        _ => a,
+    }
+}
+
+fn render(prefix: &str, pieces: &[Piece], suffix: &str) -> String {
+    let mut out = String::from(prefix);
+    for (i, p) in pieces.iter().enumerate() {
+        if i > 0 {
+            match &p.gap {
+                Some(g) if !g.is_empty() => out.push_str(g),
+                _ => {
+                    let list = p.kind == BlockKind::Item && pieces[i - 1].kind == BlockKind::Item;
+                    out.push_str(if list { "\n" } else { "\n\n" });
+                }
+            }
+        }
+        out.push_str(&p.text);
+    }
+    out.push_str(suffix);
+    out
+}
+
+/// The text before the first block of `body`.
+fn leading(body: &str) -> &str {
+    let start = blocks(body).first().map_or(body.len(), |b| b.range.start);
+    &body[..start]
+}
+
+/// `body` with every later copy of a block removed (see the module docs): a removed copy's
+/// footnote references join the copy that stays, and a repeated heading's section moves to the
+/// end of the first section with that heading. Blocks of a blank-line paragraph listed in
+/// `protected` (whitespace collapsed, as Decision 5 compares paragraphs) are kept as they are.
+///
+/// ```
+/// use llm_wiki::markdown::blocks::dedup;
+/// let body = "## Facts\n\n- Rust is fast. [^c1]\n- Rust is fast. [^c2]\n\n## Facts\n\n- Rust is safe. [^c3]\n";
+/// assert_eq!(dedup(body, &[]), "## Facts\n\n- Rust is fast. [^c1][^c2]\n- Rust is safe. [^c3]\n");
+/// ```
+pub fn dedup(body: &str, protected: &[String]) -> String {
+    let (ps, suffix) = pieces(body, protected, false);
+    let prefix = leading(body);
+    let n = ps.len();
+    let out = rebuild(ps.clone(), false);
+    if out.len() == n
+        && out
+            .iter()
+            .zip(&ps)
+            .all(|(a, b)| a.text == b.text && a.gap == b.gap)
+    {
+        return body.to_string();
+    }
+    render(prefix, &out, &suffix)
+}
+
+/// Append mode (a page too long for the model to rewrite): `addition`, the text the model wrote
+/// for `current`, merged into it so that only what `current` does not hold is added. A block the
+/// page already has adds its footnote references to the page's copy and nothing else; a heading
+/// the page has (or a paraphrase of one: the same words, function words and plurals aside) puts
+/// the blocks under it at the end of the page's section; a new heading with nothing under it is
+/// dropped; anything else is appended. Then [`dedup`] applies to the whole. `protected` as in
+/// [`dedup`] (paragraphs of `current`).
+pub fn merge_append(current: &str, addition: &str, protected: &[String]) -> String {
+    let (mut ps, _) = pieces(current, protected, false);
+    let (added, _) = pieces(addition, &[], true);
+    let prefix = leading(current).to_string();
+    ps.extend(added.into_iter().enumerate().map(|(i, mut p)| {
+        if i == 0 {
+            p.gap = None;
+        }
+        p
+    }));
+    let out = rebuild(ps, true);
+    let mut text = render(&prefix, &out, "");
+    if current.ends_with('\n') || addition.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(body: &str) -> Vec<(BlockKind, String)> {
+        blocks(body)
+            .into_iter()
+            .map(|b| (b.kind, body[b.range].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_are_top_level_blocks_and_list_items() {
+        let body = "Intro\nline two.\n\n## Facts\n\n- a [^c1]\n- b\n  continued\n\n  loose\n- c\n\n```rust\nfn x() {}\n\nfn y() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> [!contradiction] x\n> y\n\n[^c1]: def\n";
+        let got = kinds(body);
+        let k: Vec<BlockKind> = got.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            k,
+            vec![
+                BlockKind::Paragraph,
+                BlockKind::Heading(2),
+                BlockKind::Item,
+                BlockKind::Item,
+                BlockKind::Item,
+                BlockKind::Code,
+                BlockKind::Table,
+                BlockKind::Quote,
+                BlockKind::FootnoteDefinition
+            ]
+        );
+        assert_eq!(got[3].1, "- b\n  continued\n\n  loose");
+        assert_eq!(got[5].1, "```rust\nfn x() {}\n\nfn y() {}\n```");
+    }
+
+    #[test]
+    fn duplicates_by_the_definition() {
+        let k = |kind, t| dup_key(kind, t);
+        // NFKC (full-width letters), case, whitespace, footnote markers, list markers.
+        assert_eq!(
+            k(BlockKind::Item, "- Ｒust  is\nfast [^c1]."),
+            k(BlockKind::Paragraph, "rust is fast.")
+        );
+        assert_eq!(
+            k(BlockKind::Heading(2), "## Ownership Rules"),
+            k(BlockKind::Heading(3), "### ownership rules ###")
+        );
+        assert_ne!(
+            k(BlockKind::Heading(2), "## Facts"),
+            k(BlockKind::Paragraph, "Facts")
+        );
+        assert_ne!(
+            k(BlockKind::FootnoteDefinition, "[^c1]: q"),
+            k(BlockKind::FootnoteDefinition, "[^c2]: q")
+        );
+        // Code is compared whole, blank lines and all.
+        assert_ne!(
+            k(BlockKind::Code, "```\na\n\nb\n```"),
+            k(BlockKind::Code, "```\na\n```")
+        );
+        assert_eq!(k(BlockKind::Item, "- [^c1]"), "");
+        assert_eq!(
+            k(BlockKind::Item, "- Made by [[Acme]] [^c1]."),
+            k(BlockKind::Item, "- Made by [[acme-inc|Acme]] [^c2].")
+        );
+    }
+
+    #[test]
+    fn dedup_keeps_a_clean_body_byte_for_byte() {
+        for body in [
+            "Intro.\n\n## Facts\n\n- a [^c1]\n- b [^c2]\n\n## Related\n\n- [[X]]\n\n[^c1]: d\n[^c2]: e\n",
+            "  lead\n\n\n\npara\n",
+            "",
+            "# T\n\ntext",
+        ] {
+            assert_eq!(dedup(body, &[]), body);
+        }
+    }
+
+    #[test]
+    fn dedup_merges_citations_and_sections() {
+        let body = "Lead.\n\n## Facts\n\n- Rust is fast. [^c1]\n- Rust is safe. [^c2]\n\n## Related\n\n- [[Cargo]]\n\n## Facts\n\n- rust is FAST. [^c3]\n- New one. [^c4]\n\n## Related\n\n- [[Cargo]]\n- [[Tokio]]\n";
+        let out = dedup(body, &[]);
+        assert_eq!(
+            out,
+            "Lead.\n\n## Facts\n\n- Rust is fast. [^c1][^c3]\n- Rust is safe. [^c2]\n- New one. [^c4]\n\n## Related\n\n- [[Cargo]]\n- [[Tokio]]\n"
+        );
+        assert_eq!(dedup(&out, &[]), out);
+    }
+
+    #[test]
+    fn protected_paragraphs_stay_where_they_are() {
+        let human = "My note.".to_string();
+        let body = "My note.\n\nModel text.\n\nMy note.";
+        // The later copy is a human paragraph too: both stay (never removed).
+        assert_eq!(dedup(body, std::slice::from_ref(&human)), body);
+        let body = "Model text.\n\nMy note.\n\nModel text.";
+        assert_eq!(dedup(body, &[human]), "Model text.\n\nMy note.");
+    }
+
+    #[test]
+    fn append_adds_only_what_is_new() {
+        let page = "Lead [^c1].\n\n## Ownership Rules\n\n- Each value has an owner. [^c2]\n\n## Facts\n\n- One. [^c3]";
+        // An echo of the outline with a repeated fact and one new fact under a known heading.
+        let reply = "## Ownership Rules\n\n- Each value has an owner. [^c9]\n- There can only be one owner. [^c10]\n\n## Facts\n\n## Related\n\n- [[Cargo]]";
+        let out = merge_append(page, reply, &[]);
+        assert_eq!(
+            out,
+            "Lead [^c1].\n\n## Ownership Rules\n\n- Each value has an owner. [^c2][^c9]\n- There can only be one owner. [^c10]\n\n## Facts\n\n- One. [^c3]\n\n## Related\n\n- [[Cargo]]"
+        );
+        // A paraphrased outline: the same headings in other words add nothing.
+        let reply = "## The Rules of Ownership\n\n## facts\n\n### Example";
+        assert_eq!(merge_append(page, reply, &[]), page);
+        // Appending the same reply twice adds nothing the second time.
+        let once = merge_append(page, "## More\n\nA new paragraph [^c11].", &[]);
+        assert_eq!(
+            merge_append(&once, "## More\n\nA new paragraph [^c11].", &[]),
+            once
+        );
+    }
+
+    #[test]
+    fn footnote_refs_skip_definitions() {
+        let body = "A [^c1] and [^c2] and [^c1].\n\n[^c2]: def\n[^note]";
+        assert_eq!(footnote_refs(body), vec!["c1", "c2", "note"]);
+    }
+}
