@@ -208,6 +208,9 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) clock: C,
     /// The last search index read, for searches (see [`Wiki::search_index_shared`]).
     pub(crate) search_cache: crate::wiki_search::SearchCache,
+    /// The offline compiler's corpus statistics as this connection last brought them up to date
+    /// (see `Wiki::offline_compiler`; not stored).
+    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::offline::terms::CorpusCache>>,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
     pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
     /// The latest extract reply lengths per token of source text seen in this connection, keyed
@@ -235,6 +238,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
+            offline_corpus: Default::default(),
             vector_options: Default::default(),
             extract_reply_ratio: Default::default(),
         };
@@ -249,6 +253,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
+            offline_corpus: Default::default(),
             vector_options: Default::default(),
             extract_reply_ratio: Default::default(),
         };

@@ -20,12 +20,24 @@ use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The offline compiler over every source of this wiki (its corpus terms need them all).
+    /// What each source adds to the corpus statistics is kept for this connection, so a compile
+    /// reads the text of only the sources added or corrected since the last one.
     pub async fn offline_compiler(&self) -> Result<OfflineCompiler> {
-        let mut texts = Vec::new();
-        for s in self.sources().await? {
-            texts.push(self.source_text(&s.version).await?);
+        let current: std::collections::BTreeMap<String, String> = self
+            .read_all::<crate::model::Source>(crate::storage::Store::Sources, "")
+            .await?
+            .into_iter()
+            .map(|s| (s.key, s.version))
+            .collect();
+        let mut cache = self.offline_corpus.take().unwrap_or_default();
+        for key in cache.retain(&current) {
+            let version = &current[&key];
+            let text = self.source_text(version).await?;
+            cache.add(&key, version, &text);
         }
-        Ok(OfflineCompiler::new(&texts))
+        let terms = cache.terms();
+        *self.offline_corpus.borrow_mut() = Some(cache);
+        Ok(OfflineCompiler::from_terms(terms))
     }
 
     /// Compiles with the configured endpoint over `transport`, or offline when the provider is

@@ -55,6 +55,11 @@ impl OfflineCompiler {
         }
     }
 
+    /// The compiler for a corpus whose terms are `terms` ([`terms::CorpusCache::terms`]).
+    pub fn from_terms(terms: Vec<Term>) -> Self {
+        OfflineCompiler { terms }
+    }
+
     /// The corpus terms.
     pub fn terms(&self) -> &[Term] {
         &self.terms

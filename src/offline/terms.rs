@@ -230,125 +230,250 @@ fn best_form(forms: &BTreeMap<String, usize>) -> String {
 
 /// Every term of a corpus, by the rules in the module docs, sorted by normalised form.
 pub fn corpus_terms(docs: &[Doc<'_>]) -> Vec<Term> {
-    // Rule 1: heading terms.
-    let mut heading_count: BTreeMap<String, usize> = BTreeMap::new();
-    let mut heading_forms: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut heading_terms: Vec<(usize, String)> = Vec::new();
-    for (d, doc) in docs.iter().enumerate() {
+    let mut stats = CorpusStats::default();
+    for d in docs {
+        stats.add(&DocStats::of(d));
+    }
+    stats.terms()
+}
+
+/// What one source adds to the statistics its corpus's terms come from (the rules in the
+/// module docs): its headings' candidates, the candidates its own text repeats, its capitalised
+/// runs and its CJK n-grams. Computed once per source version; [`CorpusStats`] sums them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocStats {
+    /// Per heading, its candidates `(normalised, surface form)` in order (rule 1).
+    headings: Vec<Vec<(String, String)>>,
+    /// The heading candidates this source's own text repeats three times or more (rule 1).
+    local: BTreeSet<String>,
+    /// Capitalised runs `(normalised, surface form)` of the running text (rule 3).
+    caps: Vec<(String, String)>,
+    /// CJK 2–4-grams of the running text with their counts (rule 4).
+    cjk: BTreeMap<String, usize>,
+}
+
+impl DocStats {
+    /// The statistics of one source.
+    pub fn of(doc: &Doc<'_>) -> DocStats {
+        let mut headings = Vec::new();
         for b in doc.blocks {
             if let Block::Heading(_, text) = b {
-                let mut seen = BTreeSet::new();
-                for (norm, form) in heading_candidates(text) {
-                    if seen.insert(norm.clone()) {
-                        *heading_count.entry(norm.clone()).or_default() += 1;
-                        heading_terms.push((d, norm.clone()));
-                    }
-                    *heading_forms
-                        .entry(norm)
-                        .or_default()
-                        .entry(form)
-                        .or_default() += 1;
+                headings.push(heading_candidates(text));
+            }
+        }
+        let body: String = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.as_str()),
+                Block::Heading(..) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let tokens = Tokenized::new(&body);
+        let mut local = BTreeSet::new();
+        for norm in headings.iter().flatten().map(|(n, _)| n) {
+            if local.contains(norm) {
+                continue;
+            }
+            let probe = Term {
+                title: String::new(),
+                kind: PageKind::Concept,
+                norm: norm.clone(),
+                forms: vec![],
+            };
+            if probe.count_in_tokens(&tokens) >= 3 {
+                local.insert(norm.clone());
+            }
+        }
+        let caps = capitalised_runs(&body)
+            .into_iter()
+            .map(|run| (norm_words(&run).join(" "), run))
+            .collect();
+        DocStats {
+            headings,
+            local,
+            caps,
+            cjk: cjk_ngrams(&body),
+        }
+    }
+}
+
+/// The statistics of a whole corpus: the sum of its sources' [`DocStats`]. Sources come and go
+/// one at a time ([`CorpusStats::add`], [`CorpusStats::remove`]), so the terms of a growing
+/// wiki cost what the new source adds, not a pass over every source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CorpusStats {
+    heading_count: BTreeMap<String, usize>,
+    heading_forms: BTreeMap<String, BTreeMap<String, usize>>,
+    local: BTreeMap<String, usize>,
+    caps: BTreeMap<String, BTreeMap<String, usize>>,
+    cjk: BTreeMap<String, usize>,
+}
+
+fn bump<K: Ord + Clone>(map: &mut BTreeMap<K, usize>, key: &K, by: isize) {
+    let n = map.get(key).copied().unwrap_or(0) as isize + by;
+    if n > 0 {
+        map.insert(key.clone(), n as usize);
+    } else {
+        map.remove(key);
+    }
+}
+
+impl CorpusStats {
+    /// Adds one source.
+    pub fn add(&mut self, d: &DocStats) {
+        self.apply(d, 1);
+    }
+
+    /// Takes one source out (its statistics as added).
+    pub fn remove(&mut self, d: &DocStats) {
+        self.apply(d, -1);
+    }
+
+    fn apply(&mut self, d: &DocStats, by: isize) {
+        for heading in &d.headings {
+            let mut seen = BTreeSet::new();
+            for (norm, form) in heading {
+                if seen.insert(norm) {
+                    bump(&mut self.heading_count, norm, by);
+                }
+                let forms = self.heading_forms.entry(norm.clone()).or_default();
+                bump(forms, form, by);
+                if forms.is_empty() {
+                    self.heading_forms.remove(norm);
                 }
             }
         }
-    }
-    let body_text: Vec<String> = docs
-        .iter()
-        .map(|d| {
-            d.blocks
-                .iter()
-                .filter_map(|b| match b {
-                    Block::Text(t) => Some(t.as_str()),
-                    Block::Heading(..) => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .collect();
-    let mut keep: BTreeSet<String> = crate::util::btree_set(
-        heading_count
-            .iter()
-            .filter(|(_, &c)| c >= 2)
-            .map(|(n, _)| n.clone()),
-    );
-    let body_tokens: Vec<Tokenized<'_>> = body_text.iter().map(|t| Tokenized::new(t)).collect();
-    for (d, norm) in &heading_terms {
-        if keep.contains(norm) {
-            continue;
+        for norm in &d.local {
+            bump(&mut self.local, norm, by);
         }
-        let probe = Term {
-            title: String::new(),
-            kind: PageKind::Concept,
-            norm: norm.clone(),
-            forms: vec![],
-        };
-        if probe.count_in_tokens(&body_tokens[*d]) >= 3 {
-            keep.insert(norm.clone());
+        for (norm, run) in &d.caps {
+            let forms = self.caps.entry(norm.clone()).or_default();
+            bump(forms, run, by);
+            if forms.is_empty() {
+                self.caps.remove(norm);
+            }
         }
-    }
-    // Rule 2: drop one-word terms that only occur inside a kept two-word term.
-    let bigrams: Vec<String> = keep.iter().filter(|n| n.contains(' ')).cloned().collect();
-    keep.retain(|n| {
-        n.contains(' ')
-            || !bigrams.iter().any(|b| {
-                b.split(' ').any(|w| w == n)
-                    && heading_count.get(n).copied().unwrap_or(0)
-                        <= heading_count.get(b).copied().unwrap_or(0)
-            })
-    });
-    let mut terms: BTreeMap<String, Term> = BTreeMap::new();
-    for norm in keep {
-        let forms = heading_forms.get(&norm).cloned().unwrap_or_default();
-        terms.insert(
-            norm.clone(),
-            Term {
-                title: best_form(&forms),
-                kind: PageKind::Concept,
-                forms: forms.keys().cloned().collect(),
-                norm,
-            },
-        );
+        for (gram, n) in &d.cjk {
+            bump(&mut self.cjk, gram, by * *n as isize);
+        }
     }
 
-    // Rule 3: capitalised multi-word terms in running text.
-    let mut caps: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    for text in &body_text {
-        for run in capitalised_runs(text) {
-            let norm = norm_words(&run).join(" ");
-            *caps.entry(norm).or_default().entry(run).or_default() += 1;
-        }
-    }
-    for (norm, forms) in caps {
-        let count: usize = forms.values().sum();
-        if count >= 2 && !terms.contains_key(&norm) {
+    /// The corpus's terms, by the rules in the module docs, sorted by normalised form.
+    pub fn terms(&self) -> Vec<Term> {
+        // Rule 1: heading terms — in two or more headings, or repeated in their source's text.
+        let mut keep: BTreeSet<String> = self
+            .heading_count
+            .iter()
+            .filter(|(_, &c)| c >= 2)
+            .map(|(n, _)| n.clone())
+            .collect();
+        keep.extend(self.local.keys().cloned());
+        // Rule 2: drop one-word terms that only occur inside a kept two-word term.
+        let bigrams: Vec<String> = keep.iter().filter(|n| n.contains(' ')).cloned().collect();
+        let heading_count = &self.heading_count;
+        keep.retain(|n| {
+            n.contains(' ')
+                || !bigrams.iter().any(|b| {
+                    b.split(' ').any(|w| w == n)
+                        && heading_count.get(n).copied().unwrap_or(0)
+                            <= heading_count.get(b).copied().unwrap_or(0)
+                })
+        });
+        let mut terms: BTreeMap<String, Term> = BTreeMap::new();
+        for norm in keep {
+            let forms = self.heading_forms.get(&norm).cloned().unwrap_or_default();
             terms.insert(
                 norm.clone(),
                 Term {
                     title: best_form(&forms),
-                    kind: PageKind::Entity,
+                    kind: PageKind::Concept,
                     forms: forms.keys().cloned().collect(),
                     norm,
                 },
             );
         }
+
+        // Rule 3: capitalised multi-word terms in running text.
+        for (norm, forms) in &self.caps {
+            let count: usize = forms.values().sum();
+            if count >= 2 && !terms.contains_key(norm) {
+                terms.insert(
+                    norm.clone(),
+                    Term {
+                        title: best_form(forms),
+                        kind: PageKind::Entity,
+                        forms: forms.keys().cloned().collect(),
+                        norm: norm.clone(),
+                    },
+                );
+            }
+        }
+
+        // Rule 4: recurring CJK terms, unless part of a heading term.
+        for (term, _) in recurring_cjk_of(&self.cjk) {
+            if terms
+                .keys()
+                .any(|k| k.len() > term.len() && k.contains(term.as_str()))
+            {
+                continue;
+            }
+            terms.entry(term.clone()).or_insert(Term {
+                title: term.clone(),
+                kind: PageKind::Concept,
+                norm: term.clone(),
+                forms: vec![term],
+            });
+        }
+        terms.into_values().collect()
+    }
+}
+
+/// A corpus's statistics kept between compiles: each source's [`DocStats`] by key, with the
+/// version they were computed from, and their sum. A compile brings it up to date with the
+/// sources as they are (new and corrected ones added, removed ones taken out), reading the text
+/// of the sources it has not seen only.
+#[derive(Debug, Clone, Default)]
+pub struct CorpusCache {
+    docs: BTreeMap<String, (String, DocStats)>,
+    stats: CorpusStats,
+}
+
+impl CorpusCache {
+    /// Takes out the sources not in `current` (key → version) or at another version; returns
+    /// the keys of `current` still to add.
+    pub fn retain(&mut self, current: &BTreeMap<String, String>) -> Vec<String> {
+        let stale: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(k, (v, _))| current.get(*k) != Some(v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in stale {
+            if let Some((_, d)) = self.docs.remove(&k) {
+                self.stats.remove(&d);
+            }
+        }
+        current
+            .keys()
+            .filter(|k| !self.docs.contains_key(*k))
+            .cloned()
+            .collect()
     }
 
-    // Rule 4: recurring CJK terms, unless part of a heading term.
-    for (term, _) in recurring_cjk(&body_text) {
-        if terms
-            .keys()
-            .any(|k| k.len() > term.len() && k.contains(term.as_str()))
-        {
-            continue;
-        }
-        terms.entry(term.clone()).or_insert(Term {
-            title: term.clone(),
-            kind: PageKind::Concept,
-            norm: term.clone(),
-            forms: vec![term],
-        });
+    /// Adds source `key` at `version` with its `text`.
+    pub fn add(&mut self, key: &str, version: &str, text: &str) {
+        let blocks = super::blocks::blocks(text);
+        let d = DocStats::of(&Doc { blocks: &blocks });
+        self.stats.add(&d);
+        self.docs.insert(key.to_string(), (version.to_string(), d));
     }
-    terms.into_values().collect()
+
+    /// The terms of the corpus as it stands.
+    pub fn terms(&self) -> Vec<Term> {
+        self.stats.terms()
+    }
 }
 
 /// Runs of 2–4 capitalised words (leading stopwords removed) in `text`.
@@ -386,26 +511,41 @@ fn capitalised_runs(text: &str) -> Vec<String> {
     out
 }
 
+/// The CJK 2–4-grams of `text` (runs of CJK letters, each window counted), with their counts.
+fn cjk_ngrams(text: &str) -> BTreeMap<String, usize> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if is_cjk(c) && c.is_alphanumeric() {
+            run.push(c);
+            continue;
+        }
+        for n in 2..=4 {
+            for w in run.windows(n) {
+                *counts.entry(w.iter().collect()).or_default() += 1;
+            }
+        }
+        run.clear();
+    }
+    counts
+}
+
 /// Recurring CJK terms with their counts (rule 4), most frequent first.
 pub fn recurring_cjk(texts: &[String]) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for text in texts {
-        let mut run: Vec<char> = Vec::new();
-        for c in text.chars().chain(std::iter::once(' ')) {
-            if is_cjk(c) && c.is_alphanumeric() {
-                run.push(c);
-                continue;
-            }
-            for n in 2..=4 {
-                for w in run.windows(n) {
-                    *counts.entry(w.iter().collect()).or_default() += 1;
-                }
-            }
-            run.clear();
+        for (gram, n) in cjk_ngrams(text) {
+            *counts.entry(gram).or_default() += n;
         }
     }
-    let candidates: Vec<(String, usize)> = counts
-        .into_iter()
+    recurring_cjk_of(&counts)
+}
+
+/// Rule 4 over the n-gram counts of a corpus.
+fn recurring_cjk_of(counts: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
+    let candidates: Vec<(&String, usize)> = counts
+        .iter()
+        .map(|(t, c)| (t, *c))
         .filter(|(t, c)| {
             *c >= 3
                 && !CJK_FUNCTION.contains(t.chars().next().unwrap())
@@ -419,7 +559,7 @@ pub fn recurring_cjk(texts: &[String]) -> Vec<(String, usize)> {
                 longer.len() > t.len() && longer.contains(t.as_str()) && *lc * 5 >= *c * 4
             })
         })
-        .cloned()
+        .map(|(t, c)| ((*t).clone(), *c))
         .collect();
     crate::util::sort_by(&mut kept, &|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     kept.truncate(50);
