@@ -178,6 +178,7 @@ fn journaled(store: Store, key: &str, own: &str) -> bool {
                 && key != crate::llm::settings::META_SECRETS
                 && key != crate::llm::settings::META_LEARNED
                 && !key.starts_with(UNDO_PREFIX)
+                && !crate::page_table::is_derived(key)
         }
         _ => true,
     }
@@ -357,8 +358,6 @@ impl PageWrite {
 /// Everything a rollback writes, computed before its operation begins.
 struct Prepared {
     plan: RollbackPlan,
-    /// Pages after the rollback (every page), by key.
-    after: BTreeMap<String, Page>,
     /// Page records to write (`Some`) or delete (`None`, with the revision number of the
     /// state-less revision), with the storage revision read.
     page_writes: Vec<PageWrite>,
@@ -515,8 +514,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             );
         }
         ob.op.sources = p.plan.sources.clone();
-        let pages: Vec<Page> = p.after.into_values().collect();
-        let operation = self.finish(ob, Some(&pages)).await?;
+        let operation = self.finish(ob).await?;
         Ok(RollbackReport {
             plan: p.plan,
             operation,
@@ -585,14 +583,31 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
 
-        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
-        for (k, r) in self.storage.scan(Store::Pages, "").await? {
-            current.insert(k.clone(), (from_json(Store::Pages, &k, &r.data)?, r.rev));
+        // The pages read: those the rollback restores or removes, and those linking to them
+        // (links there may have to become text). Every other page is known from the page table.
+        let table = self.page_table().await?;
+        let graph = table.link_graph();
+        let mut read: BTreeSet<String> = BTreeSet::new();
+        for (store, key) in restore.keys() {
+            if *store == Store::Pages {
+                read.insert(key.clone());
+                read.extend(graph.backlinks_of(key));
+            }
         }
-        let mut after: BTreeMap<String, Page> = current
-            .iter()
-            .map(|(k, (p, _))| (k.clone(), p.clone()))
+        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
+        for k in &read {
+            if let Some(r) = self.storage.get(Store::Pages, k).await? {
+                current.insert(k.clone(), (from_json(Store::Pages, k, &r.data)?, r.rev));
+            }
+        }
+        // Every page after the rollback: metadata from the table, the pages read in full.
+        let mut after: BTreeMap<String, Page> = table
+            .rows()
+            .map(|r| (r.key.clone(), r.page_without_body()))
             .collect();
+        for (k, (p, _)) in &current {
+            after.insert(k.clone(), p.clone());
+        }
         let mut plan = RollbackPlan {
             op: target,
             operations,
@@ -717,11 +732,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
 
         // Links elsewhere to a page that goes away become plain text (as a delete does).
-        let before_resolver = Resolver::from_pages(after_values(&current).as_slice());
+        let before_resolver = table.resolver();
         let after_pages: Vec<Page> = after.values().cloned().collect();
         let after_resolver = Resolver::from_pages(&after_pages);
         for p in &after_pages {
-            if in_plan.contains(&p.key) {
+            if in_plan.contains(&p.key) || !current.contains_key(&p.key) {
                 continue;
             }
             let body = wikilinks::rewrite(&p.body, |l| {
@@ -752,7 +767,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         crate::util::sort_by(&mut plan.pages, &|a, b| a.key.cmp(&b.key));
         Ok(Prepared {
             plan,
-            after,
             page_writes,
             other_writes,
             operations: ops_after,
@@ -828,10 +842,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         Ok(out)
     }
-}
-
-fn after_values(current: &BTreeMap<String, (Page, u64)>) -> Vec<Page> {
-    current.values().map(|(p, _)| p.clone()).collect()
 }
 
 #[cfg(test)]

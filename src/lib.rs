@@ -22,6 +22,7 @@ pub mod llm;
 pub mod markdown;
 pub mod model;
 pub mod offline;
+pub mod page_table;
 pub mod query;
 pub mod search;
 pub mod storage;

@@ -44,7 +44,7 @@ use crate::error::{Error, Result};
 use crate::markdown::keys::{fold_key, page_key, unique_key};
 use crate::markdown::page::{clean_page, page_file, parse_page_file, CleanOptions};
 use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
-use crate::markdown::resolve::{fold_name, LinkGraph, Resolution, Resolver};
+use crate::markdown::resolve::{fold_name, Resolution, Resolver};
 use crate::markdown::wikilinks::{self, write_link};
 use crate::model::{
     Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source, SourceStatus,
@@ -78,7 +78,8 @@ fn portable_meta(key: &str) -> bool {
         || key.starts_with(ASSET_PREFIX)
         || key.starts_with(crate::history::UNDO_PREFIX)
         || key == crate::lint::llm::META_LINT_LLM
-        || key == crate::llm::settings::META_LEARNED)
+        || key == crate::llm::settings::META_LEARNED
+        || crate::page_table::is_derived(key))
 }
 
 /// An attachment: a file in `raw/assets/<name>`.
@@ -264,7 +265,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let Some(page) = self.page(key).await? else {
             return Ok(None);
         };
-        let pages = self.all_pages().await?;
+        // Links and backlinks from the page table: no other page's body is read.
+        let table = self.page_table().await?;
         let assets = self.assets().await?;
         let refs: Vec<AssetRef> = assets
             .iter()
@@ -274,8 +276,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 mime: a.mime.clone(),
             })
             .collect();
-        let resolver =
-            Resolver::from_pages(&pages).with_assets(refs.iter().map(|a| a.name.as_str()));
+        let resolver = table
+            .resolver()
+            .clone()
+            .with_assets(refs.iter().map(|a| a.name.as_str()));
         let out = render(
             &page.body,
             &RenderContext {
@@ -284,13 +288,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 assets: &refs,
             },
         );
-        let graph = LinkGraph::build(&pages);
-        let by_key: HashMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
-        let backlinks = graph
+        let backlinks = table
+            .link_graph()
             .backlinks_of(&page.key)
             .iter()
-            .filter_map(|k| by_key.get(k.as_str()))
-            .map(|p| page_ref(p))
+            .filter_map(|k| table.get(k))
+            .map(|r| PageRef {
+                key: r.key.clone(),
+                title: r.title.clone(),
+                kind: r.kind,
+            })
             .collect();
         let shown = out
             .assets
@@ -311,13 +318,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Keys of the pages linking to `key`, sorted (links resolve case-insensitively and through
     /// aliases; see `markdown::resolve`).
     pub async fn backlinks(&self, key: &str) -> Result<Vec<String>> {
-        Ok(LinkGraph::build(&self.all_pages().await?).backlinks_of(key))
+        Ok(self.page_table().await?.link_graph().backlinks_of(key))
     }
 
-    /// Every page and every link between pages (see [`WikiGraph`]), for a graph view.
+    /// Every page and every link between pages (see [`WikiGraph`]), for a graph view; from the
+    /// page table (no body is read).
     pub async fn graph(&self) -> Result<WikiGraph> {
-        let pages = self.all_pages().await?; // ordered by key
-        let links = LinkGraph::build(&pages);
+        let table = self.page_table().await?;
+        let pages = table.pages_without_bodies(); // ordered by key
+        let links = table.link_graph();
         let edges = links
             .outgoing
             .iter()
@@ -376,7 +385,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         ob.op.summary = format!("attachment added: {}", asset.name);
         put_asset(&mut ob.batch, &asset, bytes);
-        self.finish(ob, None).await?;
+        self.finish(ob).await?;
         Ok(asset)
     }
 
@@ -396,18 +405,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if title.is_empty() {
             return Err(Error::InvalidInput("a page needs a title".into()));
         }
-        let (pages, revs) = self.pages_with_revs().await?;
-        let idx = find_page(&pages, key)?;
-        let old = pages[idx].clone();
+        // The page and the pages linking to it are read; the others are known from the table.
+        let table = self.page_table().await?;
+        let found = table
+            .find(key)
+            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?
+            .key
+            .clone();
+        let (pages, revs) = self.pages_linking(&table, &found).await?;
+        let old = pages
+            .iter()
+            .find(|p| p.key == found)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
         let taken: BTreeSet<String> = crate::util::btree_set(
-            pages
-                .iter()
+            table
+                .rows()
                 .filter(|p| p.key != old.key)
                 .map(|p| fold_key(&p.key)),
         );
         let new_key = unique_key(title, |k| taken.contains(k));
         let now = self.clock.now_ms();
-        let full = Resolver::from_pages(&pages);
+        let full = table.resolver();
         let direct = Resolver::new([(old.key.as_str(), old.title.as_str(), &[][..])]);
 
         let mut ob = self
@@ -418,7 +437,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?;
         ob.op.time = now;
         let op = ob.op.id;
-        let mut after: Vec<Page> = Vec::with_capacity(pages.len());
         let mut rewritten = Vec::new();
         let mut renamed = old.clone();
         for p in &pages {
@@ -447,14 +465,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue;
             }
             if body == p.body {
-                after.push(p.clone());
                 continue;
             }
             let q =
                 self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
             rewritten.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
-            after.push(q);
         }
         renamed.key = new_key.clone();
         renamed.title = title.to_string();
@@ -514,9 +530,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if new_key != old.key {
             ob.op.pages.insert(0, old.key.clone());
         }
-        after.push(renamed.clone());
-        crate::util::sort_by(&mut after, &|a, b| a.key.cmp(&b.key));
-        let op = self.finish(ob, Some(&after)).await?;
+        let op = self.finish(ob).await?;
         Ok(RenameReport {
             page: renamed,
             old_key: old.key,
@@ -531,10 +545,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ///
     /// Errors: [`Error::NotFound`], [`Error::Conflict`] (nothing written).
     pub async fn delete_page(&self, key: &str) -> Result<DeleteReport> {
-        let (pages, revs) = self.pages_with_revs().await?;
-        let idx = find_page(&pages, key)?;
-        let gone = pages[idx].clone();
-        let full = Resolver::from_pages(&pages);
+        let table = self.page_table().await?;
+        let found = table
+            .find(key)
+            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?
+            .key
+            .clone();
+        let (pages, revs) = self.pages_linking(&table, &found).await?;
+        let gone = pages
+            .iter()
+            .find(|p| p.key == found)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
+        let full = table.resolver();
         let now = self.clock.now_ms();
         let mut ob = self
             .begin(OperationKind::Delete, format!("deleted: {}", gone.title))
@@ -542,19 +565,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         ob.op.time = now;
         ob.op.pages.push(gone.key.clone());
         let op = ob.op.id;
-        let mut after = Vec::with_capacity(pages.len());
         let mut unlinked = Vec::new();
         for p in pages.iter().filter(|p| p.key != gone.key) {
-            let body = unlink_page(&p.body, &full, &p.key, &gone.key);
+            let body = unlink_page(&p.body, full, &p.key, &gone.key);
             if body == p.body {
-                after.push(p.clone());
                 continue;
             }
             let q =
                 self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
             unlinked.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
-            after.push(q);
         }
         self.delete_page_record(
             &mut ob.batch,
@@ -565,7 +585,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             now,
         )
         .await?;
-        let op = self.finish(ob, Some(&after)).await?;
+        let op = self.finish(ob).await?;
         Ok(DeleteReport {
             key: gone.key,
             unlinked,
@@ -588,12 +608,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(max + 1)
     }
 
-    async fn pages_with_revs(&self) -> Result<(Vec<Page>, HashMap<String, u64>)> {
+    /// Page `key` and the pages linking to it (the page table's backlinks), with their storage
+    /// revisions: what renaming or deleting it may rewrite.
+    async fn pages_linking(
+        &self,
+        table: &crate::page_table::PageTable,
+        key: &str,
+    ) -> Result<(Vec<Page>, HashMap<String, u64>)> {
         let mut pages = Vec::new();
         let mut revs = HashMap::new();
-        for (k, r) in self.storage.scan(Store::Pages, "").await? {
-            pages.push(from_json::<Page>(Store::Pages, &k, &r.data)?);
-            revs.insert(k, r.rev);
+        let keys = std::iter::once(key.to_string()).chain(table.link_graph().backlinks_of(key));
+        for k in keys {
+            if let Some(r) = self.storage.get(Store::Pages, &k).await? {
+                pages.push(from_json::<Page>(Store::Pages, &k, &r.data)?);
+                revs.insert(k, r.rev);
+            }
         }
         Ok((pages, revs))
     }
@@ -683,8 +712,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Points claims (`page`) and ledger records (`pages`) at a renamed page's new key.
     pub(crate) async fn rekey_claims(&self, batch: &mut Batch, old: &str, new: &str) -> Result<()> {
-        for (store, field) in [(Store::Claims, "page"), (Store::Ledger, "pages")] {
-            for (k, r) in self.storage.scan(store, "").await? {
+        use crate::page_table::{list, PAGE_CLAIMS_PREFIX, PAGE_RECORDS_PREFIX};
+        for (store, field, prefix) in [
+            (Store::Claims, "page", PAGE_CLAIMS_PREFIX),
+            (Store::Ledger, "pages", PAGE_RECORDS_PREFIX),
+        ] {
+            // The page table lists the claims and records naming the page.
+            for k in list(&self.storage, prefix, old).await? {
+                let Some(r) = self.storage.get(store, &k).await? else {
+                    continue;
+                };
                 let mut v: Value = from_json(store, &k, &r.data)?;
                 let changed = match v.get_mut(field) {
                     Some(Value::String(s)) if s == old => {
@@ -1289,7 +1326,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             report.sources_unchanged.len(),
             report.assets.len()
         );
-        let op = self.finish(ob, None).await?;
+        let op = self.finish(ob).await?;
         report.op = Some(op.id);
         Ok(report)
     }
@@ -1342,14 +1379,6 @@ fn json_map(map: &BTreeMap<String, Value>) -> Vec<u8> {
     out
 }
 
-fn page_ref(p: &Page) -> PageRef {
-    PageRef {
-        key: p.key.clone(),
-        title: p.title.clone(),
-        kind: p.kind,
-    }
-}
-
 /// `body` (of page `self_key`) with every link that resolves to `gone` turned into its display
 /// text (alias pipes escaped inside table cells); other links, resolving or not, stay as written.
 pub(crate) fn unlink_page(body: &str, resolver: &Resolver, self_key: &str, gone: &str) -> String {
@@ -1357,17 +1386,6 @@ pub(crate) fn unlink_page(body: &str, resolver: &Resolver, self_key: &str, gone:
         (resolver.resolve_link(l, Some(self_key)) == Resolution::Page(gone.to_string()))
             .then(|| l.as_plain_text())
     })
-}
-
-fn find_page(pages: &[Page], key: &str) -> Result<usize> {
-    pages
-        .iter()
-        .position(|p| p.key == key)
-        .or_else(|| {
-            let f = fold_key(key);
-            pages.iter().position(|p| fold_key(&p.key) == f)
-        })
-        .ok_or_else(|| Error::NotFound(format!("page {key:?}")))
 }
 
 /// `base` with the fields a page file carries (kind from its folder; title, aliases, tags,

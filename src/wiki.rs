@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Clock;
 use crate::documents::{self, INDEX_MD, LOG_MD, SCHEMA_MD};
 use crate::error::{Error, Result};
-use crate::markdown::keys::{fold_key, unique_key};
+use crate::markdown::keys::unique_key;
 use crate::model::{
     Artifact, Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source,
     SourceStatus, TokenUsage, SUPPORTED_MIME,
 };
+use crate::page_table::PageTable;
 use crate::storage::{Backend, Batch, Expect, OpenOptions, Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
 
@@ -152,11 +153,15 @@ pub struct PageInfo {
     pub updated: i64,
     /// Latest revision number.
     pub revision: u64,
+    /// Size of the body in bytes (UTF-8).
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 impl From<Page> for PageInfo {
     fn from(p: Page) -> Self {
         PageInfo {
+            bytes: p.body.len() as u64,
             key: p.key,
             title: p.title,
             kind: p.kind,
@@ -198,6 +203,8 @@ struct OpsCounter {
 pub(crate) struct OpBuilder {
     pub(crate) batch: Batch,
     pub(crate) op: Operation,
+    /// Write index.md even when no page changes (the lint fix that rebuilds it).
+    pub(crate) rewrite_index: bool,
 }
 
 /// One open wiki.
@@ -208,9 +215,14 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) clock: C,
     /// The last search index read, for searches (see [`Wiki::search_index_shared`]).
     pub(crate) search_cache: crate::wiki_search::SearchCache,
+    /// The page table as last read or committed here, with the revision of its stamp record
+    /// (see [`Wiki::page_table`]).
+    pub(crate) page_table_cache: std::cell::RefCell<Option<(u64, std::rc::Rc<PageTable>)>>,
     /// The offline compiler's corpus statistics as this connection last brought them up to date
     /// (see `Wiki::offline_compiler`; not stored).
     pub(crate) offline_corpus: std::cell::RefCell<Option<crate::offline::terms::CorpusCache>>,
+    /// The findings of this connection's last lint (what `Wiki::apply_fix` looks an id up in).
+    pub(crate) last_findings: std::cell::RefCell<Vec<crate::lint::Finding>>,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
     pub(crate) vector_options: std::cell::Cell<crate::wiki_search::VectorIndexOptions>,
     /// The latest extract reply lengths per token of source text seen in this connection, keyed
@@ -238,7 +250,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
+            page_table_cache: Default::default(),
             offline_corpus: Default::default(),
+            last_findings: Default::default(),
             vector_options: Default::default(),
             extract_reply_ratio: Default::default(),
         };
@@ -253,7 +267,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             storage: crate::storage::counting::Counting::new(storage),
             clock,
             search_cache: Default::default(),
+            page_table_cache: Default::default(),
             offline_corpus: Default::default(),
+            last_findings: Default::default(),
             vector_options: Default::default(),
             extract_reply_ratio: Default::default(),
         };
@@ -305,6 +321,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// it directly are not counted in [`Wiki::io_stats`].
     pub fn storage(&self) -> &S {
         self.storage.inner()
+    }
+
+    /// The differences between the stored page table and the one the page, claim and ledger
+    /// records give ([`crate::page_table::differences`]): empty when it is right. For tests and
+    /// diagnostics: it reads everything.
+    pub async fn page_table_differences(&self) -> Result<Vec<String>> {
+        crate::page_table::differences(self.storage.inner()).await
     }
 
     /// What this connection has read and written, per store, since it opened: records and bytes.
@@ -387,6 +410,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         );
         Ok(OpBuilder {
             batch,
+            rewrite_index: false,
             op: Operation {
                 id,
                 kind,
@@ -400,14 +424,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// Finishes an operation: adds the op record, the log entry and, when `all_pages` is given, a
-    /// fresh index.md built from it (the page set after this operation) and the search-index
-    /// delta, then the operation's undo record (`crate::history`), then commits.
-    pub(crate) async fn finish(
-        &self,
-        mut ob: OpBuilder,
-        all_pages: Option<&[Page]>,
-    ) -> Result<Operation> {
+    /// Finishes an operation: adds the op record and the log entry, then what the batch's page,
+    /// revision, claim and ledger writes change in the page table ([`crate::page_table::derive`]),
+    /// and — when pages change — a fresh index.md from the table and the search-index delta of
+    /// the pages written and deleted; then the operation's undo record ([`crate::history`]), then
+    /// commits. Reads the bodies of no page but those in the batch.
+    pub(crate) async fn finish(&self, mut ob: OpBuilder) -> Result<Operation> {
         ob.batch.put(
             Store::Operations,
             operation_key(ob.op.id),
@@ -426,12 +448,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             text.into_bytes(),
             Expect::from_read(rev),
         );
-        if let Some(pages) = all_pages {
-            let index = documents::render_index(pages);
-            ob.batch
-                .put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
+        let table = self.page_table().await?;
+        let derived =
+            crate::page_table::derive(&self.storage, &mut ob.batch, &table, ob.op.id).await?;
+        if derived.pages_changed() || ob.rewrite_index {
+            ob.batch.put(
+                Store::Documents,
+                INDEX_MD,
+                derived.table.index_md().into_bytes(),
+                Expect::Any,
+            );
+        }
+        let mut search = None;
+        if derived.pages_changed() {
             // The search index changes in the same transaction as the pages.
-            self.search_delta(&mut ob.batch, ob.op.id, pages).await?;
+            let written: Vec<&Page> = derived.written.values().collect();
+            let index = self
+                .search_delta(&mut ob.batch, ob.op.id, &written, &derived.deleted)
+                .await?;
+            // Its stamp is the batch's last search write so far.
+            search = Some((index, ob.batch.len() - 1));
         } else {
             // The pages did not change: an index current before this operation is current after
             // it, so its stamp moves along (and reading it later never has to write).
@@ -445,8 +481,63 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&undo),
             Expect::Absent,
         );
-        self.storage.commit(ob.batch).await?;
+        let stamp_at = derived.stamp_at;
+        let op = ob.op.id;
+        let revs = self.storage.commit(ob.batch).await?;
+        *self.page_table_cache.borrow_mut() = revs
+            .get(stamp_at)
+            .map(|rev| (*rev, std::rc::Rc::new(derived.table)));
+        if let Some((index, at)) = search {
+            if let Some(rev) = revs.get(at) {
+                self.committed_search_index(index, op, *rev);
+            }
+        }
         Ok(ob.op)
+    }
+
+    /// The page table (see [`crate::page_table`]): kept between calls while its stamp record is
+    /// unchanged (one small read), read again when another connection committed, and rebuilt
+    /// from the records — a full read, saved — when its stamp is behind the op counter (a wiki
+    /// written by an older build, an imported vault).
+    ///
+    /// Errors: storage errors, [`Error::Corrupt`] for a record that does not parse.
+    pub(crate) async fn page_table(&self) -> Result<std::rc::Rc<PageTable>> {
+        let last = self
+            .read::<OpsCounter>(Store::Meta, META_OPS)
+            .await?
+            .map_or(0, |(c, _)| c.last);
+        let stamp = self
+            .storage
+            .get(Store::Meta, crate::page_table::STAMP_KEY)
+            .await?;
+        if let Some(r) = &stamp {
+            let s: crate::page_table::Stamp =
+                from_json(Store::Meta, crate::page_table::STAMP_KEY, &r.data)?;
+            if s.op == last {
+                if let Some((rev, table)) = &*self.page_table_cache.borrow() {
+                    if *rev == r.rev {
+                        return Ok(table.clone());
+                    }
+                }
+                let rows: Vec<crate::page_table::PageRow> = self
+                    .read_all(Store::Meta, crate::page_table::ROW_PREFIX)
+                    .await?;
+                let table = std::rc::Rc::new(PageTable::from_rows(rows));
+                *self.page_table_cache.borrow_mut() = Some((r.rev, table.clone()));
+                return Ok(table);
+            }
+        }
+        let (table, batch) = crate::page_table::rebuild(&self.storage, last).await?;
+        let table = std::rc::Rc::new(table);
+        // Saved when it can be; a conflict with another writer just means another rebuild later.
+        match self.storage.commit(batch).await {
+            Ok(revs) => {
+                *self.page_table_cache.borrow_mut() = revs.last().map(|rev| (*rev, table.clone()));
+            }
+            Err(Error::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(table)
     }
 
     // ---------------------------------------------------------------- sources
@@ -565,7 +656,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&source),
             Expect::from_read(rev),
         );
-        let op = self.finish(ob, None).await?;
+        let op = self.finish(ob).await?;
         Ok(AddSourceReport {
             key,
             version,
@@ -633,12 +724,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// One line per page, ordered by key.
     pub async fn pages(&self) -> Result<Vec<PageInfo>> {
-        Ok(self
-            .all_pages()
-            .await?
-            .into_iter()
-            .map(PageInfo::from)
-            .collect())
+        // From the page table: no body is read.
+        Ok(self.page_table().await?.rows().map(|r| r.info()).collect())
     }
 
     /// One page, or `None`. The key is matched exactly first, then case-insensitively.
@@ -646,12 +733,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if let Some((p, _)) = self.read::<Page>(Store::Pages, key).await? {
             return Ok(Some(p));
         }
-        let folded = fold_key(key);
-        Ok(self
-            .all_pages()
-            .await?
-            .into_iter()
-            .find(|p| fold_key(&p.key) == folded))
+        let Some(row) = self.page_table().await?.find(key).map(|r| r.key.clone()) else {
+            return Ok(None);
+        };
+        Ok(self.read::<Page>(Store::Pages, &row).await?.map(|(p, _)| p))
     }
 
     /// A human edit: creates or updates a page as a new revision by [`Author::Human`], in one
@@ -662,20 +747,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub async fn put_page(&self, edit: PageEdit) -> Result<Page> {
         // Frontmatter or fences in the body become fields; table pipes are escaped (markdown::page).
         let (edit, extra_frontmatter) = crate::markdown::page::absorb_edit(edit);
-        let mut pages = self.all_pages().await?;
         let now = self.clock.now_ms();
-        let existing_idx = match &edit.key {
+        let existing = match &edit.key {
             Some(k) => Some(
-                pages
-                    .iter()
-                    .position(|p| p.key == *k)
+                self.read::<Page>(Store::Pages, k)
+                    .await?
+                    .map(|(p, _)| p)
                     .ok_or_else(|| Error::NotFound(format!("page {k:?}")))?,
             ),
             None => None,
         };
-        let (page, expect) = match existing_idx {
-            Some(i) => {
-                let old = &pages[i];
+        let (page, expect) = match &existing {
+            Some(old) => {
                 if let Some(base) = edit.base_revision {
                     if base != old.revision {
                         return Err(Error::Conflict {
@@ -729,8 +812,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .filter(|t| !t.is_empty())
                     .ok_or_else(|| Error::InvalidInput("a new page needs a title".into()))?
                     .to_string();
-                let taken: std::collections::HashSet<String> =
-                    pages.iter().map(|p| fold_key(&p.key)).collect();
+                let taken = self.page_table().await?.taken_keys();
                 let key = unique_key(&title, |k| taken.contains(k));
                 // A key a deleted page used keeps its history: continue its numbering.
                 let revision = self.next_revision_number(&key).await?;
@@ -789,11 +871,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&revision),
             Expect::Absent,
         );
-        match existing_idx {
-            Some(i) => pages[i] = page.clone(),
-            None => pages.push(page.clone()),
-        }
-        self.finish(ob, Some(&pages)).await?;
+        self.finish(ob).await?;
         Ok(page)
     }
 
@@ -837,7 +915,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             text.into_bytes(),
             Expect::from_read(rev),
         );
-        self.finish(ob, None).await
+        self.finish(ob).await
     }
 
     /// Every operation, oldest first.

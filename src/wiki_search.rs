@@ -273,12 +273,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         batch: &mut Batch,
         op: u64,
-        pages: &[Page],
-    ) -> Result<()> {
-        let mut index = self.search_index().await?;
-        index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        written: &[&Page],
+        deleted: &[String],
+    ) -> Result<SearchIndex> {
+        let mut index = self.search_index_for_commit().await?;
+        index.apply(
+            written.iter().map(|p| (p.key.as_str(), page_fields(p))),
+            deleted.iter().map(String::as_str),
+        );
         if self.llm_config().await?.embeddings.provider == EmbeddingProvider::Offline {
-            let by_key: HashMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+            let by_key: HashMap<&str, &Page> =
+                written.iter().map(|p| (p.key.as_str(), *p)).collect();
             let embedder = OfflineEmbedder::new();
             let vectors: Vec<(String, Vec<f32>)> = index
                 .missing_embeddings(OFFLINE_MODEL, OFFLINE_DIMENSION)
@@ -299,7 +304,38 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         search_writes(batch, &index, op);
-        Ok(())
+        Ok(index)
+    }
+
+    /// The search index a commit changes: the one this connection keeps decoded, taken from the
+    /// cache when its stamp is the stored one and nothing else holds it (no decode: the records
+    /// are what it was read or saved from), else read from storage ([`Wiki::search_index`]).
+    async fn search_index_for_commit(&self) -> Result<SearchIndex> {
+        let last = self.last_op().await?;
+        let rev = self
+            .storage
+            .get(Store::Search, SEARCH_OP_KEY)
+            .await?
+            .map(|r| r.rev);
+        let cached = self.search_cache.0.borrow_mut().take();
+        if let (Some(rev), Some((cached_rev, cached_op, index))) = (rev, cached) {
+            if rev == cached_rev && last == cached_op {
+                if let Ok(index) = Rc::try_unwrap(index) {
+                    return Ok(index);
+                }
+            }
+        }
+        self.search_index().await
+    }
+
+    /// After a commit that carried `index`'s changes ([`Wiki::search_delta`]) with the stamp
+    /// for operation `op` at storage revision `stamp_rev`: the index is what storage holds now,
+    /// so it is kept for the next search and the next commit.
+    pub(crate) fn committed_search_index(&self, mut index: SearchIndex, op: u64, stamp_rev: u64) {
+        index.mark_persisted();
+        index.synced_op = Some(op);
+        index.stamp_rev = Some(stamp_rev);
+        *self.search_cache.0.borrow_mut() = Some((stamp_rev, op, Rc::new(index)));
     }
 
     /// Moves the search index's stamp to `op` in `batch` when it stands at `op - 1` (the

@@ -84,7 +84,7 @@ fn wiki(backend: &MemoryBackend) -> W {
             Expect::Absent,
         );
     }
-    block_on(w.storage().commit(b)).unwrap();
+    common::commit_as_another_build(&w, b);
     w
 }
 

@@ -528,6 +528,22 @@ fn merging_duplicates_settles_their_contradiction_and_rebuilds_the_app_sections_
             Expect::Absent,
         );
     }
+    // As another build writes them: an operation of its own (the op counter moves on).
+    let last: serde_json::Value = serde_json::from_slice(
+        &block_on(w.storage().get(Store::Meta, "ops"))
+            .unwrap()
+            .unwrap()
+            .data,
+    )
+    .unwrap();
+    b.put(
+        Store::Meta,
+        "ops",
+        serde_json::json!({ "last": last["last"].as_u64().unwrap() + 1 })
+            .to_string()
+            .into_bytes(),
+        Expect::Any,
+    );
     block_on(w.storage().commit(b)).unwrap();
     let before = state(&w);
 

@@ -384,3 +384,164 @@ fn a_source_with_more_facts_than_a_page_holds_continues_on_parts() {
         assert!(block_on(w.page(part)).unwrap().is_none());
     }
 }
+
+/// The product's page after `n` reports, through the scripted endpoint.
+fn filled_wiki(name: &str, n: usize) -> (MemoryBackend, W) {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, name);
+    let llm = ScriptedLlm::new();
+    for (key, text) in many_notes(n) {
+        add(&w, &key, &text);
+        let report = compile_with(&w, &llm);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+    }
+    (backend, w)
+}
+
+#[test]
+fn lint_reports_a_page_past_its_soft_limit_and_splitting_it_keeps_every_fact() {
+    use llm_wiki::lint::{FindingKind, Fix, LintOptions};
+    use llm_wiki::model::limits;
+    let (_b, w) = filled_wiki("split", 24);
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    assert!(
+        page.body.len() > limits::SOFT_BYTES,
+        "{} bytes",
+        page.body.len()
+    );
+    let findings = block_on(w.lint(&LintOptions::default())).unwrap();
+    let long = findings
+        .iter()
+        .find(|f| f.kind == FindingKind::PageTooLong && f.page == "Widgetron")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert!(
+        long.message.starts_with("page too long:"),
+        "{}",
+        long.message
+    );
+    assert_eq!(
+        long.fix,
+        Some(Fix::SplitPage {
+            page: "Widgetron".into()
+        })
+    );
+    // Only pages past the soft limit are reported.
+    for f in findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::PageTooLong)
+    {
+        let p = block_on(w.page(&f.page)).unwrap().unwrap();
+        assert!(
+            p.body.len() > limits::SOFT_BYTES
+                || claims_of(&w).iter().filter(|c| c.page == p.key).count() > limits::SOFT_FACTS
+        );
+    }
+    let before_claims: Vec<Claim> = claims_of(&w)
+        .into_iter()
+        .filter(|c| c.page == "Widgetron")
+        .collect();
+    let before = page.body.clone();
+
+    let op = block_on(w.apply_fix(&long.id, None, false)).unwrap();
+    let page = block_on(w.page("Widgetron")).unwrap().unwrap();
+    assert!(
+        page.body.len() <= limits::SOFT_BYTES,
+        "{} bytes left",
+        page.body.len()
+    );
+    let parts: Vec<Page> = block_on(w.all_pages())
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.title.starts_with("Widgetron (part "))
+        .collect();
+    assert!(!parts.is_empty());
+    for p in &parts {
+        assert!(
+            p.body.len() <= limits::SOFT_BYTES,
+            "{}: {} bytes",
+            p.key,
+            p.body.len()
+        );
+        assert!(
+            page.body.contains(&format!("[[{}", p.key)),
+            "{} is linked from the page",
+            p.key
+        );
+    }
+    // Every fact the page stated is stated, and cited, on the page or on one of its parts.
+    let after = claims_of(&w);
+    for c in &before_claims {
+        let now = after
+            .iter()
+            .find(|a| a.id == c.id)
+            .expect("no claim is lost");
+        assert!(
+            now.page == "Widgetron" || parts.iter().any(|p| p.key == now.page),
+            "{now:?}"
+        );
+        let holder = if now.page == "Widgetron" {
+            &page
+        } else {
+            parts.iter().find(|p| p.key == now.page).unwrap()
+        };
+        assert!(
+            holder.body.contains(&format!("[^{}]:", c.id)),
+            "{} on {}",
+            c.id,
+            holder.key
+        );
+    }
+    assert_clean(&w, "after the split");
+    assert!(block_on(w.page_table_differences()).unwrap().is_empty());
+    let again = block_on(w.lint(&LintOptions::default())).unwrap();
+    assert!(!again
+        .iter()
+        .any(|f| f.kind == FindingKind::PageTooLong && f.page == "Widgetron"));
+
+    // One operation: rolling it back gives the page back and takes the parts away.
+    block_on(w.rollback(op.id)).unwrap();
+    assert_eq!(block_on(w.page("Widgetron")).unwrap().unwrap().body, before);
+    for p in &parts {
+        assert!(block_on(w.page(&p.key)).unwrap().is_none());
+    }
+    assert!(block_on(w.page_table_differences()).unwrap().is_empty());
+}
+
+#[test]
+fn a_lint_of_some_pages_reads_them_alone_and_finds_what_a_full_lint_finds_there() {
+    use llm_wiki::lint::{FindingKind, LintOptions};
+    let (_b, w) = filled_wiki("scoped", 8);
+    // A broken link and a human edit to find.
+    let acme = block_on(w.page("Widgetron")).unwrap().unwrap();
+    block_on(w.put_page(llm_wiki::wiki::PageEdit {
+        key: Some(acme.key.clone()),
+        body: Some(format!(
+            "{}\n\nSee [[Widgetronn]] and [[Missing thing]].\n",
+            acme.body
+        )),
+        ..Default::default()
+    }))
+    .unwrap();
+    let full = block_on(w.lint(&LintOptions::default())).unwrap();
+    let wide = [FindingKind::SourceTextChanged, FindingKind::IndexDrift];
+    for p in block_on(w.pages()).unwrap() {
+        let before = w.io_stats();
+        let scoped = block_on(w.lint(&LintOptions {
+            pages: Some(vec![p.key.clone()]),
+            ..LintOptions::default()
+        }))
+        .unwrap();
+        let read = w.io_stats().since(&before).of(Store::Pages).reads;
+        assert!(read <= 1, "{}: read {read} pages", p.key);
+        let expected: Vec<_> = full
+            .iter()
+            .filter(|f| !wide.contains(&f.kind))
+            .filter(|f| f.page == p.key || f.related.contains(&p.key))
+            .collect();
+        let got: Vec<_> = scoped.iter().collect();
+        assert_eq!(got, expected, "{}", p.key);
+    }
+    assert!(full
+        .iter()
+        .any(|f| f.kind == FindingKind::BrokenLink && f.page == "Widgetron"));
+}

@@ -397,6 +397,10 @@ fn split_plain(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
 pub struct NameMatcher {
     folded: String,
     tokens: std::collections::HashMap<String, usize>,
+    /// Every three-byte window of `folded`: a name with a window not in it cannot occur, so most
+    /// names are ruled out without searching the text (asking for every page's name is then
+    /// about linear in the names, not names × text).
+    trigrams: std::collections::HashSet<[u8; 3]>,
 }
 
 impl NameMatcher {
@@ -408,9 +412,16 @@ impl NameMatcher {
                 *tokens.entry(t.to_string()).or_insert(0) += 1;
             }
         });
+        let folded = match_key(text);
+        let trigrams = folded
+            .as_bytes()
+            .windows(3)
+            .map(|w| [w[0], w[1], w[2]])
+            .collect();
         NameMatcher {
-            folded: match_key(text),
+            folded,
             tokens,
+            trigrams,
         }
     }
 
@@ -424,6 +435,13 @@ impl NameMatcher {
                 .and_then(|t| self.tokens.get(t))
                 .copied()
                 .unwrap_or(0),
+            _ if key
+                .as_bytes()
+                .windows(3)
+                .any(|w| !self.trigrams.contains(&[w[0], w[1], w[2]])) =>
+            {
+                0
+            }
             _ => self.folded.matches(key.as_str()).count(),
         }
     }

@@ -441,6 +441,34 @@ impl Budget {
     }
 }
 
+/// Topic tokens of a source's text that make the query finding pages like it
+/// ([`Wiki::load_candidate_claims`]).
+const CANDIDATE_QUERY_TERMS: usize = 24;
+/// Pages most like a source's text whose claims are candidates for its contradiction check.
+const CANDIDATE_PAGES: usize = 24;
+
+/// The `n` most frequent topic tokens of `text` ([`crate::offline::textrank::tokens`], counted
+/// per sentence-sized piece), joined by spaces: ties by the token, so the query is the same for
+/// the same text.
+fn frequent_topic_tokens(text: &str, n: usize) -> String {
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for piece in text.split(['\n', '.', '。']) {
+        for t in crate::offline::textrank::tokens(piece) {
+            *counts.entry(t).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().filter(|(_, c)| *c > 1).collect();
+    crate::util::sort_by(&mut ranked, &|a, b| {
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    });
+    ranked
+        .into_iter()
+        .take(n)
+        .map(|(t, _)| t)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The longest chunk whose extract reply, at `ratio` reply tokens per text token, fills at most
 /// [`REPLY_FILL`] of the `output` cap; never below an eighth of `static_budget` (or 64), never
 /// above it.
@@ -464,10 +492,20 @@ fn claims_to_check<'a>(
         .filter(move |c| c.source_key != source_key && canonical.get(&c.id) == Some(&c.id))
 }
 
-/// The snapshot of the wiki a plan is made from.
+/// The snapshot of the wiki a plan is made from: every page's metadata (from the page table),
+/// the bodies of only the pages loaded ([`Snapshot::load_pages`]: the ones a compile changes),
+/// and the claims and contradiction records loaded for them — never the whole wiki.
 pub(super) struct Snapshot {
+    /// Every page by key, with its storage revision: metadata from the page table and an empty
+    /// body unless loaded (then the page record as stored).
     pub(super) pages: BTreeMap<String, (Page, u64)>,
+    /// The pages whose records (bodies included) are loaded.
+    pub(super) loaded: BTreeSet<String>,
+    /// The page table the metadata came from.
+    pub(super) table: std::rc::Rc<crate::page_table::PageTable>,
+    /// The claims loaded, by id.
     pub(super) claims: BTreeMap<String, Claim>,
+    /// The contradiction records loaded, by id.
     pub(super) ledger: BTreeMap<String, Contradiction>,
     pub(super) sources: BTreeMap<String, Source>,
     pub(super) source_rev: u64,
@@ -475,14 +513,14 @@ pub(super) struct Snapshot {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// A snapshot for compiling or removing `source_key`: every page's metadata, every source,
+    /// schema.md; no body, claim or record yet.
     pub(super) async fn snapshot(&self, source_key: &str) -> Result<Snapshot> {
-        let mut pages = BTreeMap::new();
-        for (k, r) in self.storage.scan(Store::Pages, "").await? {
-            let p: Page = from_json(Store::Pages, &k, &r.data)?;
-            pages.insert(k, (p, r.rev));
-        }
-        let claims = self.read_map(Store::Claims).await?;
-        let ledger = self.read_map(Store::Ledger).await?;
+        let table = self.page_table().await?;
+        let pages = table
+            .rows()
+            .map(|r| (r.key.clone(), (r.page_without_body(), 0)))
+            .collect();
         let mut sources = BTreeMap::new();
         let mut source_rev = 0;
         for (k, r) in self.storage.scan(Store::Sources, "").await? {
@@ -495,12 +533,157 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let schema_md = self.schema().await?;
         Ok(Snapshot {
             pages,
-            claims,
-            ledger,
+            loaded: BTreeSet::new(),
+            table,
+            claims: BTreeMap::new(),
+            ledger: BTreeMap::new(),
             sources,
             source_rev,
             schema_md,
         })
+    }
+
+    /// Loads the records (bodies and storage revisions) of `keys` into `snap`, and the claims
+    /// stated on them and the contradiction records naming them (with those records' claims).
+    pub(super) async fn load_pages(
+        &self,
+        snap: &mut Snapshot,
+        keys: &BTreeSet<String>,
+    ) -> Result<()> {
+        for k in keys {
+            if snap.loaded.contains(k) {
+                continue;
+            }
+            if let Some(r) = self.storage.get(Store::Pages, k).await? {
+                let p: Page = from_json(Store::Pages, k, &r.data)?;
+                snap.pages.insert(k.clone(), (p, r.rev));
+                snap.loaded.insert(k.clone());
+            }
+        }
+        let mut claim_ids: BTreeSet<String> = BTreeSet::new();
+        for k in keys {
+            claim_ids.extend(
+                crate::page_table::list(&self.storage, crate::page_table::PAGE_CLAIMS_PREFIX, k)
+                    .await?,
+            );
+            for id in
+                crate::page_table::list(&self.storage, crate::page_table::PAGE_RECORDS_PREFIX, k)
+                    .await?
+            {
+                if snap.ledger.contains_key(&id) {
+                    continue;
+                }
+                if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, &id).await? {
+                    claim_ids.extend(r.claims.iter().cloned());
+                    snap.ledger.insert(id, r);
+                }
+            }
+        }
+        self.load_claims(snap, claim_ids).await
+    }
+
+    /// Loads the claims `ids` into `snap` (ids without a claim are skipped).
+    pub(super) async fn load_claims(
+        &self,
+        snap: &mut Snapshot,
+        ids: impl IntoIterator<Item = String>,
+    ) -> Result<()> {
+        for id in ids {
+            if snap.claims.contains_key(&id) {
+                continue;
+            }
+            if let Some((c, _)) = self.read::<Claim>(Store::Claims, &id).await? {
+                snap.claims.insert(id, c);
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads every claim of source `key` into `snap`.
+    pub(super) async fn load_source_claims(&self, snap: &mut Snapshot, key: &str) -> Result<()> {
+        let ids =
+            crate::page_table::list(&self.storage, crate::page_table::SOURCE_CLAIMS_PREFIX, key)
+                .await?;
+        self.load_claims(snap, ids).await
+    }
+
+    /// Loads the contradiction record `id` into `snap`, when there is one.
+    pub(super) async fn load_record(&self, snap: &mut Snapshot, id: &str) -> Result<()> {
+        if !snap.ledger.contains_key(id) {
+            if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, id).await? {
+                snap.ledger.insert(id.to_string(), r);
+            }
+        }
+        Ok(())
+    }
+
+    /// The snapshot a compile of `source` plans from after its extraction: every page's
+    /// metadata, the source's own claims (a corrected source retracts those it no longer says),
+    /// the existing claims its extraction says it contradicts and every claim of their sources
+    /// (the contradiction names the claim on the most specific page, [`canonical_claim`]).
+    async fn compile_snapshot(&self, source: &Source, extracted: &Extracted) -> Result<Snapshot> {
+        let mut snap = self.snapshot(&source.key).await?;
+        self.load_source_claims(&mut snap, &source.key).await?;
+        let named: Vec<String> = extracted
+            .extraction
+            .contradictions
+            .iter()
+            .map(|c| c.existing_claim.trim().to_string())
+            .collect();
+        self.load_claims(&mut snap, named.iter().cloned()).await?;
+        let sources: BTreeSet<String> = named
+            .iter()
+            .filter_map(|id| snap.claims.get(id).map(|c| c.source_key.clone()))
+            .collect();
+        for k in sources {
+            self.load_source_claims(&mut snap, &k).await?;
+        }
+        Ok(snap)
+    }
+
+    /// Claims of other sources worth checking a source against for contradictions, loaded into
+    /// `snap`: those stated on the pages the source names by title or alias (`named`), and on the
+    /// pages most like its text by BM25 (its [`CANDIDATE_QUERY_TERMS`] most frequent topic
+    /// tokens as the query, the best [`CANDIDATE_PAGES`] pages) — where another source's claims
+    /// about the same things sit, named or not (a summary page, a page named otherwise). Then
+    /// [`ClaimRanker`] picks, per chunk, the most alike of them. Reads the lists and claims of
+    /// those pages only.
+    pub(super) async fn load_candidate_claims(
+        &self,
+        snap: &mut Snapshot,
+        source_key: &str,
+        text: &str,
+        named: &[String],
+    ) -> Result<()> {
+        let mut pages: BTreeSet<String> = named.iter().cloned().collect();
+        let query = frequent_topic_tokens(text, CANDIDATE_QUERY_TERMS);
+        if !query.is_empty() {
+            let options = crate::search::SearchOptions {
+                k: CANDIDATE_PAGES,
+                mode: crate::search::SearchMode::Bm25,
+                query_vector: None,
+                ..Default::default()
+            };
+            let hits = self
+                .search_index_shared()
+                .await?
+                .search(&query, &options)
+                .hits;
+            pages.extend(hits.into_iter().map(|h| h.key));
+        }
+        let own: BTreeSet<&String> = snap
+            .sources
+            .get(source_key)
+            .map(|s| s.summary_page.iter().chain(&s.parts).collect())
+            .unwrap_or_default();
+        let mut ids: Vec<String> = Vec::new();
+        for k in pages.iter().filter(|k| !own.contains(k)) {
+            ids.extend(
+                crate::page_table::list(&self.storage, crate::page_table::PAGE_CLAIMS_PREFIX, k)
+                    .await?,
+            );
+        }
+        self.load_claims(snap, ids).await
     }
 
     /// What a compile with `options` would cost, before running it (Decision 12 estimates).
@@ -529,11 +712,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<CompileEstimate> {
         let est = &options.estimator;
         let schema = self.schema().await?;
-        let pages = self.all_pages().await?;
-        let avg_body = if pages.is_empty() {
+        // Page metadata and sizes from the page table; no body is read.
+        let table = self.page_table().await?;
+        let pages = table.pages_without_bodies();
+        let avg_body = if table.is_empty() {
             300
         } else {
-            pages.iter().map(|p| est.estimate(&p.body)).sum::<u64>() / pages.len() as u64
+            let bytes: u64 = table.rows().map(|r| r.bytes).sum::<u64>() / table.len() as u64;
+            (bytes as f64 / f64::from(est.chars_per_token.max(1.0))).ceil() as u64
         };
         let window = options.context_window.max(1024);
         let output = reply_cap(options);
@@ -541,17 +727,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let claims_cap = index_budget / 2;
         let system = est.estimate(&prompt::extract_system());
         let schema_tokens = est.estimate(&schema);
-        // The existing claims an extract call may list, as `extract_source` picks them.
-        let all_claims: BTreeMap<String, Claim> = self.read_map(Store::Claims).await?;
-        let canonical = canonical_ids(&all_claims, &pages);
         let mut out = CompileEstimate::default();
         for source in self.sources_to_compile(options).await? {
             let text = self.source_text(&source.version).await?;
             // The extract prompts as `extract_source` builds them, with the source's whole index
             // slice and a full claims budget in each (each chunk gets at most that): no ranking.
-            let (slice, _) = index_slice(&text, &pages, index_budget, est);
+            let (slice, slice_keys) = index_slice(&text, &pages, index_budget, est);
+            // The existing claims an extract call may list, as `extract_source` picks them.
+            let mut snap = self.snapshot(&source.key).await?;
+            self.load_candidate_claims(&mut snap, &source.key, &text, &slice_keys)
+                .await?;
+            let canonical = canonical_ids(&snap.claims, &pages);
             let claims_cost = claim_lines_cost_up_to(
-                claims_to_check(&all_claims, &canonical, &source.key),
+                claims_to_check(&snap.claims, &canonical, &source.key),
                 claims_cap,
                 est,
             );
@@ -730,7 +918,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         model: &M,
         source: &Source,
         text: &str,
-        snap: &Snapshot,
+        snap: &mut Snapshot,
         run: &Run<'_>,
     ) -> Result<(Extraction, Vec<String>, TokenUsage)> {
         let Run {
@@ -753,8 +941,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|p| slice_set.contains(&p.key))
             .cloned()
             .collect();
-        // Every other source's claims are candidates for the contradiction check: a claim on
-        // another source's summary page is about the same topic without sharing a page name.
+        // Other sources' claims on the pages the source names or is most like are candidates for
+        // the contradiction check: a claim on another source's summary page is about the same
+        // topic without sharing a page name.
+        self.load_candidate_claims(snap, &source.key, text, &slice_keys)
+            .await?;
         let canonical = canonical_ids(&snap.claims, &pages);
         let claims: Vec<Claim> = claims_to_check(&snap.claims, &canonical, &source.key)
             .cloned()
@@ -948,9 +1139,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ..
         } = *run;
         let text = self.source_text(&source.version).await?;
-        let snap = self.snapshot(&source.key).await?;
+        let mut snap = self.snapshot(&source.key).await?;
+        self.load_source_claims(&mut snap, &source.key).await?;
         let (extraction, slice_keys, mut usage) = self
-            .extract_source(model, source, &text, &snap, run)
+            .extract_source(model, source, &text, &mut snap, run)
             .await?;
         let extracted = Extracted {
             text,
@@ -962,13 +1154,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         loop {
             attempt += 1;
             // Re-read: pages may have changed during the model calls.
-            let snap = self.snapshot(&source.key).await?;
+            let snap = self.compile_snapshot(source, &extracted).await?;
             let op = self.next_op_id().await?;
+            // What the plan changes is known before the bodies are: a first plan on the
+            // metadata says which pages to read (and which records its contradictions would
+            // be), the second is made with their bodies.
+            let mut snap = snap;
+            let probe = self.plan(source, &extracted, &snap, op, "", true)?;
+            for r in &probe.new_records {
+                self.load_record(&mut snap, &r.id).await?;
+            }
+            let mut touched = probe.touched();
+            touched.extend(source.summary_page.iter().cloned());
+            self.load_pages(&mut snap, &touched).await?;
             let base = match source.summary_page.as_ref().and_then(|k| snap.pages.get(k)) {
                 Some((page, _)) => self.human_paragraphs(&page.key, page).await?.join("\n\n"),
                 None => String::new(),
             };
-            let mut plan = self.plan(source, &extracted, &snap, op, &base)?;
+            let mut plan = self.plan(source, &extracted, &snap, op, &base, false)?;
+            debug_assert!(plan
+                .touched()
+                .iter()
+                .all(|k| snap.loaded.contains(k) || plan.created.contains(k)));
             // A page too long to rewrite within the reply cap is extended instead (append mode).
             for input in &mut plan.integrate {
                 if options.estimator.estimate(&input.current_body) > options.max_output_tokens / 2 {
@@ -1086,9 +1293,24 @@ struct Plan {
     op: OpId,
 }
 
+impl Plan {
+    /// The existing pages the plan writes: those integrated and those refreshed (created pages
+    /// aside, which have no record yet).
+    fn touched(&self) -> BTreeSet<String> {
+        self.integrate
+            .iter()
+            .map(|i| i.key.clone())
+            .chain(self.refresh.iter().cloned())
+            .filter(|k| !self.created.contains(k))
+            .collect()
+    }
+}
+
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// `source_page_base`: the body the source's summary page is rebuilt from (its human
     /// paragraphs), so no wording of an earlier version survives.
+    /// `probe`: only what the plan changes matters (the bodies are not loaded yet): the
+    /// integrate inputs get no link targets.
     fn plan(
         &self,
         source: &Source,
@@ -1096,6 +1318,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         snap: &Snapshot,
         op: OpId,
         source_page_base: &str,
+        probe: bool,
     ) -> Result<Plan> {
         let Extracted {
             text,
@@ -1435,7 +1658,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     facts: page_facts,
                     retracted: retracted_facts.get(k).cloned().unwrap_or_default(),
                     relations,
-                    link_targets: {
+                    link_targets: if probe {
+                        Vec::new()
+                    } else {
                         // The pages the body links already stay linkable.
                         let mut candidates = link_targets.clone();
                         for l in crate::markdown::wikilinks::links(&p.body) {
@@ -1652,16 +1877,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         <= limits::HARD_BYTES
                         && stated - off <= limits::HARD_FACTS
                 };
-                let mut keep = fresh.len();
-                let mut off: BTreeSet<String> = BTreeSet::new();
-                let mut more = stored_more.clone();
-                while !fits(&body, off.len(), &more) && keep > 0 {
-                    keep -= 1;
-                    off = crate::util::btree_set(fresh[keep..].iter().cloned());
-                    more = more_facts_with(&stored_more, &source.key, off.len());
+                // The page with the first `keep` of this source's new facts.
+                let with = |keep: usize| {
+                    let off: BTreeSet<String> =
+                        crate::util::btree_set(fresh[keep..].iter().cloned());
+                    let more = more_facts_with(&stored_more, &source.key, off.len());
                     let all_off: BTreeSet<String> = moved_off.union(&off).cloned().collect();
                     let kept_text = super::integrate::remove_citing_lines(&text, &off);
-                    body = finalize(&input.key, &kept_text, &human, &all_off, &more);
+                    let body = finalize(&input.key, &kept_text, &human, &all_off, &more);
+                    (body, off, more)
+                };
+                let mut off: BTreeSet<String> = BTreeSet::new();
+                let mut more = stored_more.clone();
+                if !fits(&body, 0, &more) && !fresh.is_empty() {
+                    // The most facts that fit: none fit, or bisect between none and all.
+                    let (b, o, m) = with(0);
+                    (body, off, more) = (b, o, m);
+                    if fits(&body, off.len(), &more) {
+                        let (mut lo, mut hi) = (0, fresh.len());
+                        while hi - lo > 1 {
+                            let mid = (lo + hi) / 2;
+                            let (b, o, m) = with(mid);
+                            if fits(&b, o.len(), &m) {
+                                lo = mid;
+                                (body, off, more) = (b, o, m);
+                            } else {
+                                hi = mid;
+                            }
+                        }
+                    }
                 }
                 if !fits(&body, off.len(), &more) {
                     // Even without this source's facts the model's text is too long: the page
@@ -1818,15 +2062,30 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             report.claims,
             report.unverified
         );
-        let all_pages: Vec<Page> = pages.into_values().filter(|p| p.revision > 0).collect();
-        self.finish(ob, Some(&all_pages)).await?;
+        self.finish(ob).await?;
         Ok(report)
     }
 
     /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
     /// when the LLM never wrote it).
-    pub(super) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
-        let history = self.history(key).await?;
+    pub(crate) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
+        // The page table says whether anyone edited the page since the model last wrote it, so
+        // the history is read only when someone did, and then from that revision on.
+        let mark = self.page_table().await?.get(key).and_then(|r| r.history);
+        let history = match mark {
+            Some(m) if !m.human_after => return Ok(Vec::new()),
+            Some(m) if m.llm > 0 => {
+                let prefix = format!("{key}\u{0}");
+                let after = revision_key(key, m.llm - 1);
+                self.storage
+                    .scan_page(Store::Revisions, &prefix, Some(&after), usize::MAX)
+                    .await?
+                    .into_iter()
+                    .map(|(k, r)| from_json(Store::Revisions, &k, &r.data))
+                    .collect::<Result<Vec<Revision>>>()?
+            }
+            _ => self.history(key).await?,
+        };
         let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
         let human_after = history
             .iter()

@@ -106,13 +106,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Expect::Absent,
         );
         ob.batch.delete(Store::Meta, pkey, Expect::Rev(prev));
-        let mut pages = self.all_pages().await?;
-        for p in &mut pages {
-            if p.key == key {
-                *p = page.clone();
-            }
-        }
-        Ok(self.finish(ob, Some(&pages)).await?.id)
+        Ok(self.finish(ob).await?.id)
     }
 
     /// Rejects the held update of `key`: the proposal is deleted; the page stays as it is.

@@ -58,10 +58,41 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: [`Error::NotFound`] for an unknown key; [`Error::Conflict`] when another operation
     /// landed meanwhile (nothing written: call again).
     pub async fn remove_source(&self, key: &str) -> Result<RemoveSourceReport> {
-        let snap = self.snapshot(key).await?;
+        let mut snap = self.snapshot(key).await?;
         let Some(source) = snap.sources.get(key).cloned() else {
             return Err(Error::NotFound(format!("source {key:?}")));
         };
+        // The pages the removal may change, read alone: those stating its claims, listing it,
+        // counting its facts (a full page), linking its summary page or its parts, and the pages
+        // of the contradictions resting on its claims (loaded with the claim pages' records).
+        self.load_source_claims(&mut snap, &source.key).await?;
+        let own: BTreeSet<String> = source
+            .summary_page
+            .iter()
+            .chain(&source.parts)
+            .filter(|k| snap.pages.contains_key(*k))
+            .cloned()
+            .collect();
+        let graph = snap.table.link_graph();
+        let mut reach: BTreeSet<String> = snap.claims.values().map(|c| c.page.clone()).collect();
+        reach.extend(own.iter().cloned());
+        for k in &own {
+            reach.extend(graph.backlinks_of(k));
+        }
+        for r in snap.table.rows() {
+            if r.sources.contains(&source.key) || r.more_facts > 0 {
+                reach.insert(r.key.clone());
+            }
+        }
+        reach.retain(|k| snap.pages.contains_key(k));
+        self.load_pages(&mut snap, &reach).await?;
+        let record_pages: BTreeSet<String> = snap
+            .ledger
+            .values()
+            .flat_map(|r| r.pages.iter().cloned())
+            .filter(|k| !snap.loaded.contains(k) && snap.pages.contains_key(k))
+            .collect();
+        self.load_pages(&mut snap, &record_pages).await?;
         let now = self.clock.now_ms();
         let mut ob = self
             .begin(
@@ -136,9 +167,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // Footnote definitions name the summary pages of the sources that remain.
         let source_pages = summary_pages(&others, &after_map);
 
-        let mut after: Vec<Page> = Vec::with_capacity(after_map.len());
         let mut updated = Vec::new();
-        for page in after_map.values() {
+        for page in after_map.values().filter(|p| snap.loaded.contains(&p.key)) {
             let mut body = page.body.clone();
             for gone in &gone_pages {
                 body = unlink_page(&body, &resolver, &page.key, gone);
@@ -180,7 +210,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let mut sources = page.sources.clone();
             sources.retain(|s| *s != source.key);
             if body == page.body && sources == page.sources && !more_changed {
-                after.push(page.clone());
                 continue;
             }
             let mut q = page.clone();
@@ -200,7 +229,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             );
             ob.op.pages.push(q.key.clone());
             updated.push(q.key.clone());
-            after.push(q);
         }
         for (i, gone) in gone_pages.iter().enumerate() {
             let (_, rev) = &snap.pages[gone];
@@ -227,10 +255,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             format!("{FAILURE_PREFIX}{}", source.key),
             Expect::Any,
         );
-        let pages_changed = !gone_pages.is_empty() || !updated.is_empty();
-        let op = self
-            .finish(ob, pages_changed.then_some(after.as_slice()))
-            .await?;
+        let op = self.finish(ob).await?;
         Ok(RemoveSourceReport {
             key: source.key,
             summary_page: summary,

@@ -20,11 +20,11 @@ use crate::clock::Clock;
 use crate::compile::resolve::match_key;
 use crate::documents;
 use crate::error::{Error, Result};
-use crate::markdown::resolve::{attachment_extension, fold_name, LinkGraph, Resolution, Resolver};
+use crate::markdown::resolve::{attachment_extension, fold_name, Resolution, Resolver};
 use crate::markdown::wikilinks::{self, Fragment, Item};
 use crate::model::{
-    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind, Source,
-    SourceStatus,
+    limits, Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, PageKind,
+    Source, SourceStatus,
 };
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::{to_json, Wiki};
@@ -77,6 +77,8 @@ pub enum FindingKind {
     Contradiction,
     /// index.md does not match the pages.
     IndexDrift,
+    /// A page past the soft limit (`model::limits`): split it.
+    PageTooLong,
     /// LLM check: claims of two pages that may contradict each other.
     PossibleContradiction,
     /// LLM check: a claim a newer source may have replaced.
@@ -137,6 +139,16 @@ pub enum Fix {
         /// What disagrees.
         description: String,
     },
+    /// Split `page` into parts under the soft limit (`model::limits`): its lead, its human
+    /// paragraphs and the sections that fit stay; the rest goes, whole sections first (a section
+    /// longer than a part is cut between blocks, its heading repeated), to new pages
+    /// `<title> (part 2)`, … of the same kind, each with the claims its lines cite; the page ends
+    /// with a `## Parts` list linking them. One operation: `rollback` undoes it.
+    #[serde(rename_all = "camelCase")]
+    SplitPage {
+        /// The page to split.
+        page: String,
+    },
     /// Merge page `merged` into `survivor`: the survivor takes the other's title (as an alias),
     /// aliases, tags, sources and body (under a heading with its title); every link to `merged`
     /// is rewritten to the survivor (on the survivor itself it becomes text, never a self-link);
@@ -180,17 +192,26 @@ pub struct Finding {
 }
 
 /// Options of [`Wiki::lint`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", default)]
 pub struct LintOptions {
     /// A page not updated for this many days is stale. Range 1–3650; default 180.
     pub stale_days: u32,
+    /// Only these pages (keys; matched as `Wiki::page` matches them): the findings about them,
+    /// reading their bodies and the page table only — for the pages an operation changed. The
+    /// wiki-wide checks (source texts against their hashes, index drift) run in a full lint
+    /// only. `None` (the default): every page.
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub pages: Option<Vec<String>>,
 }
 
 impl Default for LintOptions {
     fn default() -> Self {
-        LintOptions { stale_days: 180 }
+        LintOptions {
+            stale_days: 180,
+            pages: None,
+        }
     }
 }
 
@@ -241,70 +262,63 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// The page a broken target most likely meant (never the linking page itself): the smallest edit
-/// distance between match keys, accepted within a third of the target's length or when one name
-/// begins with the other (at least four characters: "Tokio runtime" → "Tokio").
-fn likely_target(target: &str, pages: &[Page], self_key: &str) -> Option<String> {
-    let t = match_key(target);
-    if t.is_empty() {
-        return None;
+/// Every page name's match key, computed once for a lint run.
+struct NameKeys {
+    /// (page key, match key of its title or one alias).
+    keys: Vec<(String, String)>,
+}
+
+impl NameKeys {
+    fn of(pages: &[Page]) -> Self {
+        NameKeys {
+            keys: pages
+                .iter()
+                .flat_map(|p| {
+                    std::iter::once(&p.title)
+                        .chain(&p.aliases)
+                        .map(move |n| (p.key.clone(), match_key(n)))
+                })
+                .collect(),
+        }
     }
-    let limit = (t.chars().count() / 3).max(1);
-    pages
-        .iter()
-        .filter(|p| p.key != self_key)
-        .flat_map(|p| {
-            std::iter::once(&p.title)
-                .chain(&p.aliases)
-                .map(move |n| (p, match_key(n)))
-        })
-        .filter_map(|(p, k)| {
-            let d = edit_distance(&t, &k);
-            let (short, long) = if k.len() <= t.len() {
-                (&k, &t)
-            } else {
-                (&t, &k)
-            };
-            let prefix = short.chars().count() >= 4 && long.starts_with(short.as_str());
-            (d <= limit || prefix).then(|| (d, p.key.clone()))
-        })
-        .min()
-        .map(|(_, k)| k)
-}
 
-/// Folded heading texts of a body (`## Ownership` → `ownership`).
-fn headings(body: &str) -> BTreeSet<String> {
-    body.lines()
-        .filter_map(|l| {
-            let t = l.trim_start();
-            let n = t.chars().take_while(|&c| c == '#').count();
-            ((1..=6).contains(&n) && t[n..].starts_with(' '))
-                .then(|| fold_name(t[n..].trim().trim_end_matches('#').trim()))
-        })
-        .collect()
-}
-
-/// Block ids (`^own1` at the end of a line) of a body.
-fn block_ids(body: &str) -> BTreeSet<String> {
-    body.lines()
-        .filter_map(|l| {
-            let w = l.trim_end().rsplit(' ').next()?;
-            let id = w.strip_prefix('^')?;
-            (!id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || c == '-'))
-                .then(|| id.to_string())
-        })
-        .collect()
+    /// The page a broken target most likely meant (never the linking page itself): the smallest
+    /// edit distance between match keys, accepted within a third of the target's length or when
+    /// one name begins with the other (at least four characters: "Tokio runtime" → "Tokio").
+    fn likely_target(&self, target: &str, self_key: &str) -> Option<String> {
+        let t = match_key(target);
+        if t.is_empty() {
+            return None;
+        }
+        let limit = (t.chars().count() / 3).max(1);
+        self.keys
+            .iter()
+            .filter(|(p, _)| p != self_key)
+            .filter_map(|(p, k)| {
+                let d = edit_distance(&t, k);
+                let (short, long) = if k.len() <= t.len() { (k, &t) } else { (&t, k) };
+                let prefix = short.chars().count() >= 4 && long.starts_with(short.as_str());
+                (d <= limit || prefix).then(|| (d, p.clone()))
+            })
+            .min()
+            .map(|(_, k)| k)
+    }
 }
 
 /// Rewrites the broken links to `from` on page `page`: to `to` when given, else to plain text.
 /// Links that resolve are never touched; a page is never pointed at itself. Returns the page key.
-fn rewrite_broken(pages: &mut [Page], page: &str, from: &str, to: Option<&str>) -> Result<String> {
+fn rewrite_broken(
+    pages: &mut [Page],
+    resolver: &Resolver,
+    page: &str,
+    from: &str,
+    to: Option<&str>,
+) -> Result<String> {
     if to == Some(page) {
         return Err(Error::InvalidInput(
             "a fix never points a page at itself".into(),
         ));
     }
-    let resolver = Resolver::from_pages(pages);
     let p = pages
         .iter_mut()
         .find(|p| p.key == page)
@@ -328,15 +342,20 @@ fn rewrite_broken(pages: &mut [Page], page: &str, from: &str, to: Option<&str>) 
     Ok(page.to_string())
 }
 
-/// Merges page `merged` into `survivor` in `pages` (see [`Fix::MergePages`]) and returns the
-/// merged page, removed from `pages`. Only links that resolve to `merged` are rewritten.
-fn merge_pages(pages: &mut Vec<Page>, survivor: &str, merged: &str) -> Result<Page> {
+/// Merges page `merged` into `survivor` in `pages` (see [`Fix::MergePages`]; `pages` holds
+/// the two and every page linking to `merged`, `resolver` resolves over every page) and returns
+/// the merged page, removed from `pages`. Only links that resolve to `merged` are rewritten.
+fn merge_pages(
+    pages: &mut Vec<Page>,
+    resolver: &Resolver,
+    survivor: &str,
+    merged: &str,
+) -> Result<Page> {
     if survivor == merged {
         return Err(Error::InvalidInput(
             "a page cannot be merged into itself".into(),
         ));
     }
-    let resolver = Resolver::from_pages(pages);
     if !pages.iter().any(|p| p.key == survivor) {
         return Err(Error::NotFound(format!("page {survivor:?}")));
     }
@@ -411,6 +430,121 @@ fn merge_pages(pages: &mut Vec<Page>, survivor: &str, merged: &str) -> Result<Pa
     Ok(gone)
 }
 
+/// Bytes and facts a part made by [`split_page`] is filled to: three quarters of the soft
+/// limits, so a part has room to grow before lint reports it.
+const PART_BYTES: usize = limits::SOFT_BYTES * 3 / 4;
+const PART_FACTS: usize = limits::SOFT_FACTS * 3 / 4;
+
+/// Splits page `key` of `pages` ([`Fix::SplitPage`]): the app's regenerated sections aside, the
+/// page keeps its blocks in order while they fit in [`PART_BYTES`] and [`PART_FACTS`], and every
+/// human paragraph (`human`, Decision 5: never moved); the blocks after go, in order, to new pages
+/// `<title> (part N)` (pushed to `pages`, with keys not in `taken`), each filled the same way,
+/// each section's heading repeated where its blocks continue. The page ends with a `## Parts`
+/// list of links to its parts. Returns the new keys.
+///
+/// Errors: [`Error::NotFound`]; [`Error::InvalidInput`] when nothing would move.
+fn split_page(
+    pages: &mut Vec<Page>,
+    key: &str,
+    human: &[String],
+    taken: &mut BTreeSet<String>,
+    now: i64,
+) -> Result<Vec<String>> {
+    use crate::markdown::blocks::{blocks, footnote_refs, BlockKind};
+    let page = pages
+        .iter()
+        .find(|p| p.key == key)
+        .cloned()
+        .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
+    let body = crate::compile::integrate::strip_app_sections(&page.body);
+    let is_human = |text: &str| {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        !flat.is_empty() && human.iter().any(|h| h.contains(&flat))
+    };
+    /// One page being filled: its blocks, size, facts and the section heading it is in.
+    #[derive(Default)]
+    struct Fill<'a> {
+        blocks: Vec<&'a str>,
+        bytes: usize,
+        facts: usize,
+        heading: Option<&'a str>,
+    }
+    impl<'a> Fill<'a> {
+        fn fits(&self, b: &str) -> bool {
+            self.blocks.is_empty()
+                || (self.bytes + b.len() + 2 <= PART_BYTES
+                    && self.facts + footnote_refs(b).len() <= PART_FACTS)
+        }
+        fn push(&mut self, heading: Option<&'a str>, b: &'a str) {
+            if let Some(h) = heading.filter(|_| heading != self.heading) {
+                self.blocks.push(h);
+                self.bytes += h.len() + 2;
+                self.heading = heading;
+            }
+            self.bytes += b.len() + 2;
+            self.facts += footnote_refs(b).len();
+            self.blocks.push(b);
+        }
+    }
+    let mut kept = Fill::default();
+    let mut parts: Vec<Fill> = Vec::new();
+    let mut heading: Option<&str> = None;
+    for b in blocks(&body) {
+        let text = &body[b.range.clone()];
+        if matches!(b.kind, BlockKind::Heading(l) if l <= 2) {
+            heading = Some(text);
+            continue;
+        }
+        if is_human(text) || (parts.is_empty() && kept.fits(text)) {
+            kept.push(heading, text);
+            continue;
+        }
+        if parts.last().is_none_or(|p| !p.fits(text)) {
+            parts.push(Fill::default());
+        }
+        parts.last_mut().expect("one").push(heading, text);
+    }
+    if parts.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{}: nothing the app or the model wrote can move to a part",
+            page.title
+        )));
+    }
+    let mut keys = Vec::new();
+    let mut links = Vec::new();
+    for (n, part) in parts.iter().enumerate() {
+        let title = format!("{} (part {})", page.title, n + 2);
+        let k = crate::markdown::keys::readable_unique_key(&title, page.kind.as_str(), taken);
+        taken.insert(crate::markdown::keys::fold_key(&k));
+        links.push(format!("- {}", documents::link_to(&k, &title)));
+        pages.push(Page {
+            key: k.clone(),
+            title,
+            kind: page.kind,
+            summary: String::new(),
+            aliases: vec![],
+            tags: page.tags.clone(),
+            sources: page.sources.clone(),
+            created: now,
+            updated: now,
+            body: format!("{}\n", part.blocks.join("\n\n")),
+            revision: 0,
+            extra_frontmatter: String::new(),
+            more_facts: vec![],
+        });
+        keys.push(k);
+    }
+    let text = format!(
+        "{}\n\n## Parts\n\n{}\n",
+        kept.blocks.join("\n\n"),
+        links.join("\n")
+    );
+    if let Some(p) = pages.iter_mut().find(|p| p.key == key) {
+        p.body = crate::markdown::blocks::dedup(&text, human);
+    }
+    Ok(keys)
+}
+
 /// The claims and ledger a fix leaves, with what compile's finalize needs besides, to rebuild a
 /// page's app-written sections (the `## Facts` list, contradiction callouts, footnote
 /// definitions) exactly as compile and removing a source write them
@@ -449,6 +583,61 @@ impl AppSections {
             more_facts: &more,
         };
         p.body = crate::compile::integrate::finalize_body(&p.body, &f, str::to_string);
+    }
+
+    /// After a split of `page` into `parts` (all in `pages`): the claims of `page` that a part's
+    /// body cites move to that part (writing the changed claims and ledger records to `batch`; a
+    /// record of a moved claim names the part too). Returns the pages whose app sections must be
+    /// rebuilt: the page, its parts and the pages of changed records.
+    fn move_cited(
+        &mut self,
+        batch: &mut Batch,
+        pages: &[Page],
+        page: &str,
+        parts: &[String],
+        _op: OpId,
+    ) -> BTreeSet<String> {
+        let mut rebuild: BTreeSet<String> = std::iter::once(page.to_string())
+            .chain(parts.iter().cloned())
+            .collect();
+        for part in parts {
+            let Some(p) = pages.iter().find(|p| p.key == *part) else {
+                continue;
+            };
+            let cited: BTreeSet<String> = crate::markdown::blocks::footnote_refs(&p.body)
+                .into_iter()
+                .collect();
+            let mut moved: BTreeSet<String> = BTreeSet::new();
+            for c in self
+                .claims
+                .values_mut()
+                .filter(|c| c.page == page && cited.contains(&c.id))
+            {
+                c.page = part.clone();
+                batch.put(Store::Claims, c.id.clone(), to_json(&*c), Expect::Any);
+                moved.insert(c.id.clone());
+            }
+            for r in self
+                .ledger
+                .values_mut()
+                .filter(|r| r.claims.iter().any(|c| moved.contains(c)))
+            {
+                if !r.pages.contains(part) {
+                    r.pages.push(part.clone());
+                    r.pages.sort();
+                }
+                let still = r
+                    .claims
+                    .iter()
+                    .any(|c| self.claims.get(c).is_some_and(|c| c.page == page));
+                if !still {
+                    r.pages.retain(|k| k != page);
+                }
+                batch.put(Store::Ledger, r.id.clone(), to_json(&*r), Expect::Any);
+                rebuild.extend(r.pages.iter().cloned());
+            }
+        }
+        rebuild
     }
 
     /// Moves the claims and ledger records of page `merged` to `survivor` (writing the changed
@@ -502,15 +691,45 @@ impl AppSections {
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The [`AppSections`] of the wiki whose pages are `pages` (after the fix).
+    /// What rebuilding the app sections of `pages` (the pages a fix changes) needs: every
+    /// page's title and every source's summary page (from the page table), the claims stated on
+    /// `pages` and the contradiction records naming them, with those records' claims.
     async fn app_sections(&self, pages: &[Page]) -> Result<AppSections> {
+        use crate::page_table::{list, PAGE_CLAIMS_PREFIX, PAGE_RECORDS_PREFIX};
+        let table = self.page_table().await?;
         let sources: BTreeMap<String, Source> = self.read_map(Store::Sources).await?;
-        let by_key: BTreeMap<String, Page> =
-            crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.clone())));
+        let mut by_key: BTreeMap<String, Page> = table
+            .rows()
+            .map(|r| (r.key.clone(), r.page_without_body()))
+            .collect();
+        for p in pages {
+            by_key.insert(p.key.clone(), p.clone());
+        }
+        let mut claim_ids: BTreeSet<String> = BTreeSet::new();
+        let mut ledger: BTreeMap<String, Contradiction> = BTreeMap::new();
+        for p in pages {
+            claim_ids.extend(list(&self.storage, PAGE_CLAIMS_PREFIX, &p.key).await?);
+            for id in list(&self.storage, PAGE_RECORDS_PREFIX, &p.key).await? {
+                if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, &id).await? {
+                    claim_ids.extend(r.claims.iter().cloned());
+                    ledger.insert(id, r);
+                }
+            }
+        }
+        let mut claims = BTreeMap::new();
+        for id in claim_ids {
+            if let Some((c, _)) = self.read::<Claim>(Store::Claims, &id).await? {
+                claims.insert(id, c);
+            }
+        }
         Ok(AppSections {
             source_pages: crate::compile::pipeline::summary_pages(&sources, &by_key),
-            titles: crate::util::btree_map(pages.iter().map(|p| (p.key.clone(), p.title.clone()))),
-            claims: self.read_map(Store::Claims).await?,
-            ledger: self.read_map(Store::Ledger).await?,
+            titles: by_key
+                .iter()
+                .map(|(k, p)| (k.clone(), p.title.clone()))
+                .collect(),
+            claims,
+            ledger,
         })
     }
 }
@@ -518,14 +737,52 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Runs the deterministic checks. Findings are sorted by severity, kind and page.
     pub async fn lint(&self, options: &LintOptions) -> Result<Vec<Finding>> {
-        let pages = self.all_pages().await?;
+        // Every page's metadata, links, headings and block ids come from the page table; the
+        // bodies read are those of the pages linted (all of them in a full lint).
+        let table = self.page_table().await?;
+        let scope: Option<BTreeSet<String>> = options.pages.as_ref().map(|keys| {
+            keys.iter()
+                .filter_map(|k| table.find(k).map(|r| r.key.clone()))
+                .collect()
+        });
+        let pages: Vec<Page> = match &scope {
+            None => self.all_pages().await?,
+            Some(keys) => {
+                let mut v = Vec::with_capacity(keys.len());
+                for k in keys {
+                    if let Some((p, _)) = self.read::<Page>(Store::Pages, k).await? {
+                        v.push(p);
+                    }
+                }
+                v
+            }
+        };
+        let in_scope = |k: &str| scope.as_ref().is_none_or(|s| s.contains(k));
+        let meta: Vec<Page> = table.pages_without_bodies();
+        let names = NameKeys::of(&meta);
         let asset_names: Vec<String> = self.assets().await?.into_iter().map(|a| a.name).collect();
-        let resolver =
-            Resolver::from_pages(&pages).with_assets(asset_names.iter().map(String::as_str));
-        let graph = LinkGraph::build(&pages);
-        let by_key: BTreeMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
+        let resolver = table
+            .resolver()
+            .clone()
+            .with_assets(asset_names.iter().map(String::as_str));
+        let graph = table.link_graph();
         let mut out: Vec<Finding> = Vec::new();
         let mut missing_targets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        if scope.is_some() {
+            // The other pages' links to names without a page, from their rows.
+            for r in table.rows().filter(|r| !in_scope(&r.key)) {
+                for t in &r.links {
+                    if attachment_extension(t).is_none()
+                        && resolver.resolve(t) == Resolution::Missing
+                    {
+                        missing_targets
+                            .entry(t.clone())
+                            .or_default()
+                            .insert(r.key.clone());
+                    }
+                }
+            }
+        }
 
         for p in &pages {
             for item in wikilinks::scan(&p.body) {
@@ -563,7 +820,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                                 .entry(l.target.clone())
                                 .or_default()
                                 .insert(p.key.clone());
-                            let fix = match likely_target(&l.target, &pages, &p.key) {
+                            let fix = match names.likely_target(&l.target, &p.key) {
                                 Some(to) => Fix::RewriteLink {
                                     page: p.key.clone(),
                                     from: l.target.clone(),
@@ -592,10 +849,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             None,
                         )),
                         Resolution::Page(to) => {
-                            let target = by_key.get(to.as_str());
+                            let target = table.get(&to);
                             match (&l.fragment, target) {
                                 (Some(Fragment::Heading(h)), Some(t))
-                                    if !headings(&t.body).contains(&fold_name(
+                                    if !t.headings.contains(&fold_name(
                                         h.rsplit('#').next().unwrap_or(h),
                                     )) =>
                                 {
@@ -611,10 +868,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                                         None,
                                     ))
                                 }
-                                (Some(Fragment::Block(b)), Some(t))
-                                    if !block_ids(&t.body).contains(b) =>
-                                {
-                                    out.push(finding(
+                                (Some(Fragment::Block(b)), Some(t)) if !t.blocks.contains(b) => out
+                                    .push(finding(
                                         FindingKind::MissingBlock,
                                         Severity::Warning,
                                         &p.key,
@@ -624,8 +879,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                                             l.target, t.title
                                         ),
                                         None,
-                                    ))
-                                }
+                                    )),
                                 _ => {}
                             }
                         }
@@ -670,7 +924,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
         // Names linked from several pages that have no page.
         for (target, on) in &missing_targets {
-            if on.len() >= 2 {
+            if on.len() >= 2 && on.iter().any(|k| in_scope(k)) {
                 let on: Vec<String> = on.iter().cloned().collect();
                 out.push(finding(
                     FindingKind::MissingPage,
@@ -690,13 +944,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
 
         // Likely duplicates: one name's folded words contained in another's (never merged automatically).
-        let content: Vec<&Page> = pages
+        let content: Vec<(&Page, String)> = meta
             .iter()
             .filter(|p| !matches!(p.kind, PageKind::Source | PageKind::Analysis))
+            .map(|p| (p, match_key(&p.title)))
             .collect();
-        for (i, a) in content.iter().enumerate() {
-            for b in &content[i + 1..] {
-                let (ka, kb) = (match_key(&a.title), match_key(&b.title));
+        for (i, (a, ka)) in content.iter().enumerate() {
+            for (b, kb) in &content[i + 1..] {
+                if !(in_scope(&a.key) || in_scope(&b.key)) {
+                    continue;
+                }
+                let (ka, kb) = (ka.clone(), kb.clone());
                 if ka.chars().count() < 3 || kb.chars().count() < 3 {
                     continue;
                 }
@@ -736,7 +994,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let sources = self.sources().await?;
         let by_source: BTreeMap<&str, &crate::model::Source> =
             sources.iter().map(|s| (s.key.as_str(), s)).collect();
-        for s in &sources {
+        for s in sources.iter().filter(|_| scope.is_none()) {
             if let Ok(text) = self.source_text(&s.version).await {
                 if crate::text::content_version(&text) != s.version {
                     out.push(finding(
@@ -783,7 +1041,29 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
 
         // Open contradictions.
-        let ledger: Vec<Contradiction> = self.read_all(Store::Ledger, "").await?;
+        let ledger: Vec<Contradiction> = match &scope {
+            None => self.read_all(Store::Ledger, "").await?,
+            Some(keys) => {
+                let mut ids = BTreeSet::new();
+                for k in keys {
+                    ids.extend(
+                        crate::page_table::list(
+                            &self.storage,
+                            crate::page_table::PAGE_RECORDS_PREFIX,
+                            k,
+                        )
+                        .await?,
+                    );
+                }
+                let mut v = Vec::new();
+                for id in ids {
+                    if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, &id).await? {
+                        v.push(r);
+                    }
+                }
+                v
+            }
+        };
         for r in ledger
             .iter()
             .filter(|r| r.status == ContradictionStatus::Open)
@@ -798,8 +1078,40 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ));
         }
 
+        // Pages past the soft limit (`model::limits`; human paragraphs are not counted).
+        for p in &pages {
+            let facts = crate::page_table::list(
+                &self.storage,
+                crate::page_table::PAGE_CLAIMS_PREFIX,
+                &p.key,
+            )
+            .await?
+            .len();
+            if p.body.len() <= limits::SOFT_BYTES && facts <= limits::SOFT_FACTS {
+                continue;
+            }
+            let human = self.human_paragraphs(&p.key, p).await?;
+            let bytes = crate::compile::integrate::written_bytes(&p.body, &human);
+            if bytes > limits::SOFT_BYTES || facts > limits::SOFT_FACTS {
+                out.push(finding(
+                    FindingKind::PageTooLong,
+                    Severity::Warning,
+                    &p.key,
+                    vec![],
+                    format!(
+                        "page too long: {} has {} KB and {facts} facts, more than a page should hold ({} KB or {} facts): split it",
+                        p.title,
+                        bytes.div_ceil(1024),
+                        limits::SOFT_BYTES / 1024,
+                        limits::SOFT_FACTS
+                    ),
+                    Some(Fix::SplitPage { page: p.key.clone() }),
+                ));
+            }
+        }
+
         // Index drift (F31b: the index lists every page).
-        if self.index().await? != documents::render_index(&pages) {
+        if scope.is_none() && self.index().await? != table.index_md() {
             out.push(finding(
                 FindingKind::IndexDrift,
                 Severity::Warning,
@@ -811,7 +1123,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
 
         // The LLM checks' findings of the last run, while what they name still exists.
-        out.extend(self.kept_llm_findings(&pages).await?);
+        out.extend(
+            self.kept_llm_findings(&meta)
+                .await?
+                .into_iter()
+                .filter(|f| in_scope(&f.page) || f.related.iter().any(|k| in_scope(k))),
+        );
+        self.last_findings.replace(out.clone());
 
         crate::util::sort_by(&mut out, &|a, b| {
             (a.severity, a.kind, &a.page, &a.message)
@@ -831,7 +1149,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         note: Option<&str>,
         scoped: bool,
     ) -> Result<crate::model::Operation> {
-        let findings = self.lint(&LintOptions::default()).await?;
+        // The finding must still hold: a finding this connection listed is checked again by a
+        // lint of its pages alone; any other (or a wiki-wide one) by a full lint.
+        let listed = self
+            .last_findings
+            .borrow()
+            .iter()
+            .find(|f| f.id == id)
+            .cloned();
+        let scope: Vec<String> = listed
+            .iter()
+            .flat_map(|f| std::iter::once(&f.page).chain(&f.related))
+            .filter(|k| !k.is_empty())
+            .cloned()
+            .collect();
+        let options = LintOptions {
+            pages: (!scope.is_empty()).then_some(scope),
+            ..LintOptions::default()
+        };
+        let findings = self.lint(&options).await?;
         let f = findings
             .into_iter()
             .find(|f| f.id == id)
@@ -840,7 +1176,52 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .fix
             .clone()
             .ok_or_else(|| Error::NotFound(format!("finding {id} has no fix")))?;
-        let mut pages = self.all_pages().await?;
+        // The pages the fix may change, read alone.
+        let table = self.page_table().await?;
+        let resolver = table.resolver();
+        let mut needed: BTreeSet<String> = BTreeSet::new();
+        match &fix {
+            Fix::RewriteLink { page, .. } | Fix::UnlinkBroken { page, .. } => {
+                needed.insert(page.clone());
+            }
+            Fix::CreatePage { mentioned_on, .. } => needed.extend(mentioned_on.iter().cloned()),
+            Fix::ResolveContradiction { id } => {
+                if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, id).await? {
+                    needed.extend(r.pages);
+                }
+            }
+            Fix::RebuildIndex => {}
+            Fix::RecordContradiction { pages, .. } => needed.extend(pages.iter().cloned()),
+            Fix::MergePages { survivor, merged } => {
+                needed.insert(survivor.clone());
+                needed.insert(merged.clone());
+                needed.extend(table.link_graph().backlinks_of(merged));
+                // The pages of the records that move (their callouts are rebuilt).
+                for k in [survivor, merged] {
+                    for id in crate::page_table::list(
+                        &self.storage,
+                        crate::page_table::PAGE_RECORDS_PREFIX,
+                        k,
+                    )
+                    .await?
+                    {
+                        if let Some((r, _)) = self.read::<Contradiction>(Store::Ledger, &id).await?
+                        {
+                            needed.extend(r.pages);
+                        }
+                    }
+                }
+            }
+            Fix::SplitPage { page } => {
+                needed.insert(page.clone());
+            }
+        }
+        let mut pages: Vec<Page> = Vec::with_capacity(needed.len());
+        for k in &needed {
+            if let Some((p, _)) = self.read::<Page>(Store::Pages, k).await? {
+                pages.push(p);
+            }
+        }
         let mut ob = self
             .begin(OperationKind::Fix, format!("fix: {}", f.message))
             .await?;
@@ -849,10 +1230,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut removed: Vec<String> = Vec::new();
         match &fix {
             Fix::RewriteLink { page, from, to } => {
-                changed.push(rewrite_broken(&mut pages, page, from, Some(to))?);
+                changed.push(rewrite_broken(&mut pages, resolver, page, from, Some(to))?);
             }
             Fix::UnlinkBroken { page, target } => {
-                changed.push(rewrite_broken(&mut pages, page, target, None)?);
+                changed.push(rewrite_broken(&mut pages, resolver, page, target, None)?);
             }
             Fix::CreatePage {
                 title,
@@ -861,10 +1242,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 let key = crate::markdown::keys::readable_unique_key(
                     title,
                     "concept",
-                    &pages
-                        .iter()
-                        .map(|p| crate::markdown::keys::fold_key(&p.key))
-                        .collect(),
+                    &table.taken_keys(),
                 );
                 let mut lines = Vec::new();
                 let mut sources = Vec::new();
@@ -923,7 +1301,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 }
             }
-            Fix::RebuildIndex => {}
+            Fix::RebuildIndex => ob.rewrite_index = true,
+            Fix::SplitPage { page } => {
+                let op = ob.op.id;
+                let mut sections = self.app_sections(&pages).await?;
+                let human = match pages.iter().find(|p| p.key == *page) {
+                    Some(p) => self.human_paragraphs(page, p).await?,
+                    None => return Err(Error::NotFound(format!("page {page:?}"))),
+                };
+                let mut taken = table.taken_keys();
+                let parts = split_page(&mut pages, page, &human, &mut taken, now)?;
+                for part in &parts {
+                    let revision = self.next_revision_number(part).await?;
+                    if let Some(p) = pages.iter_mut().find(|p| p.key == *part) {
+                        p.revision = revision - 1;
+                    }
+                }
+                sections
+                    .titles
+                    .extend(pages.iter().map(|p| (p.key.clone(), p.title.clone())));
+                let rebuild = sections.move_cited(&mut ob.batch, &pages, page, &parts, op);
+                for p in pages.iter_mut().filter(|p| rebuild.contains(&p.key)) {
+                    sections.rebuild(p);
+                }
+                changed.push(page.clone());
+                changed.extend(parts);
+            }
             Fix::RecordContradiction {
                 pages: involved,
                 claims,
@@ -962,7 +1365,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .iter()
                     .map(|p| (p.key.clone(), p.body.clone()))
                     .collect();
-                let gone = merge_pages(&mut pages, survivor, merged)?;
+                let gone = merge_pages(&mut pages, resolver, survivor, merged)?;
                 let op = ob.op.id;
                 let mut sections = self.app_sections(&pages).await?;
                 let rebuild = sections.merge(&mut ob.batch, &gone.key, survivor, op);
@@ -1010,7 +1413,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         changed.extend(removed);
         ob.op.pages = changed;
-        self.finish(ob, Some(&pages)).await
+        self.finish(ob).await
     }
 }
 
@@ -1028,7 +1431,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .find(|r| r.number == number)
             .and_then(|r| r.page_state.clone())
             .ok_or_else(|| Error::NotFound(format!("revision {number} of page {key:?}")))?;
-        let mut pages = self.all_pages().await?;
         let stored = self.storage.get(Store::Pages, key).await?;
         let last = history.iter().map(|r| r.number).max().unwrap_or(0);
         let now = self.clock.now_ms();
@@ -1050,11 +1452,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ob.op.id,
             now,
         );
-        match pages.iter_mut().find(|p| p.key == key) {
-            Some(p) => *p = page.clone(),
-            None => pages.push(page.clone()),
-        }
-        self.finish(ob, Some(&pages)).await?;
+        self.finish(ob).await?;
         Ok(page)
     }
 }

@@ -167,7 +167,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&secrets),
             Expect::from_read(secrets_rev),
         );
-        self.finish(ob, None).await
+        self.finish(ob).await
     }
 
     /// The stored configuration for display ([`ConfigView`]: no secret values).

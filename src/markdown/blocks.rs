@@ -218,8 +218,23 @@ fn heading_text(text: &str) -> &str {
 /// NFKC, lower case (full case mapping, which folds like Unicode simple case folding for the
 /// text pages hold), whitespace runs as one space, trimmed.
 fn fold(text: &str) -> String {
-    let lower: String = text.nfkc().flat_map(char::to_lowercase).collect();
-    lower.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    let mut push_words = |s: &str| {
+        for w in s.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+    };
+    if text.is_ascii() {
+        // NFKC leaves ASCII as it is.
+        push_words(&text.to_ascii_lowercase());
+    } else {
+        let lower: String = text.nfkc().flat_map(char::to_lowercase).collect();
+        push_words(&lower);
+    }
+    out
 }
 
 /// The key two blocks are duplicates by (see the module docs): empty for a block with no text.
@@ -232,7 +247,7 @@ pub fn dup_key(kind: BlockKind, text: &str) -> String {
         _ => ("b:", text.to_string()),
     };
     // A link reads as its display text: "made by [[Acme]]" repeats "made by Acme".
-    let text = if kind == BlockKind::Code {
+    let text = if kind == BlockKind::Code || !text.contains("[[") {
         text
     } else {
         super::wikilinks::rewrite(&text, |l| Some(l.display()))
@@ -596,6 +611,31 @@ pub fn merge_append(current: &str, addition: &str, protected: &[String]) -> Stri
         text.push('\n');
     }
     text
+}
+
+/// The headings of `body` (ATX, `#` to `######`), folded as link fragments name them
+/// ([`super::resolve::fold_name`]).
+pub fn heading_names(body: &str) -> std::collections::BTreeSet<String> {
+    body.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let n = t.chars().take_while(|&c| c == '#').count();
+            ((1..=6).contains(&n) && t[n..].starts_with(' '))
+                .then(|| super::resolve::fold_name(t[n..].trim().trim_end_matches('#').trim()))
+        })
+        .collect()
+}
+
+/// The block ids of `body` (`^id` ending a line: letters, digits and `-`).
+pub fn block_ids(body: &str) -> std::collections::BTreeSet<String> {
+    body.lines()
+        .filter_map(|l| {
+            let w = l.trim_end().rsplit(' ').next()?;
+            let id = w.strip_prefix('^')?;
+            (!id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || c == '-'))
+                .then(|| id.to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -196,6 +196,34 @@ impl LinkGraph {
         g
     }
 
+    /// Builds the graph from each page's link targets as written (`pages`: key and targets),
+    /// resolved with `resolver`; a page's links to itself are left out.
+    pub fn from_targets<'a>(
+        resolver: &Resolver,
+        pages: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    ) -> Self {
+        let pages: Vec<(&str, &[String])> = pages.into_iter().collect();
+        let mut g = LinkGraph::default();
+        for (k, _) in &pages {
+            g.backlinks.entry(k.to_string()).or_default();
+            g.outgoing.entry(k.to_string()).or_default();
+        }
+        for (k, targets) in &pages {
+            for t in targets.iter() {
+                if let Resolution::Page(to) = resolver.resolve(t) {
+                    if to != *k {
+                        g.outgoing
+                            .entry(k.to_string())
+                            .or_default()
+                            .insert(to.clone());
+                        g.backlinks.entry(to).or_default().insert(k.to_string());
+                    }
+                }
+            }
+        }
+        g
+    }
+
     /// Keys of the pages linking to `key`, sorted.
     pub fn backlinks_of(&self, key: &str) -> Vec<String> {
         self.backlinks

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::llm::prompt::{source_block, DATA_NOTICE};
 use crate::llm::structured::chat_json;
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, OnToken, Purpose, Role};
-use crate::markdown::resolve::{LinkGraph, Resolution, Resolver};
+use crate::markdown::resolve::Resolution;
 use crate::markdown::wikilinks;
 use crate::model::{Author, OperationKind, Page, PageKind, Revision, TokenUsage};
 use crate::search::{SearchMode, SearchOptions};
@@ -479,9 +479,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let est = budget.estimator;
         let t0 = self.clock.now_ms();
-        let pages = self.all_pages().await?;
-        let by_key: BTreeMap<&str, &Page> = pages.iter().map(|p| (p.key.as_str(), p)).collect();
-        let resolver = Resolver::from_pages(&pages);
+        // Routing and the hop read the page table; only the pages answered from are read.
+        let table = self.page_table().await?;
+        let resolver = table.resolver();
         let max_pages = options.max_pages.clamp(1, 20);
         let mut usage = TokenUsage::default();
 
@@ -507,8 +507,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let hits = self.search(question, &o).await?.hits;
             let mut lines = String::new();
             for h in hits {
-                if let Some(p) = by_key.get(h.key.as_str()) {
-                    let line = routing_line(p);
+                if let Some(row) = table.get(&h.key) {
+                    let line = routing_line(&row.page_without_body());
                     if est.estimate(&lines) + est.estimate(&line) > routing_budget {
                         break;
                     }
@@ -517,7 +517,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             (lines, RouteMethod::Shortlist)
         };
-        let (picked, u) = if model.extractive() || pages.is_empty() {
+        let (picked, u) = if model.extractive() || table.is_empty() {
             (None, TokenUsage::default())
         } else {
             model
@@ -550,8 +550,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
 
         // One hop along links from the chosen pages, hubs excluded.
-        let graph = LinkGraph::build(&pages);
-        let hub = (pages.len() / 10).max(10);
+        let graph = table.link_graph();
+        let hub = (table.len() / 10).max(10);
         let mut votes: BTreeMap<String, usize> = BTreeMap::new();
         for k in &routed {
             for target in graph.outgoing.get(k).into_iter().flatten() {
@@ -582,12 +582,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let room = budget
             .context_window
             .saturating_sub(budget.max_output_tokens + overhead);
+        let mut answered: BTreeMap<String, Page> = BTreeMap::new();
+        for k in routed.iter().chain(&hopped) {
+            if let Some((p, _)) = self.read::<Page>(Store::Pages, k).await? {
+                answered.insert(k.clone(), p);
+            }
+        }
         let chosen_pages: Vec<passages::PageText> = routed
             .iter()
             .map(|k| (k, true))
             .chain(hopped.iter().map(|k| (k, false)))
             .filter_map(|(k, required)| {
-                let p = by_key.get(k.as_str())?;
+                let p = answered.get(k.as_str())?;
                 Some(passages::PageText {
                     key: p.key.clone(),
                     title: p.title.clone(),
@@ -684,9 +690,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "an answer that cites no page is not saved to the wiki".into(),
             ));
         }
-        let mut pages = self.all_pages().await?;
-        let by_key: BTreeMap<String, Page> =
-            pages.iter().map(|p| (p.key.clone(), p.clone())).collect();
+        let table = self.page_table().await?;
         let title: String = question
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -694,17 +698,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .chars()
             .take(120)
             .collect();
-        let taken: BTreeSet<String> = pages
-            .iter()
-            .map(|p| crate::markdown::keys::fold_key(&p.key))
-            .collect();
+        let taken: BTreeSet<String> = table.taken_keys();
         let key = crate::markdown::keys::readable_unique_key(&title, "analysis", &taken);
         let now = self.clock.now_ms();
         let mut body = answer.answer.trim().to_string();
         body.push_str("\n\n## Sources\n\n");
         let mut sources: Vec<String> = Vec::new();
         for c in &answer.citations {
-            if let Some(p) = by_key.get(c) {
+            if let Some(p) = table.get(c) {
                 body.push_str(&format!(
                     "- {}\n",
                     crate::documents::link_to(&p.key, &p.title)
@@ -759,8 +760,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&rev),
             Expect::Absent,
         );
-        pages.push(page.clone());
-        self.finish(ob, Some(&pages)).await?;
+        self.finish(ob).await?;
         Ok(page)
     }
 }

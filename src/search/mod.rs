@@ -604,6 +604,41 @@ impl SearchIndex {
         report
     }
 
+    /// Applies one operation's page changes: `written` pages whose fields hash differs (or that
+    /// are new) are indexed again, `deleted` ones removed; every other page keeps its postings
+    /// and vectors. What [`SearchIndex::sync`] does for the pages it is given, without needing
+    /// every page.
+    pub fn apply<'a>(
+        &mut self,
+        written: impl IntoIterator<Item = (&'a str, DocFields<'a>)>,
+        deleted: impl IntoIterator<Item = &'a str>,
+    ) -> SyncReport {
+        let mut report = SyncReport::default();
+        let mut changed = Vec::new();
+        for (key, fields) in written {
+            match self.docs.id(key) {
+                Some(id) if self.docs.hashes[id as usize] == fields_hash(&fields) => {}
+                Some(_) => {
+                    report.updated += 1;
+                    changed.push((key, fields));
+                }
+                None => {
+                    report.added += 1;
+                    changed.push((key, fields));
+                }
+            }
+        }
+        for key in deleted {
+            if self.remove(key) {
+                report.removed += 1;
+            }
+        }
+        if !changed.is_empty() {
+            self.upsert_many(changed);
+        }
+        report
+    }
+
     fn store_vector(&mut self, doc: u32, e: Embedding<'_>) -> VectorOutcome {
         let dim = e.vector.len();
         if self.active.is_none() && self.staging.is_none() {

@@ -351,6 +351,15 @@ impl Wiki {
         self.inner.core.storage().is_closed()
     }
 
+    /// What this connection has read and written since it opened, per store:
+    /// `{ stores: { pages: { reads, readBytes, writes, writtenBytes, deletes }, … } }` (records
+    /// and bytes). Take it before and after a call to see what the call cost: a compile reads
+    /// the bodies (`pages` records) of the pages it changes, a question those it answers from.
+    #[wasm_bindgen(js_name = ioStats, unchecked_return_type = "IoStats")]
+    pub fn io_stats(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.core.io_stats())
+    }
+
     /// Closes the connection. Later calls throw `CLOSED`.
     pub fn close(&self) {
         self.inner.core.storage().close();

@@ -138,3 +138,27 @@ pub fn duplicate_blocks(body: &str) -> Vec<String> {
         .filter(|n| !n.is_empty() && !seen.insert(n.clone()))
         .collect()
 }
+
+/// Commits `batch` raw, as another build of the app would write it: as an operation of its own
+/// (the op counter moves on), without this build's derived records (the page table, the search
+/// index), which are then brought up to date on first use.
+pub fn commit_as_another_build(w: &W, mut batch: llm_wiki::storage::Batch) {
+    use llm_wiki::storage::{Expect, Storage, Store};
+    let last = block_on(w.storage().get(Store::Meta, "ops"))
+        .unwrap()
+        .map(|r| {
+            serde_json::from_slice::<serde_json::Value>(&r.data).unwrap()["last"]
+                .as_u64()
+                .unwrap()
+        })
+        .unwrap_or(0);
+    batch.put(
+        Store::Meta,
+        "ops",
+        serde_json::json!({ "last": last + 1 })
+            .to_string()
+            .into_bytes(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(batch)).unwrap();
+}
