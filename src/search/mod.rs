@@ -607,24 +607,24 @@ impl SearchIndex {
     /// Applies one operation's page changes: `written` pages whose fields hash differs (or that
     /// are new) are indexed again, `deleted` ones removed; every other page keeps its postings
     /// and vectors. What [`SearchIndex::sync`] does for the pages it is given, without needing
-    /// every page.
+    /// every page — and through the BM25 delta ([`SearchIndex::upsert`]), so a commit costs its
+    /// pages, not a merge of the whole index (merges come when the delta is due one).
     pub fn apply<'a>(
         &mut self,
         written: impl IntoIterator<Item = (&'a str, DocFields<'a>)>,
         deleted: impl IntoIterator<Item = &'a str>,
     ) -> SyncReport {
         let mut report = SyncReport::default();
-        let mut changed = Vec::new();
         for (key, fields) in written {
             match self.docs.id(key) {
                 Some(id) if self.docs.hashes[id as usize] == fields_hash(&fields) => {}
                 Some(_) => {
                     report.updated += 1;
-                    changed.push((key, fields));
+                    self.upsert(key, &fields, None);
                 }
                 None => {
                     report.added += 1;
-                    changed.push((key, fields));
+                    self.upsert(key, &fields, None);
                 }
             }
         }
@@ -632,9 +632,6 @@ impl SearchIndex {
             if self.remove(key) {
                 report.removed += 1;
             }
-        }
-        if !changed.is_empty() {
-            self.upsert_many(changed);
         }
         report
     }
