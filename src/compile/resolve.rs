@@ -50,6 +50,10 @@ const LEGAL_FORMS: &[&str] = &[
 ];
 
 fn fold_word(w: &str) -> String {
+    if w.is_ascii() {
+        // NFKC leaves ASCII as it is.
+        return w.to_ascii_lowercase();
+    }
     w.nfkc().flat_map(char::to_lowercase).collect()
 }
 
