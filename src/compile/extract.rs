@@ -400,7 +400,61 @@ pub struct NameMatcher {
     /// Every three-byte window of `folded`: a name with a window not in it cannot occur, so most
     /// names are ruled out without searching the text (asking for every page's name is then
     /// about linear in the names, not names × text).
-    trigrams: std::collections::HashSet<[u8; 3]>,
+    trigrams: TrigramSet,
+}
+
+/// A name folded once for [`NameMatcher`]: its [`match_key`], and for a one-character key the
+/// search token it is matched as. Fold a list of names once and ask many matchers.
+#[derive(Debug, Clone)]
+pub struct FoldedName {
+    key: String,
+    token: Option<String>,
+}
+
+impl FoldedName {
+    /// Folds `name` ([`match_key`]; a one-character key also as its search token).
+    pub fn new(name: &str) -> Self {
+        let key = match_key(name);
+        let token = (key.chars().count() == 1)
+            .then(|| crate::search::tokenizer::tokenize(name).into_iter().next())
+            .flatten();
+        FoldedName { key, token }
+    }
+}
+
+/// A set of byte trigrams as a bitmap of hashed windows: membership may say yes for a window
+/// not in the text (the caller then searches the text), never no for one in it. About 8 bits
+/// per byte of text (at most 128 KiB), so a false yes is rare.
+struct TrigramSet {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl TrigramSet {
+    fn new(text: &[u8]) -> Self {
+        let want = (text.len() * 8).clamp(1 << 12, 1 << 20);
+        let log = usize::BITS - (want - 1).leading_zeros();
+        let mut set = TrigramSet {
+            bits: vec![0; (1usize << log) / 64],
+            shift: 32 - log,
+        };
+        for w in text.windows(3) {
+            let i = set.slot(w);
+            set.bits[i / 64] |= 1 << (i % 64);
+        }
+        set
+    }
+
+    fn slot(&self, w: &[u8]) -> usize {
+        let v = u32::from(w[0]) << 16 | u32::from(w[1]) << 8 | u32::from(w[2]);
+        // Fibonacci hashing: the top bits of v × 2^32/φ.
+        (v.wrapping_mul(0x9E37_79B9) >> self.shift) as usize
+    }
+
+    fn may_contain(&self, w: &[u8]) -> bool {
+        let i = self.slot(w);
+        self.bits[i / 64] & (1 << (i % 64)) != 0
+    }
 }
 
 impl NameMatcher {
@@ -413,11 +467,7 @@ impl NameMatcher {
             }
         });
         let folded = match_key(text);
-        let trigrams = folded
-            .as_bytes()
-            .windows(3)
-            .map(|w| [w[0], w[1], w[2]])
-            .collect();
+        let trigrams = TrigramSet::new(folded.as_bytes());
         NameMatcher {
             folded,
             tokens,
@@ -427,23 +477,40 @@ impl NameMatcher {
 
     /// How many times `name` occurs (0 for an empty name).
     pub fn hits(&self, name: &str) -> usize {
-        let key = match_key(name);
-        match key.chars().count() {
+        self.count(&FoldedName::new(name))
+    }
+
+    /// How many times a folded name occurs (0 for an empty name).
+    pub fn count(&self, name: &FoldedName) -> usize {
+        match name.key.chars().count() {
             0 => 0,
-            1 => crate::search::tokenizer::tokenize(name)
-                .first()
+            1 => name
+                .token
+                .as_ref()
                 .and_then(|t| self.tokens.get(t))
                 .copied()
                 .unwrap_or(0),
-            _ if key
-                .as_bytes()
-                .windows(3)
-                .any(|w| !self.trigrams.contains(&[w[0], w[1], w[2]])) =>
-            {
-                0
-            }
-            _ => self.folded.matches(key.as_str()).count(),
+            _ if !self.may_occur(&name.key) => 0,
+            _ => self.folded.matches(name.key.as_str()).count(),
         }
+    }
+
+    /// Whether a folded name occurs at all: [`NameMatcher::count`] `> 0`, without counting.
+    pub fn occurs(&self, name: &FoldedName) -> bool {
+        match name.key.chars().count() {
+            0 => false,
+            1 => name
+                .token
+                .as_ref()
+                .is_some_and(|t| self.tokens.contains_key(t)),
+            _ => self.may_occur(&name.key) && self.folded.contains(name.key.as_str()),
+        }
+    }
+
+    fn may_occur(&self, key: &str) -> bool {
+        key.as_bytes()
+            .windows(3)
+            .all(|w| self.trigrams.may_contain(w))
     }
 }
 

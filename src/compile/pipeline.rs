@@ -1241,20 +1241,44 @@ fn link_targets_for(
     key: &str,
     source_page: &str,
     all: &[(String, String)],
-    pages: &BTreeMap<String, Page>,
+    names: &mut FoldedNames<'_>,
     text: &str,
 ) -> Vec<(String, String)> {
-    let names = super::extract::NameMatcher::new(text);
+    let matcher = super::extract::NameMatcher::new(text);
     all.iter()
         .filter(|(k, _)| k != key)
         .filter(|(k, title)| {
-            k == source_page
-                || std::iter::once(title)
-                    .chain(pages.get(k).map(|p| &p.aliases).into_iter().flatten())
-                    .any(|n| names.hits(n) > 0)
+            k == source_page || names.of(k, title).iter().any(|n| matcher.occurs(n))
         })
         .cloned()
         .collect()
+}
+
+/// Each candidate page's title and aliases folded once per plan ([`super::extract::FoldedName`]),
+/// not once per page whose link targets are chosen.
+struct FoldedNames<'a> {
+    pages: &'a BTreeMap<String, Page>,
+    folded: HashMap<String, Vec<super::extract::FoldedName>>,
+}
+
+impl<'a> FoldedNames<'a> {
+    fn new(pages: &'a BTreeMap<String, Page>) -> Self {
+        FoldedNames {
+            pages,
+            folded: HashMap::new(),
+        }
+    }
+
+    /// The folded title and aliases of page `key` (titled `title`).
+    fn of(&mut self, key: &str, title: &str) -> &[super::extract::FoldedName] {
+        let pages = self.pages;
+        self.folded.entry(key.to_string()).or_insert_with(|| {
+            std::iter::once(title)
+                .chain(pages.get(key).map(|p| &p.aliases).into_iter().flatten().map(String::as_str))
+                .map(super::extract::FoldedName::new)
+                .collect()
+        })
+    }
 }
 
 /// A page draft and whether it is to be appended (append mode) rather than replace the body.
@@ -1624,6 +1648,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .collect()
         };
 
+        let mut folded = FoldedNames::new(&pages);
         let integrate: Vec<IntegrateInput> = rewrite
             .iter()
             .map(|k| {
@@ -1663,14 +1688,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     } else {
                         // The pages the body links already stay linkable.
                         let mut candidates = link_targets.clone();
+                        let mut seen: BTreeSet<&str> =
+                            link_targets.iter().map(|(c, _)| c.as_str()).collect();
                         for l in crate::markdown::wikilinks::links(&p.body) {
                             if let Some(t) = pages.get(&l.target) {
-                                if !candidates.iter().any(|(c, _)| *c == t.key) {
+                                if seen.insert(t.key.as_str()) {
                                     candidates.push((t.key.clone(), t.title.clone()));
                                 }
                             }
                         }
-                        link_targets_for(k, &source_page, &candidates, &pages, &text)
+                        link_targets_for(k, &source_page, &candidates, &mut folded, &text)
                     },
                     schema_md: snap.schema_md.clone(),
                     append: false,
