@@ -27,6 +27,27 @@ pub fn normalize_source_text(text: &str) -> String {
     lf.nfc().collect()
 }
 
+/// `text` in Unicode NFKC (UAX #15), borrowed when it already is (ASCII, or what the standard's
+/// quick check answers "yes" for): the same string as `text.nfkc().collect()`, without the
+/// decomposition pass over text that needs none.
+pub fn nfkc(text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::{is_nfkc_quick, IsNormalized};
+    if text.is_ascii() || is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.nfkc().collect())
+    }
+}
+
+/// NFKC ([`nfkc`]), then every character lowercased (`char::to_lowercase`): the folding of
+/// names, duplicate keys and topic tokens.
+pub fn nfkc_lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    nfkc(text).chars().flat_map(char::to_lowercase).collect()
+}
+
 /// SHA-256 of `bytes`, as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -132,6 +153,18 @@ pub fn estimate_tokens(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nfkc_borrows_only_what_needs_no_change() {
+        use unicode_normalization::UnicodeNormalization;
+        for t in ["plain ascii", "机器学习 — “quotes”", "ＲＵＳＴ ﬁ", "A\u{30a} Å", "ǅ İ ς"] {
+            assert_eq!(nfkc(t), t.nfkc().collect::<String>(), "{t:?}");
+            let lower: String = t.nfkc().flat_map(char::to_lowercase).collect();
+            assert_eq!(nfkc_lowercase(t), lower, "{t:?}");
+        }
+        assert!(matches!(nfkc("机器学习 — “quotes”"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(nfkc("ＲＵＳＴ"), std::borrow::Cow::Owned(_)));
+    }
 
     #[test]
     fn line_ends_and_nfc_do_not_change_the_version() {

@@ -6,13 +6,12 @@
 //! markers, link syntax — and nothing else: a changed word, number or character fails.
 
 use sha2::{Digest, Sha256};
-use unicode_normalization::UnicodeNormalization;
 
 /// Text reduced for quote matching: NFKC; `[text](url)` → `text`; `*`, `_` used as emphasis, `` ` ``
 /// and `>` line markers removed; typographic quotes and dashes mapped to ASCII; whitespace runs
 /// collapsed to one space; trimmed.
 pub fn plain_text(s: &str) -> String {
-    let nfkc: String = s.nfkc().collect();
+    let nfkc = crate::text::nfkc(s);
     let unlinked = strip_link_targets(&nfkc);
     let mut out = String::with_capacity(unlinked.len());
     let mut space = false;

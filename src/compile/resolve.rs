@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use unicode_normalization::UnicodeNormalization;
 
 use crate::model::PageKind;
 
@@ -50,11 +49,7 @@ const LEGAL_FORMS: &[&str] = &[
 ];
 
 fn fold_word(w: &str) -> String {
-    if w.is_ascii() {
-        // NFKC leaves ASCII as it is.
-        return w.to_ascii_lowercase();
-    }
-    w.nfkc().flat_map(char::to_lowercase).collect()
+    crate::text::nfkc_lowercase(w)
 }
 
 /// Splits a name into folded words: runs of alphanumeric characters (Unicode-aware, so CJK runs

@@ -24,7 +24,6 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
-use unicode_normalization::UnicodeNormalization;
 
 /// What a [`Block`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +230,7 @@ fn fold(text: &str) -> String {
         // NFKC leaves ASCII as it is.
         push_words(&text.to_ascii_lowercase());
     } else {
-        let lower: String = text.nfkc().flat_map(char::to_lowercase).collect();
+        let lower = crate::text::nfkc_lowercase(text);
         push_words(&lower);
     }
     out

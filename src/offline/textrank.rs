@@ -7,7 +7,6 @@
 
 use std::collections::HashSet;
 
-use unicode_normalization::UnicodeNormalization;
 
 use crate::text::is_cjk;
 
@@ -15,7 +14,7 @@ pub use crate::text::STOPWORDS;
 
 /// Topic tokens of a sentence.
 pub fn tokens(sentence: &str) -> HashSet<String> {
-    let s: String = sentence.nfkc().flat_map(char::to_lowercase).collect();
+    let s = crate::text::nfkc_lowercase(sentence);
     let mut out = HashSet::new();
     let mut word = String::new();
     let mut cjk_prev: Option<char> = None;
