@@ -310,38 +310,10 @@ pub fn strip_refs(text: &str) -> String {
     drop_unknown_refs(text, &BTreeSet::new()).trim().to_string()
 }
 
-/// Removes `[^label]` references whose label is not in `known` (invented by the model).
+/// Removes `[^label]` references whose label is not in `known` (invented by the model);
+/// definitions stay ([`crate::markdown::blocks::retain_refs`]).
 pub fn drop_unknown_refs(body: &str, known: &BTreeSet<String>) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut rest = body;
-    while let Some(i) = rest.find("[^") {
-        let after = &rest[i + 2..];
-        match after.find(']') {
-            Some(j)
-                if j > 0
-                    && !after[..j].contains(char::is_whitespace)
-                    && !after[j + 1..].starts_with(':') =>
-            {
-                let label = &after[..j];
-                out.push_str(&rest[..i]);
-                if known.contains(label) {
-                    out.push_str(&rest[i..i + 2 + j + 1]);
-                } else {
-                    // Drop the marker and a space before it.
-                    while out.ends_with(' ') {
-                        out.pop();
-                    }
-                }
-                rest = &after[j + 1..];
-            }
-            _ => {
-                out.push_str(&rest[..i + 2]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::markdown::blocks::retain_refs(body, |label| known.contains(label))
 }
 
 /// Renders one open contradiction as an Obsidian callout (Decision 4).

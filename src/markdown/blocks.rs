@@ -3,13 +3,17 @@
 //! Blocks are CommonMark's top-level blocks as pulldown-cmark parses them — paragraphs, headings,
 //! fenced and indented code, tables, block quotes (callouts included), footnote definitions, HTML
 //! blocks, thematic breaks — except that each item of a top-level list is a block of its own (a
-//! fact in a `## Facts` list is one item). A nested list stays inside its item.
+//! fact in a `## Facts` list is one item), and text CommonMark puts in no block (link reference
+//! definitions) is a block of its own too, so no text falls between blocks. A nested list stays
+//! inside its item.
 //!
 //! Two blocks are **duplicates** when their [`dup_key`]s are equal: their text after NFKC, case
 //! folding, whitespace collapse, with footnote references (`[^c1]`) and list markers removed and
-//! wikilinks read as their display text (`[[Acme]]` as `Acme`). A
-//! code block is compared whole (never split at its blank lines); a heading only matches a
-//! heading. Footnote definitions keep their label, so two definitions never match.
+//! wikilinks read as their display text (`[[Acme]]` as `Acme`). A code block (and a link
+//! reference definition) is compared whole — never split at its blank lines — after NFKC and with
+//! trailing spaces removed, but never case-folded or re-spaced, since case and indentation are
+//! what code says; a heading only matches a heading.
+//! Footnote definitions keep their label, so two definitions never match.
 //!
 //! [`dedup`] removes the later copies of a block (a duplicate fact's citations join the copy that
 //! stays) and merges a repeated heading's section into the first section of that heading.
@@ -46,6 +50,9 @@ pub enum BlockKind {
     Html,
     /// A thematic break (`---`).
     Rule,
+    /// Text CommonMark puts in no block — link reference definitions (`[label]: url`) — one
+    /// run of non-blank lines each, so nothing of a body falls between blocks.
+    Definition,
 }
 
 /// One block of a body: its kind and its byte range, trailing line ends and blank lines excluded.
@@ -121,10 +128,46 @@ pub fn blocks(body: &str) -> Vec<Block> {
                 }
             }
             Event::Rule if depth == 0 => push(BlockKind::Rule, range),
-            // Text outside any block (not produced by CommonMark at the top level) is ignored.
             _ => {}
         }
     }
+    // Text outside every block (link reference definitions produce no event): its runs of
+    // non-blank lines become blocks too.
+    let mut gaps = Vec::new();
+    let mut at = 0;
+    for b in &out {
+        if b.range.start > at {
+            gaps.push(at..b.range.start);
+        }
+        at = at.max(b.range.end);
+    }
+    gaps.push(at..body.len());
+    for gap in gaps {
+        let mut start: Option<usize> = None;
+        let mut end = gap.start;
+        let mut pos = gap.start;
+        for line in body[gap.clone()].split_inclusive('\n') {
+            if line.trim().is_empty() {
+                if let Some(s) = start.take() {
+                    out.push(Block {
+                        kind: BlockKind::Definition,
+                        range: s..end,
+                    });
+                }
+            } else {
+                start.get_or_insert(pos);
+                end = pos + line.trim_end().len();
+            }
+            pos += line.len();
+        }
+        if let Some(s) = start {
+            out.push(Block {
+                kind: BlockKind::Definition,
+                range: s..end,
+            });
+        }
+    }
+    out.sort_by_key(|b| b.range.start);
     out
 }
 
@@ -155,6 +198,13 @@ pub fn footnote_refs(text: &str) -> Vec<String> {
 /// `text` without footnote references (`[^label]`, and the spaces before one); definitions'
 /// labels at a line start are kept.
 fn without_refs(text: &str) -> String {
+    retain_refs(text, |_| false)
+}
+
+/// `text` with only the footnote references (`[^label]`) whose label `keep` accepts; a dropped
+/// reference takes the spaces before it along. A definition's label (`[^label]:` at a line
+/// start) is never a reference and always stays.
+pub fn retain_refs(text: &str, keep: impl Fn(&str) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("[^") {
@@ -164,7 +214,7 @@ fn without_refs(text: &str) -> String {
                 let at_line_start = i == 0 || rest[..i].ends_with('\n');
                 let is_def = after[j + 1..].starts_with(':') && at_line_start;
                 out.push_str(&rest[..i]);
-                if is_def {
+                if is_def || keep(&after[..j]) {
                     out.push_str(&rest[i..i + 2 + j + 1]);
                 } else {
                     while out.ends_with(' ') {
@@ -245,8 +295,18 @@ pub fn dup_key(kind: BlockKind, text: &str) -> String {
         BlockKind::Item => ("b:", strip_list_marker(text).to_string()),
         _ => ("b:", text.to_string()),
     };
+    // Code and definitions are compared whole, as they are: their case, spacing and markers
+    // are what they say.
+    if matches!(kind, BlockKind::Code | BlockKind::Definition) {
+        let mut key = String::from("c:");
+        for line in crate::text::nfkc(&text).trim_end().lines() {
+            key.push_str(line.trim_end());
+            key.push('\n');
+        }
+        return key;
+    }
     // A link reads as its display text: "made by [[Acme]]" repeats "made by Acme".
-    let text = if kind == BlockKind::Code || !text.contains("[[") {
+    let text = if !text.contains("[[") {
         text
     } else {
         super::wikilinks::rewrite(&text, |l| Some(l.display()))
@@ -259,14 +319,22 @@ pub fn dup_key(kind: BlockKind, text: &str) -> String {
     }
 }
 
+/// Words a paraphrase of a heading adds or drops without changing what it is about: articles,
+/// and the prepositions and conjunction that turn "Ownership Rules" into "The Rules of
+/// Ownership". Never a word that changes the meaning (not, no, only, before, after, more…), so
+/// "Not supported" never matches "Supported".
+const HEADING_FILLER: &[&str] = &[
+    "a", "an", "the", "of", "and", "for", "in", "on", "to", "with", "by", "at", "its", "their",
+];
+
 /// The words a heading is about, for matching a model's paraphrase of a heading the page has
-/// ("The Rules of Ownership" for "Ownership Rules"): folded words without English function words,
+/// ("The Rules of Ownership" for "Ownership Rules"): folded words without articles and linking words ([`HEADING_FILLER`]),
 /// a plural `s` dropped, sorted and deduplicated; a CJK run is one word.
 fn heading_words(text: &str) -> Vec<String> {
     let folded = fold(heading_text(text));
     let mut words: Vec<String> = folded
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !crate::text::STOPWORDS.contains(w))
+        .filter(|w| !w.is_empty() && !HEADING_FILLER.contains(w))
         .map(|w| {
             if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && w.is_ascii() {
                 w[..w.len() - 1].to_string()
@@ -369,7 +437,22 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
     let mut out: Vec<Piece> = Vec::with_capacity(input.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut headings: HashMap<String, usize> = HashMap::new();
-    let mut heading_words_at: Vec<(Vec<String>, usize)> = Vec::new();
+    // Headings are keyed by their path (the keys of the headings above them and their own), so
+    // `### Example` under `## Lifetimes` never merges into `### Example` under `## Borrowing`.
+    let mut path: Vec<(u8, String)> = Vec::new();
+    let mut heading_words_at: Vec<(String, Vec<String>, usize)> = Vec::new();
+    // A repeated heading whose section holds a protected block is not merged (the block could
+    // not move with it).
+    let holds_protected: Vec<bool> = (0..input.len())
+        .map(|i| {
+            heading_level(input[i].kind).is_some_and(|l| {
+                input[i + 1..]
+                    .iter()
+                    .take_while(|p| heading_level(p.kind).is_none_or(|x| x > l))
+                    .any(|p| p.protected)
+            })
+        })
+        .collect();
     // Where blocks go while a repeated heading's section is merged into an earlier one: the
     // insertion index and the level of the repeated heading.
     let mut cursor: Option<(usize, u8)> = None;
@@ -379,13 +462,13 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
     let shift = |from: usize,
                  seen: &mut HashMap<String, usize>,
                  headings: &mut HashMap<String, usize>,
-                 words: &mut Vec<(Vec<String>, usize)>| {
+                 words: &mut Vec<(String, Vec<String>, usize)>| {
         for v in seen.values_mut().chain(headings.values_mut()) {
             if *v >= from {
                 *v += 1;
             }
         }
-        for (_, v) in words.iter_mut() {
+        for (_, _, v) in words.iter_mut() {
             if *v >= from {
                 *v += 1;
             }
@@ -400,15 +483,28 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
             .map_or(out.len(), |(i, _)| i)
     };
 
-    for mut p in input {
-        let key = dup_key(p.kind, &p.text);
+    let sep = '\u{1f}';
+    for (i, mut p) in input.into_iter().enumerate() {
+        let mut key = dup_key(p.kind, &p.text);
+        // A heading's parent path, and its key with the path.
+        let mut parent = String::new();
+        if let Some(l) = heading_level(p.kind) {
+            while path.last().is_some_and(|(pl, _)| *pl >= l) {
+                path.pop();
+            }
+            for (_, k) in &path {
+                parent.push_str(k);
+                parent.push(sep);
+            }
+            path.push((l, key.clone()));
+            key = format!("{parent}{key}");
+        }
         if p.protected {
             // Never removed, changed or moved: it stays where it is, at the end so far.
-            if !key.is_empty() {
-                seen.entry(key.clone()).or_insert(out.len());
-            }
             if heading_level(p.kind).is_some() {
                 headings.entry(key).or_insert(out.len());
+            } else if !key.is_empty() {
+                seen.entry(key.clone()).or_insert(out.len());
             }
             if let Some(g) = dropped_gap.take() {
                 p.gap = Some(longer_gap(g, p.gap.take()));
@@ -426,12 +522,17 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
                     .then(|| {
                         heading_words_at
                             .iter()
-                            .find(|(x, _)| *x == w)
-                            .map(|(_, i)| *i)
+                            .find(|(pa, x, _)| *pa == parent && *x == w)
+                            .map(|(_, _, i)| *i)
                     })
                     .flatten()
             });
+            let matched = matched.filter(|_| !holds_protected[i]);
             if let Some(h) = matched {
+                // Its subsections continue under the heading it merged into.
+                if let Some(last) = path.last_mut() {
+                    last.1 = dup_key(out[h].kind, &out[h].text);
+                }
                 cursor = Some((section_end(&out, h), l));
                 if p.gap.is_some() {
                     dropped_gap = dropped_gap.or(p.gap);
@@ -443,15 +544,15 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
                 Some((at, merged_level)) if l > merged_level => {
                     shift(at, &mut seen, &mut headings, &mut heading_words_at);
                     headings.insert(key, at);
-                    heading_words_at.push((heading_words(&p.text), at));
+                    heading_words_at.push((parent, heading_words(&p.text), at));
                     p.gap = None;
                     out.insert(at, p);
                     cursor = Some((at + 1, merged_level));
                 }
                 _ => {
                     cursor = None;
-                    headings.insert(key, out.len());
-                    heading_words_at.push((heading_words(&p.text), out.len()));
+                    headings.entry(key).or_insert(out.len());
+                    heading_words_at.push((parent, heading_words(&p.text), out.len()));
                     if let Some(g) = dropped_gap.take() {
                         p.gap = Some(longer_gap(g, p.gap.take()));
                     }
@@ -590,7 +691,7 @@ pub fn dedup(body: &str, protected: &[String]) -> String {
 /// Append mode (a page too long for the model to rewrite): `addition`, the text the model wrote
 /// for `current`, merged into it so that only what `current` does not hold is added. A block the
 /// page already has adds its footnote references to the page's copy and nothing else; a heading
-/// the page has (or a paraphrase of one: the same words, function words and plurals aside) puts
+/// the page has (or a paraphrase of one: the same words, articles, linking words and plurals aside) puts
 /// the blocks under it at the end of the page's section; a new heading with nothing under it is
 /// dropped; anything else is appended. Then [`dedup`] applies to the whole. `protected` as in
 /// [`dedup`] (paragraphs of `current`).
@@ -724,6 +825,103 @@ mod tests {
             "Lead.\n\n## Facts\n\n- Rust is fast. [^c1][^c3]\n- Rust is safe. [^c2]\n- New one. [^c4]\n\n## Related\n\n- [[Cargo]]\n- [[Tokio]]\n"
         );
         assert_eq!(dedup(&out, &[]), out);
+    }
+
+    #[test]
+    fn text_outside_blocks_is_kept() {
+        // Link reference definitions produce no CommonMark block: they are blocks here, so no
+        // merge or dedup drops them, wherever they are.
+        let page = "Intro with [a ref][r].\n\n[r]: https://example.com/r\n\n## Notes\n\n- One.\n\n[s]: https://example.com/s \"S\"\n";
+        assert_eq!(dedup(page, &[]), page);
+        let out = merge_append(
+            page,
+            "[t]: https://example.com/t\n\n## Notes\n\n- One.\n- Two [t].",
+            &[],
+        );
+        for needle in [
+            "[r]: https://example.com/r",
+            "[s]: https://example.com/s \"S\"",
+            "[t]: https://example.com/t",
+            "- Two [t].",
+        ] {
+            assert!(out.contains(needle), "{needle:?} in {out:?}");
+        }
+        assert_eq!(out.matches("- One.").count(), 1, "{out}");
+        let kinds: Vec<BlockKind> = blocks(page).into_iter().map(|b| b.kind).collect();
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == BlockKind::Definition)
+                .count(),
+            2,
+            "{kinds:?}"
+        );
+    }
+
+    #[test]
+    fn code_is_compared_as_written() {
+        // Code differing in case or indentation is different code; trailing spaces are not.
+        let body = "```py\nif x:\n    return A\n```\n\n```py\nif x:\n  return a\n```\n\n```py\nif x:   \n    return A\n```";
+        assert_eq!(
+            dedup(body, &[]),
+            "```py\nif x:\n    return A\n```\n\n```py\nif x:\n  return a\n```"
+        );
+    }
+
+    #[test]
+    fn a_heading_merges_only_under_the_same_parents() {
+        // `### Example` under another `##` is another section: nothing moves between them.
+        let body = "## Borrowing\n\n### Example\n\nBorrow one.\n\n## Lifetimes\n\n### Example\n\nLifetime one.";
+        assert_eq!(dedup(body, &[]), body);
+        // A repeated `##` merges, its subsection with it, into the same path.
+        let body = "## A\n\n### Ex\n\nOne.\n\n## B\n\nB text.\n\n## A\n\n### Ex\n\nTwo.";
+        assert_eq!(
+            dedup(body, &[]),
+            "## A\n\n### Ex\n\nOne.\n\nTwo.\n\n## B\n\nB text."
+        );
+        // In append mode too: the reply's `### Example` under `## Lifetimes` stays there.
+        let page = "## Borrowing\n\n### Example\n\nBorrow one.\n\n## Lifetimes\n\nLifetimes intro.";
+        let out = merge_append(page, "## Lifetimes\n\n### Example\n\nLifetime one.", &[]);
+        assert_eq!(out, format!("{page}\n\n### Example\n\nLifetime one."));
+    }
+
+    #[test]
+    fn a_section_with_a_human_paragraph_is_not_merged() {
+        let human = "A person wrote this.".to_string();
+        let body =
+            "## Notes\n\nModel one.\n\n## Other\n\nOther text.\n\n## Notes\n\nA person wrote this.";
+        let out = dedup(body, std::slice::from_ref(&human));
+        assert_eq!(
+            out, body,
+            "the repeated heading stays above the human paragraph"
+        );
+    }
+
+    #[test]
+    fn a_paraphrase_never_flips_a_heading() {
+        // Negations and comparisons change what a heading is about: no fuzzy match.
+        let page = "## Supported\n\n- Linux.\n\n## Before 2018\n\n- Old.";
+        let out = merge_append(
+            page,
+            "## Not supported\n\n- Windows XP.\n\n## After 2018\n\n- New.",
+            &[],
+        );
+        assert!(out.contains("## Not supported\n\n- Windows XP."), "{out}");
+        assert!(out.contains("## After 2018\n\n- New."), "{out}");
+        assert!(
+            out.starts_with("## Supported\n\n- Linux.\n\n## Before 2018\n\n- Old."),
+            "{out}"
+        );
+        // Articles and linking words do not: "The Rules of Ownership" is "Ownership Rules".
+        let page = "## Ownership Rules\n\n- One owner.";
+        assert_eq!(
+            merge_append(
+                page,
+                "## The Rules of Ownership\n\n- Moves transfer it.",
+                &[]
+            ),
+            "## Ownership Rules\n\n- One owner.\n- Moves transfer it."
+        );
     }
 
     #[test]
