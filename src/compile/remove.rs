@@ -182,6 +182,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .collect();
             let more_changed = more.len() != page.more_facts.len();
             if claim_pages.contains(&page.key) || closed_pages.contains(&page.key) || more_changed {
+                // Decision 5: a person's paragraphs are never removed or moved.
+                let human = self.human_paragraphs(&page.key, page).await?;
                 let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
                     claims_after
                         .values()
@@ -202,7 +204,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     titles: &titles,
                     source_pages: &source_pages,
                     self_key: &page.key,
-                    protected: &[],
+                    protected: &human,
                     more_facts: &more,
                 };
                 body = finalize_body(&body, &f, str::to_string);

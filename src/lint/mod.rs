@@ -557,8 +557,10 @@ struct AppSections {
 }
 
 impl AppSections {
-    /// Rewrites `p`'s body with its app sections rebuilt (at the end, once each).
-    fn rebuild(&self, p: &mut Page) {
+    /// Rewrites `p`'s body with its app sections rebuilt (at the end, once each). `human`: the
+    /// page's human paragraphs (Decision 5), which the rebuild never removes or moves.
+    fn rebuild(&self, p: &mut Page, human: &BTreeMap<String, Vec<String>>) {
+        let protected = human.get(&p.key).map_or(&[][..], Vec::as_slice);
         let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
             self.claims
                 .values()
@@ -579,7 +581,7 @@ impl AppSections {
             titles: &self.titles,
             source_pages: &self.source_pages,
             self_key: &p.key,
-            protected: &[],
+            protected,
             more_facts: &more,
         };
         p.body = crate::compile::integrate::finalize_body(&p.body, &f, str::to_string);
@@ -690,6 +692,17 @@ impl AppSections {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The human paragraphs (Decision 5) of each of `pages` as stored, by key: empty for a page
+    /// no person edited since the model last wrote it (the page table says so without reading
+    /// its history).
+    async fn humans_of(&self, pages: &[Page]) -> Result<BTreeMap<String, Vec<String>>> {
+        let mut out = BTreeMap::new();
+        for p in pages {
+            out.insert(p.key.clone(), self.human_paragraphs(&p.key, p).await?);
+        }
+        Ok(out)
+    }
+
     /// The [`AppSections`] of the wiki whose pages are `pages` (after the fix).
     /// What rebuilding the app sections of `pages` (the pages a fix changes) needs: every
     /// page's title and every source's summary page (from the page table), the claims stated on
@@ -1129,7 +1142,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .into_iter()
                 .filter(|f| in_scope(&f.page) || f.related.iter().any(|k| in_scope(k))),
         );
-        self.last_findings.replace(out.clone());
+        // What this connection has listed: a full lint replaces it; a scoped one replaces what
+        // concerns its pages, so the findings of an earlier full lint stay listed (and
+        // `apply_fix`, whose check is a scoped lint, keeps the rest of the list).
+        {
+            let mut listed = self.last_findings.borrow_mut();
+            if scope.is_some() {
+                listed.retain(|f| !(in_scope(&f.page) || f.related.iter().any(|k| in_scope(k))));
+                listed.extend(out.iter().cloned());
+            } else {
+                *listed = out.clone();
+            }
+        }
 
         crate::util::sort_by(&mut out, &|a, b| {
             (a.severity, a.kind, &a.page, &a.message)
@@ -1305,9 +1329,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Fix::SplitPage { page } => {
                 let op = ob.op.id;
                 let mut sections = self.app_sections(&pages).await?;
-                let human = match pages.iter().find(|p| p.key == *page) {
-                    Some(p) => self.human_paragraphs(page, p).await?,
-                    None => return Err(Error::NotFound(format!("page {page:?}"))),
+                let humans = self.humans_of(&pages).await?;
+                let Some(human) = humans.get(page).cloned() else {
+                    return Err(Error::NotFound(format!("page {page:?}")));
                 };
                 let mut taken = table.taken_keys();
                 let parts = split_page(&mut pages, page, &human, &mut taken, now)?;
@@ -1322,7 +1346,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .extend(pages.iter().map(|p| (p.key.clone(), p.title.clone())));
                 let rebuild = sections.move_cited(&mut ob.batch, &pages, page, &parts, op);
                 for p in pages.iter_mut().filter(|p| rebuild.contains(&p.key)) {
-                    sections.rebuild(p);
+                    sections.rebuild(p, &humans);
                 }
                 changed.push(page.clone());
                 changed.extend(parts);
@@ -1352,10 +1376,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .put(Store::Ledger, id.clone(), to_json(&record), Expect::Absent);
                 // The callouts (and the footnotes their claims need) as compile writes them.
                 let mut sections = self.app_sections(&pages).await?;
+                let humans = self.humans_of(&pages).await?;
                 sections.ledger.insert(id, record);
                 for k in involved {
                     if let Some(p) = pages.iter_mut().find(|p| p.key == *k) {
-                        sections.rebuild(p);
+                        sections.rebuild(p, &humans);
                         changed.push(k.clone());
                     }
                 }
@@ -1365,12 +1390,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .iter()
                     .map(|p| (p.key.clone(), p.body.clone()))
                     .collect();
+                let humans = self.humans_of(&pages).await?;
                 let gone = merge_pages(&mut pages, resolver, survivor, merged)?;
                 let op = ob.op.id;
                 let mut sections = self.app_sections(&pages).await?;
                 let rebuild = sections.merge(&mut ob.batch, &gone.key, survivor, op);
                 for p in pages.iter_mut().filter(|p| rebuild.contains(&p.key)) {
-                    sections.rebuild(p);
+                    sections.rebuild(p, &humans);
                 }
                 changed.extend(
                     pages
