@@ -407,17 +407,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         // The page and the pages linking to it are read; the others are known from the table.
         let table = self.page_table().await?;
-        let found = table
-            .find(key)
-            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?
-            .key
-            .clone();
-        let (pages, revs) = self.pages_linking(&table, &found).await?;
-        let old = pages
-            .iter()
-            .find(|p| p.key == found)
-            .cloned()
-            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
+        let (old, pages, revs) = self.pages_linking(&table, key).await?;
         let taken: BTreeSet<String> = crate::util::btree_set(
             table
                 .rows()
@@ -546,17 +536,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: [`Error::NotFound`], [`Error::Conflict`] (nothing written).
     pub async fn delete_page(&self, key: &str) -> Result<DeleteReport> {
         let table = self.page_table().await?;
-        let found = table
-            .find(key)
-            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?
-            .key
-            .clone();
-        let (pages, revs) = self.pages_linking(&table, &found).await?;
-        let gone = pages
-            .iter()
-            .find(|p| p.key == found)
-            .cloned()
-            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
+        let (gone, pages, revs) = self.pages_linking(&table, key).await?;
         let full = table.resolver();
         let now = self.clock.now_ms();
         let mut ob = self
@@ -608,23 +588,31 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(max + 1)
     }
 
-    /// Page `key` and the pages linking to it (the page table's backlinks), with their storage
-    /// revisions: what renaming or deleting it may rewrite.
+    /// The page `key` names (the table's lookup: exact key, then case-insensitive), that page and
+    /// the pages linking to it (the page table's backlinks), with their storage revisions: what
+    /// renaming or deleting it may rewrite. Errors: [`Error::NotFound`].
     async fn pages_linking(
         &self,
         table: &crate::page_table::PageTable,
         key: &str,
-    ) -> Result<(Vec<Page>, HashMap<String, u64>)> {
+    ) -> Result<(Page, Vec<Page>, HashMap<String, u64>)> {
+        let not_found = || Error::NotFound(format!("page {key:?}"));
+        let found = table.find(key).ok_or_else(not_found)?.key.clone();
         let mut pages = Vec::new();
         let mut revs = HashMap::new();
-        let keys = std::iter::once(key.to_string()).chain(table.link_graph().backlinks_of(key));
+        let keys = std::iter::once(found.clone()).chain(table.link_graph().backlinks_of(&found));
         for k in keys {
             if let Some(r) = self.storage.get(Store::Pages, &k).await? {
                 pages.push(from_json::<Page>(Store::Pages, &k, &r.data)?);
                 revs.insert(k, r.rev);
             }
         }
-        Ok((pages, revs))
+        let page = pages
+            .iter()
+            .find(|p| p.key == found)
+            .cloned()
+            .ok_or_else(not_found)?;
+        Ok((page, pages, revs))
     }
 
     /// Adds the page record (expecting storage revision `rev`, or absence) and its revision
