@@ -460,6 +460,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             );
         }
         let mut search = None;
+        let mut restamp = None;
         if derived.pages_changed() {
             // The search index changes in the same transaction as the pages.
             let written: Vec<&Page> = derived.written.values().collect();
@@ -471,7 +472,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         } else {
             // The pages did not change: an index current before this operation is current after
             // it, so its stamp moves along (and reading it later never has to write).
-            self.advance_search_stamp(&mut ob.batch, ob.op.id).await?;
+            restamp = self.advance_search_stamp(&mut ob.batch, ob.op.id).await?;
         }
         // What the batch overwrites, for rollback (crate::history).
         let undo = self.undo_record(&ob.batch, ob.op.id).await?;
@@ -490,6 +491,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if let Some((index, at)) = search {
             if let Some(rev) = revs.get(at) {
                 self.committed_search_index(index, op, *rev);
+            }
+        }
+        if let Some((before, at)) = restamp {
+            if let Some(rev) = revs.get(at) {
+                self.restamp_search_cache(before, op, *rev);
             }
         }
         Ok(ob.op)

@@ -339,22 +339,49 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// Moves the search index's stamp to `op` in `batch` when it stands at `op - 1` (the
-    /// operation changes no page, so an index that was current stays current).
-    pub(crate) async fn advance_search_stamp(&self, batch: &mut Batch, op: u64) -> Result<()> {
-        let stamp = self
-            .storage
-            .get(Store::Search, SEARCH_OP_KEY)
-            .await?
-            .and_then(|r| std::str::from_utf8(&r.data).ok()?.parse::<u64>().ok());
-        if stamp == Some(op - 1) {
-            batch.put(
-                Store::Search,
-                SEARCH_OP_KEY,
-                op.to_string().into_bytes(),
-                Expect::Any,
-            );
+    /// operation changes no page, so an index that was current stays current). Returns the
+    /// stamp's storage revision before and the batch position of the write, for
+    /// [`Wiki::restamp_search_cache`] once the batch is committed; `None` when nothing was written.
+    pub(crate) async fn advance_search_stamp(
+        &self,
+        batch: &mut Batch,
+        op: u64,
+    ) -> Result<Option<(u64, usize)>> {
+        let Some(record) = self.storage.get(Store::Search, SEARCH_OP_KEY).await? else {
+            return Ok(None);
+        };
+        let stamp = std::str::from_utf8(&record.data)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok());
+        if stamp != Some(op - 1) {
+            return Ok(None);
         }
-        Ok(())
+        batch.put(
+            Store::Search,
+            SEARCH_OP_KEY,
+            op.to_string().into_bytes(),
+            Expect::Any,
+        );
+        Ok(Some((record.rev, batch.len() - 1)))
+    }
+
+    /// After a commit that moved the search stamp from storage revision `before` to `rev`
+    /// (operation `op`, which changed no page): the decoded index this connection keeps, when it
+    /// was the one at `before`, is still what storage holds, so it stays cached under the new
+    /// stamp instead of being decoded again by the next search or commit.
+    pub(crate) fn restamp_search_cache(&self, before: u64, op: u64, rev: u64) {
+        let mut cache = self.search_cache.0.borrow_mut();
+        *cache = match cache.take() {
+            Some((r, o, index)) if r == before && o + 1 == op => match Rc::try_unwrap(index) {
+                Ok(mut index) => {
+                    index.synced_op = Some(op);
+                    index.stamp_rev = Some(rev);
+                    Some((rev, op, Rc::new(index)))
+                }
+                Err(_) => None,
+            },
+            _ => None,
+        };
     }
 
     /// The last operation id (0 before the first).
