@@ -372,13 +372,34 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub(crate) async fn undo_record(&self, batch: &Batch, op: OpId) -> Result<UndoRecord> {
         let own = operation_key(op);
         let mut seen: BTreeSet<(Store, String)> = BTreeSet::new();
-        let mut entries = Vec::new();
+        let mut todo: Vec<(Store, String, Expect)> = Vec::new();
         for w in &batch.writes {
             let (store, key) = (w.store(), w.key());
-            if !journaled(store, key, &own) || !seen.insert((store, key.to_string())) {
-                continue;
+            if journaled(store, key, &own) && seen.insert((store, key.to_string())) {
+                todo.push((store, key.to_string(), w.expect()));
             }
-            let before = match self.storage.get(store, key).await? {
+        }
+        // A write that expects its record absent has nothing to restore (the batch commits only
+        // if it is absent); the others' records are read in one request per store.
+        let mut found: std::collections::HashMap<(Store, String), crate::storage::Record> =
+            std::collections::HashMap::new();
+        let stores: BTreeSet<Store> = todo.iter().map(|(s, _, _)| *s).collect();
+        for store in stores {
+            let keys: Vec<String> = todo
+                .iter()
+                .filter(|(s, _, e)| *s == store && *e != Expect::Absent)
+                .map(|(_, k, _)| k.clone())
+                .collect();
+            for (k, r) in keys.iter().zip(self.storage.get_many(store, &keys).await?) {
+                if let Some(r) = r {
+                    found.insert((store, k.clone()), r);
+                }
+            }
+        }
+        let mut entries = Vec::new();
+        for (store, key, _) in todo {
+            let key = key.as_str();
+            let before = match found.remove(&(store, key.to_string())) {
                 None => Before::Absent,
                 Some(_) if store == Store::Raw => Before::Present,
                 Some(r) => {

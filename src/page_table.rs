@@ -518,9 +518,12 @@ pub async fn derive<S: Storage>(
         (SOURCE_CLAIMS_PREFIX, &source_claims),
         (PAGE_RECORDS_PREFIX, &page_records),
     ] {
-        for key in changes.keys() {
-            let record = format!("{prefix}{key}");
-            let mut ids: BTreeSet<String> = match storage.get(Store::Meta, &record).await? {
+        // The lists this batch changes, read in one request.
+        let keys: Vec<&String> = changes.keys().into_iter().collect();
+        let records: Vec<String> = keys.iter().map(|k| format!("{prefix}{k}")).collect();
+        let stored = storage.get_many(Store::Meta, &records).await?;
+        for ((key, record), stored) in keys.into_iter().zip(records).zip(stored) {
+            let mut ids: BTreeSet<String> = match stored {
                 Some(r) => parse::<Vec<String>>(Store::Meta, &record, &r.data)?
                     .into_iter()
                     .collect(),

@@ -550,11 +550,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         snap: &mut Snapshot,
         keys: &BTreeSet<String>,
     ) -> Result<()> {
-        for k in keys {
-            if snap.loaded.contains(k) {
-                continue;
-            }
-            if let Some(r) = self.storage.get(Store::Pages, k).await? {
+        let wanted: Vec<String> = keys
+            .iter()
+            .filter(|k| !snap.loaded.contains(*k))
+            .cloned()
+            .collect();
+        for (k, r) in wanted
+            .iter()
+            .zip(self.storage.get_many(Store::Pages, &wanted).await?)
+        {
+            if let Some(r) = r {
                 let p: Page = from_json(Store::Pages, k, &r.data)?;
                 snap.pages.insert(k.clone(), (p, r.rev));
                 snap.loaded.insert(k.clone());
@@ -588,12 +593,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         snap: &mut Snapshot,
         ids: impl IntoIterator<Item = String>,
     ) -> Result<()> {
-        for id in ids {
-            if snap.claims.contains_key(&id) {
-                continue;
-            }
-            if let Some((c, _)) = self.read::<Claim>(Store::Claims, &id).await? {
-                snap.claims.insert(id, c);
+        let mut wanted: Vec<String> = ids
+            .into_iter()
+            .filter(|id| !snap.claims.contains_key(id))
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        for (id, r) in wanted
+            .iter()
+            .zip(self.storage.get_many(Store::Claims, &wanted).await?)
+        {
+            if let Some(r) = r {
+                let c: Claim = from_json(Store::Claims, id, &r.data)?;
+                snap.claims.insert(id.clone(), c);
             }
         }
         Ok(())

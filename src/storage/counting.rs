@@ -123,6 +123,12 @@ impl<S: Storage> Storage for Counting<S> {
         Ok(r)
     }
 
+    async fn get_many(&self, store: Store, keys: &[String]) -> Result<Vec<Option<Record>>> {
+        let rs = self.inner.get_many(store, keys).await?;
+        self.count_reads(store, rs.iter().flatten());
+        Ok(rs)
+    }
+
     async fn scan(&self, store: Store, prefix: &str) -> Result<Vec<(String, Record)>> {
         let rs = self.inner.scan(store, prefix).await?;
         self.count_reads(store, rs.iter().map(|(_, r)| r));

@@ -506,6 +506,33 @@ impl Storage for IdbStorage {
         value.map(|v| decode(store, key, &v)).transpose()
     }
 
+    async fn get_many(&self, store: Store, keys: &[String]) -> Result<Vec<Option<Record>>> {
+        self.check(&[store])?;
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;
+        let os = object_store(&tx, store)?;
+        // Every request is issued, its success and error handlers attached (`into_future`: idb
+        // attaches them there, and an event that fires before they are attached is lost), before
+        // the first is awaited: the transaction serves them in order and the results come
+        // together.
+        let requests = keys
+            .iter()
+            .map(|k| {
+                os.get(JsValue::from_str(k))
+                    .map(std::future::IntoFuture::into_future)
+                    .map_err(|e| idb_error(e, "get"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (k, request) in keys.iter().zip(requests) {
+            let value = request.await.map_err(|e| idb_error(e, "get"))?;
+            out.push(value.map(|v| decode(store, k, &v)).transpose()?);
+        }
+        Ok(out)
+    }
+
     async fn scan(&self, store: Store, prefix: &str) -> Result<Vec<(String, Record)>> {
         self.check(&[store])?;
         let tx = self.transaction(&[store], TransactionMode::ReadOnly)?;

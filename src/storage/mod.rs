@@ -344,6 +344,16 @@ impl Batch {
 pub trait Storage {
     /// Reads one record.
     async fn get(&self, store: Store, key: &str) -> Result<Option<Record>>;
+    /// Reads the records of `keys` (in that order; `None` for a missing key), as one read:
+    /// IndexedDB issues them in one transaction and waits once, instead of one transaction and
+    /// one event-loop turn per key. The default reads them one by one.
+    async fn get_many(&self, store: Store, keys: &[String]) -> Result<Vec<Option<Record>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(self.get(store, k).await?);
+        }
+        Ok(out)
+    }
     /// Reads every record of a store whose key starts with `prefix`, in key order
     /// (lexicographic by UTF-16 code units in IndexedDB; our keys are chosen so that this equals
     /// byte order for the prefixes used).
