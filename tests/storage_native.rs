@@ -101,6 +101,11 @@ fn paged_scan_returns_every_key_once() {
 }
 
 #[test]
+fn get_many_matches_get() {
+    block_on(suite::get_many_matches_get(&MemoryBackend::new()));
+}
+
+#[test]
 fn suite_list_matches_the_tests_here() {
     let here = include_str!("storage_native.rs");
     for name in suite::SUITE {

@@ -80,6 +80,11 @@ async fn idb_paged_scan_returns_every_key_once() {
 }
 
 #[wasm_bindgen_test]
+async fn idb_get_many_matches_get() {
+    suite::get_many_matches_get(&IdbBackend::new()).await;
+}
+
+#[wasm_bindgen_test]
 fn every_conformance_function_runs_here() {
     let here = include_str!("web.rs");
     for name in suite::SUITE {

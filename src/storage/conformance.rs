@@ -725,3 +725,42 @@ pub async fn paged_scan_returns_every_key_once<B: Backend>(backend: &B) {
         .unwrap()
         .is_empty());
 }
+
+/// `get_many` returns the records of its keys in the order given, `None` for missing ones,
+/// the same as one `get` per key — many keys (more than one event-loop turn's worth in
+/// IndexedDB), repeated keys and CJK keys included.
+pub async fn get_many_matches_get<B: Backend>(backend: &B) {
+    let s = fresh(backend, "conformance-get-many").await;
+    assert_eq!(s.get_many(Store::Claims, &[]).await.unwrap(), Vec::new());
+    let mut b = Batch::new();
+    for i in 0..600 {
+        put(
+            &mut b,
+            Store::Claims,
+            &format!("c{i}"),
+            &format!("claim {i}"),
+            Expect::Absent,
+        );
+    }
+    put(
+        &mut b,
+        Store::Claims,
+        "机器学习",
+        "监督学习",
+        Expect::Absent,
+    );
+    s.commit(b).await.expect("commit");
+    let mut keys: Vec<String> = (0..700).rev().map(|i| format!("c{i}")).collect();
+    keys.push("机器学习".into());
+    keys.push("c5".into());
+    let many = s.get_many(Store::Claims, &keys).await.expect("get_many");
+    assert_eq!(many.len(), keys.len());
+    for (k, r) in keys.iter().zip(&many) {
+        assert_eq!(r, &s.get(Store::Claims, k).await.unwrap(), "{k}");
+    }
+    assert_eq!(many.iter().filter(|r| r.is_none()).count(), 100);
+    assert_eq!(
+        many[700].as_ref().map(|r| r.data.clone()),
+        Some("监督学习".as_bytes().to_vec())
+    );
+}
