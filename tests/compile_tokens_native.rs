@@ -919,3 +919,67 @@ fn the_estimate_counts_the_extract_prompts_the_compile_then_sends() {
         r.usage.input
     );
 }
+
+#[test]
+fn a_source_over_the_budget_is_refused_before_any_call() {
+    // A source whose estimated input alone is over the token budget fails at once, spending
+    // nothing, instead of spending nearly the whole budget on every compile before failing; the
+    // other sources compile.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "tokens");
+    let llm = Recorder::default();
+    let long: String = (0..1500)
+        .map(|i| format!("Paragraph {i} says that widget {i} weighs {i} grams.\n\n"))
+        .collect();
+    add(&w, "notes/long.md", &format!("# Widgets\n\n{long}"));
+    add(
+        &w,
+        "notes/short.md",
+        "# Hammer\n\nThe Hammer drives nails.\n",
+    );
+    let estimate = block_on(w.estimate(&CompileOptions::default())).unwrap();
+    let input = |key: &str| {
+        estimate
+            .sources
+            .iter()
+            .find(|s| s.key == key)
+            .unwrap()
+            .input
+    };
+    let budget = input("notes/long.md") / 2;
+    assert!(input("notes/short.md") * 4 < budget, "{estimate:?}");
+    let options = CompileOptions {
+        token_budget: Some(budget),
+        ..Default::default()
+    };
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: None,
+        model_name: "recorder".into(),
+    };
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert_eq!(r.failed.len(), 1, "{:?}", r.failed);
+    assert_eq!(r.failed[0].key, "notes/long.md");
+    assert_eq!(r.failed[0].code, "LLM_BUDGET_EXCEEDED");
+    assert!(
+        r.failed[0].message.contains(" 0 used"),
+        "{}",
+        r.failed[0].message
+    );
+    assert_eq!(r.compiled.len(), 1);
+    let calls = llm.take();
+    assert!(!calls.is_empty());
+    assert!(
+        calls.iter().all(|c| !c.user.contains("widget 7 weighs")),
+        "no call was made for the long source"
+    );
+    // Again: refused again at no cost.
+    let r = block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
+    assert_eq!(r.failed.len(), 1);
+    let again: Vec<(String, usize)> = llm
+        .take()
+        .into_iter()
+        .map(|c| (c.task, c.user.len()))
+        .collect();
+    assert!(again.is_empty(), "{again:?}");
+}

@@ -125,6 +125,28 @@ fn run(name: &str, sources: &[Source], compile: impl Fn(&W) -> CompileReport) ->
             let dups = duplicate_blocks(&p.body);
             assert!(dups.is_empty(), "{context}: {} repeats {dups:?}", p.key);
         }
+        // The ledger names only claims and pages that exist.
+        let claim_ids: std::collections::BTreeSet<&str> =
+            claims.iter().map(|c| c.id.as_str()).collect();
+        let page_keys: std::collections::BTreeSet<&str> =
+            pages.iter().map(|p| p.key.as_str()).collect();
+        for (k, r) in block_on(w.storage().scan(Store::Ledger, "")).unwrap() {
+            let r: serde_json::Value = serde_json::from_slice(&r.data).unwrap();
+            for c in r["claims"].as_array().unwrap() {
+                let c = c.as_str().unwrap();
+                assert!(
+                    claim_ids.contains(c),
+                    "{context}: record {k} names claim {c}, which is not stored"
+                );
+            }
+            for p in r["pages"].as_array().unwrap() {
+                let p = p.as_str().unwrap();
+                assert!(
+                    page_keys.contains(p),
+                    "{context}: record {k} names page {p}, which does not exist"
+                );
+            }
+        }
         let diff = block_on(w.page_table_differences()).unwrap();
         assert!(
             diff.is_empty(),

@@ -446,6 +446,12 @@ impl Budget {
 const CANDIDATE_QUERY_TERMS: usize = 24;
 /// Pages most like a source's text whose claims are candidates for its contradiction check.
 const CANDIDATE_PAGES: usize = 24;
+/// At most this many claims of one candidate page are read for the contradiction check (a full
+/// hub page states up to [`limits::HARD_FACTS`]), and at most [`CANDIDATE_CLAIMS`] in all, so the
+/// check costs the same at 30 sources and at 300; a prompt shows only the few dozen most alike.
+const CANDIDATE_CLAIMS_PER_PAGE: usize = 80;
+/// At most this many candidate claims in all ([`CANDIDATE_CLAIMS_PER_PAGE`]).
+const CANDIDATE_CLAIMS: usize = 1500;
 
 /// The `n` most frequent topic tokens of `text` ([`crate::offline::textrank::tokens`], counted
 /// per sentence-sized piece), joined by spaces: ties by the token, so the query is the same for
@@ -659,7 +665,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// tokens as the query, the best [`CANDIDATE_PAGES`] pages) — where another source's claims
     /// about the same things sit, named or not (a summary page, a page named otherwise). Then
     /// [`ClaimRanker`] picks, per chunk, the most alike of them. Reads the lists and claims of
-    /// those pages only.
+    /// those pages only: the named pages first, then the BM25 ones in rank order, each with at
+    /// most [`CANDIDATE_CLAIMS_PER_PAGE`] claims (the first by id: a fixed sample of a full
+    /// page), until [`CANDIDATE_CLAIMS`].
     pub(super) async fn load_candidate_claims(
         &self,
         snap: &mut Snapshot,
@@ -667,7 +675,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         text: &str,
         named: &[String],
     ) -> Result<()> {
-        let mut pages: BTreeSet<String> = named.iter().cloned().collect();
+        let mut pages: Vec<String> = Vec::new();
+        for k in named {
+            if !pages.contains(k) {
+                pages.push(k.clone());
+            }
+        }
         let query = frequent_topic_tokens(text, CANDIDATE_QUERY_TERMS);
         if !query.is_empty() {
             let options = crate::search::SearchOptions {
@@ -681,7 +694,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .await?
                 .search(&query, &options)
                 .hits;
-            pages.extend(hits.into_iter().map(|h| h.key));
+            for h in hits {
+                if !pages.contains(&h.key) {
+                    pages.push(h.key);
+                }
+            }
         }
         let own: BTreeSet<&String> = snap
             .sources
@@ -690,10 +707,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .unwrap_or_default();
         let mut ids: Vec<String> = Vec::new();
         for k in pages.iter().filter(|k| !own.contains(k)) {
-            ids.extend(
+            if ids.len() >= CANDIDATE_CLAIMS {
+                break;
+            }
+            let list =
                 crate::page_table::list(&self.storage, crate::page_table::PAGE_CLAIMS_PREFIX, k)
-                    .await?,
-            );
+                    .await?;
+            let room = CANDIDATE_CLAIMS_PER_PAGE.min(CANDIDATE_CLAIMS - ids.len());
+            ids.extend(list.into_iter().take(room));
         }
         self.load_claims(snap, ids).await
     }
@@ -867,7 +888,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             });
             // The cap is per operation: each source starts from zero.
             budget.used.set(0);
-            match self.compile_source(model, &source, &run).await {
+            let result = match self.over_budget(model, &source, options).await {
+                Ok(Some(e)) => Err(e),
+                Ok(None) => self.compile_source(model, &source, &run).await,
+                Err(e) => Err(e),
+            };
+            match result {
                 Ok(r) => {
                     on_progress(&Progress::Committed {
                         key: r.key.clone(),
@@ -895,6 +921,38 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(report)
+    }
+
+    /// With a token budget: the [`Error::LlmBudgetExceeded`] a source is refused with before any
+    /// call, when its estimated input alone ([`Wiki::estimate`]) is over the budget — a source
+    /// that cannot fit (a 400 KB changelog under the default budget) would otherwise spend
+    /// nearly the whole budget on every compile before failing. `None`: try it (a source whose
+    /// estimate fits may still fail at the budget, as before).
+    async fn over_budget<M: CompileModel>(
+        &self,
+        model: &M,
+        source: &Source,
+        options: &CompileOptions,
+    ) -> Result<Option<Error>> {
+        let Some(cap) = options.token_budget else {
+            return Ok(None);
+        };
+        let name = model.name();
+        if name == crate::offline::OFFLINE {
+            return Ok(None);
+        }
+        let one = CompileOptions {
+            sources: Some(vec![source.key.clone()]),
+            force: true,
+            ..options.clone()
+        };
+        let estimate = self.estimate_for(&one, Some(&name)).await?;
+        let needed: u64 = estimate.sources.iter().map(|s| s.input).sum();
+        Ok((needed > cap).then_some(Error::LlmBudgetExceeded {
+            budget: cap,
+            used: 0,
+            needed,
+        }))
     }
 
     async fn record_failure(&self, source: &Source, e: &Error) {
@@ -1286,7 +1344,14 @@ impl<'a> FoldedNames<'a> {
         let pages = self.pages;
         self.folded.entry(key.to_string()).or_insert_with(|| {
             std::iter::once(title)
-                .chain(pages.get(key).map(|p| &p.aliases).into_iter().flatten().map(String::as_str))
+                .chain(
+                    pages
+                        .get(key)
+                        .map(|p| &p.aliases)
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str),
+                )
                 .map(super::extract::FoldedName::new)
                 .collect()
         })
@@ -1796,15 +1861,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             mut claims_after,
             mut new_claims,
             retracted,
-            new_records,
+            mut new_records,
             source_page,
             source_parts,
             op,
         } = plan;
 
-        let mut ledger_after: BTreeMap<String, Contradiction> = snap.ledger.clone();
+        // A RefCell: a record naming a claim kept off a full page is rewritten after the pages
+        // are finalized (below), and the pages it concerns finalized again.
+        let ledger_after: std::cell::RefCell<BTreeMap<String, Contradiction>> =
+            std::cell::RefCell::new(snap.ledger.clone());
         for r in &new_records {
-            ledger_after.insert(r.id.clone(), r.clone());
+            ledger_after.borrow_mut().insert(r.id.clone(), r.clone());
         }
         let titles: BTreeMap<String, String> =
             crate::util::btree_map(pages.iter().map(|(k, p)| (k.clone(), p.title.clone())));
@@ -1833,7 +1901,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .filter(|c| c.page == key && !off.contains(&c.id))
                     .map(|c| (c.id.clone(), c.clone())),
             );
-            let open: Vec<&Contradiction> = ledger_after
+            let ledger = ledger_after.borrow();
+            let open: Vec<&Contradiction> = ledger
                 .values()
                 .filter(|r| {
                     r.status == ContradictionStatus::Open && r.pages.iter().any(|p| p == key)
@@ -1912,7 +1981,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 // limit, so the rest of the page is held to the limit less that bound.
                 let fits = |body: &str, off: usize, more: &[MoreFacts]| {
                     let section = super::integrate::more_facts_section(more, &source_pages).len();
-                    written_bytes(body, &human) - section.min(body.len()) + MORE_FACTS_MAX_BYTES
+                    written_bytes(body, &human).saturating_sub(section)
+                        + section.max(MORE_FACTS_MAX_BYTES)
                         <= limits::HARD_BYTES
                         && stated - off <= limits::HARD_FACTS
                 };
@@ -1979,6 +2049,79 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             written.push(input.key.clone());
         }
         for key in &refresh {
+            let human = match snap.pages.get(key) {
+                Some((stored, _)) => self.human_paragraphs(key, stored).await?,
+                None => Vec::new(),
+            };
+            let page = pages.get_mut(key).expect("page");
+            page.body = finalize(key, &page.body, &human, &moved_off, &page.more_facts);
+            written.push(key.clone());
+        }
+        // A new record naming a claim kept off a full page names the claim's twin on the
+        // source's own pages instead (same source, text and quote, on the summary page or a
+        // part), so the ledger never names a claim that is not stored; the pages of such
+        // records are finalized again for their callouts.
+        let mut recallout: BTreeSet<String> = BTreeSet::new();
+        for r in new_records.iter_mut() {
+            if !r.claims.iter().any(|id| moved_off.contains(id)) {
+                continue;
+            }
+            recallout.extend(r.pages.iter().cloned());
+            let twin = |id: &String| -> Option<String> {
+                let c = claims_after.get(id)?;
+                claims_after
+                    .values()
+                    .find(|t| {
+                        !moved_off.contains(&t.id)
+                            && source_parts.contains(&t.page)
+                            && t.source_key == c.source_key
+                            && t.text == c.text
+                            && t.quote == c.quote
+                    })
+                    .map(|t| t.id.clone())
+            };
+            let claims: Option<Vec<String>> = r
+                .claims
+                .iter()
+                .map(|id| {
+                    if moved_off.contains(id) {
+                        twin(id)
+                    } else {
+                        Some(id.clone())
+                    }
+                })
+                .collect();
+            ledger_after.borrow_mut().remove(&r.id);
+            let Some(mut claims) = claims else {
+                // No twin (cannot happen: every fact is on its source's pages): no record.
+                r.claims.clear();
+                continue;
+            };
+            crate::util::sort(&mut claims);
+            claims.dedup();
+            let mut record_pages: Vec<String> = claims
+                .iter()
+                .filter_map(|id| claims_after.get(id).map(|c| c.page.clone()))
+                .collect();
+            crate::util::sort(&mut record_pages);
+            record_pages.dedup();
+            r.id = contradiction_id(&claims);
+            r.claims = claims;
+            r.pages = record_pages;
+            recallout.extend(r.pages.iter().cloned());
+        }
+        new_records.retain(|r| r.claims.len() > 1 && !snap.ledger.contains_key(&r.id));
+        {
+            let mut seen = BTreeSet::new();
+            new_records.retain(|r| seen.insert(r.id.clone()));
+        }
+        for r in &new_records {
+            ledger_after.borrow_mut().insert(r.id.clone(), r.clone());
+        }
+        for key in &recallout {
+            if !pages.contains_key(key) || held.iter().any(|(k, _)| k == key) {
+                continue;
+            }
             let human = match snap.pages.get(key) {
                 Some((stored, _)) => self.human_paragraphs(key, stored).await?,
                 None => Vec::new(),
