@@ -157,12 +157,21 @@ mod tests {
     #[test]
     fn nfkc_borrows_only_what_needs_no_change() {
         use unicode_normalization::UnicodeNormalization;
-        for t in ["plain ascii", "机器学习 — “quotes”", "ＲＵＳＴ ﬁ", "A\u{30a} Å", "ǅ İ ς"] {
+        for t in [
+            "plain ascii",
+            "机器学习 — “quotes”",
+            "ＲＵＳＴ ﬁ",
+            "A\u{30a} Å",
+            "ǅ İ ς",
+        ] {
             assert_eq!(nfkc(t), t.nfkc().collect::<String>(), "{t:?}");
             let lower: String = t.nfkc().flat_map(char::to_lowercase).collect();
             assert_eq!(nfkc_lowercase(t), lower, "{t:?}");
         }
-        assert!(matches!(nfkc("机器学习 — “quotes”"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            nfkc("机器学习 — “quotes”"),
+            std::borrow::Cow::Borrowed(_)
+        ));
         assert!(matches!(nfkc("ＲＵＳＴ"), std::borrow::Cow::Owned(_)));
     }
 

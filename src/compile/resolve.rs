@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-
 use crate::model::PageKind;
 
 /// Trailing words that name a legal form, not the entity (compared after [`fold_word`]).

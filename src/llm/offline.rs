@@ -336,8 +336,17 @@ mod tests {
                 "{t:?}"
             );
         }
-        let long: String = texts.iter().cycle().take(200).copied().collect::<Vec<_>>().join("\n");
-        assert_eq!(e.embed_one(&long), reference_embed(OFFLINE_DIMENSION, &long));
+        let long: String = texts
+            .iter()
+            .cycle()
+            .take(200)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            e.embed_one(&long),
+            reference_embed(OFFLINE_DIMENSION, &long)
+        );
     }
 
     #[test]

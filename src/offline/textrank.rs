@@ -7,7 +7,6 @@
 
 use std::collections::HashSet;
 
-
 use crate::text::is_cjk;
 
 pub use crate::text::STOPWORDS;
