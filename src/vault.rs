@@ -905,9 +905,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 manifest.format, manifest.version
             )));
         }
-        let nonempty = !self.storage.scan(Store::Pages, "").await?.is_empty()
-            || !self.storage.scan(Store::Sources, "").await?.is_empty()
-            || !self.storage.scan(Store::Operations, "").await?.is_empty();
+        // One record of each store is enough to tell.
+        let mut nonempty = false;
+        for store in [Store::Pages, Store::Sources, Store::Operations] {
+            nonempty |= !self.storage.scan_page(store, "", None, 1).await?.is_empty();
+        }
         if nonempty {
             return Err(Error::InvalidInput(
                 "a vault exported by llm-wiki restores a whole wiki: import it into a new, empty wiki".into(),
