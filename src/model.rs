@@ -428,3 +428,39 @@ pub struct Operation {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub rolled_back_by: Option<OpId>,
 }
+
+/// One line of `Wiki::pages`: a page's metadata and body size, without the body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+    /// One-line summary.
+    pub summary: String,
+    /// Last change (ms).
+    pub updated: i64,
+    /// Latest revision number.
+    pub revision: u64,
+    /// Size of the body in bytes (UTF-8).
+    #[serde(default)]
+    pub bytes: u64,
+}
+
+impl From<Page> for PageInfo {
+    fn from(p: Page) -> Self {
+        PageInfo {
+            bytes: p.body.len() as u64,
+            key: p.key,
+            title: p.title,
+            kind: p.kind,
+            summary: p.summary,
+            updated: p.updated,
+            revision: p.revision,
+        }
+    }
+}

@@ -182,8 +182,8 @@ impl PageRow {
     }
 
     /// The page's line in `Wiki::pages`.
-    pub fn info(&self) -> crate::wiki::PageInfo {
-        crate::wiki::PageInfo {
+    pub fn info(&self) -> crate::model::PageInfo {
+        crate::model::PageInfo {
             key: self.key.clone(),
             title: self.title.clone(),
             kind: self.kind,
@@ -338,7 +338,7 @@ impl Derived {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(store: Store, key: &str, bytes: &[u8]) -> Result<T> {
-    crate::wiki::from_json(store, key, bytes)
+    crate::storage::from_json(store, key, bytes)
 }
 
 /// One id list (`prefix<key>` → sorted ids) with the changes to make to it.
@@ -544,7 +544,7 @@ pub async fn derive<S: Storage>(
                 batch.put(
                     Store::Meta,
                     record,
-                    crate::wiki::to_json(&list),
+                    crate::storage::to_json(&list),
                     Expect::Any,
                 );
             }
@@ -562,7 +562,7 @@ pub async fn derive<S: Storage>(
         batch.put(
             Store::Meta,
             format!("{ROW_PREFIX}{k}"),
-            crate::wiki::to_json(&row),
+            crate::storage::to_json(&row),
             Expect::Any,
         );
         rows.insert(k.clone(), Some(row));
@@ -577,7 +577,7 @@ pub async fn derive<S: Storage>(
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::wiki::to_json(&Stamp { op }),
+        crate::storage::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok(Derived {
@@ -602,7 +602,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
                 Store::Pages,
                 "",
                 after.as_deref(),
-                crate::wiki_search::REBUILD_BATCH,
+                crate::storage::REBUILD_BATCH,
             )
             .await?;
         let Some((last, _)) = chunk.last() else { break };
@@ -639,7 +639,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::wiki::to_json(row),
+            crate::storage::to_json(row),
             Expect::Any,
         );
         keep.insert(key);
@@ -649,7 +649,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::wiki::to_json(&list),
+            crate::storage::to_json(&list),
             Expect::Any,
         );
         keep.insert(key.clone());
@@ -669,7 +669,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::wiki::to_json(&Stamp { op }),
+        crate::storage::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok((PageTable::from_rows(rows), batch))

@@ -136,53 +136,8 @@ pub struct PageEdit {
     pub base_revision: Option<u64>,
 }
 
-/// One line of [`Wiki::pages`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageInfo {
-    /// Page key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Kind.
-    pub kind: PageKind,
-    /// One-line summary.
-    pub summary: String,
-    /// Last change (ms).
-    pub updated: i64,
-    /// Latest revision number.
-    pub revision: u64,
-    /// Size of the body in bytes (UTF-8).
-    #[serde(default)]
-    pub bytes: u64,
-}
-
-impl From<Page> for PageInfo {
-    fn from(p: Page) -> Self {
-        PageInfo {
-            bytes: p.body.len() as u64,
-            key: p.key,
-            title: p.title,
-            kind: p.kind,
-            summary: p.summary,
-            updated: p.updated,
-            revision: p.revision,
-        }
-    }
-}
-
-pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
-    serde_json::to_vec(v).expect("model types always serialise")
-}
-
-pub(crate) fn from_json<T: DeserializeOwned>(store: Store, key: &str, data: &[u8]) -> Result<T> {
-    serde_json::from_slice(data).map_err(|e| Error::Corrupt {
-        store,
-        key: key.to_string(),
-        message: e.to_string(),
-    })
-}
+pub use crate::model::PageInfo;
+pub(crate) use crate::storage::{from_json, to_json};
 
 /// Key of revision `number` of `page` in the revisions store.
 pub fn revision_key(page: &str, number: u64) -> String {

@@ -147,9 +147,8 @@ pub(crate) async fn build_index_in_batches<S: Storage>(storage: &S) -> Result<Op
     Ok(build.finish().ok())
 }
 
-/// Pages read per storage call by [`Wiki::rebuild_search_index`] (about 0.5 MB of text for
-/// T1-like pages of ~300 words).
-pub const REBUILD_BATCH: usize = 256;
+/// Pages read per storage call by [`Wiki::rebuild_search_index`].
+pub use crate::storage::REBUILD_BATCH;
 
 /// Adds the index's changed records and the stamp `op` to `batch` (puts and deletes, no
 /// expectation: commits are sequential under the one-writer rule, Decision 9).
