@@ -533,5 +533,161 @@ async function tokenBench({ endpoint, sources, questions, contextWindow, chunkTo
   return { perSource, reAdd, perQuestion: variants[0].perQuestion, variants, indexTokens, chunks: chunks.length, chunkTokens, ragK, contextWindow, pages, wikiPages };
 }
 
-window.B = { textBench, textOpen, hybridBench, vectorBench, convertAll, tokenBench };
+
+// ---------------------------------------------------------------- real size (scale)
+
+/**
+ * The scale phase's wiki in this page (one per mode): bench/run.mjs opens it (`scaleOpen`), feeds
+ * it one source at a time (`scaleStep`: addSource, then compile) and measures it at checkpoints
+ * (`scaleCheckpoint`). Everything goes through the product's JS API, as an app would call it.
+ */
+const S = {};
+
+/** `after - before` of two `ioStats().stores`, per store; `all` sums the stores. */
+function ioDelta(before, after) {
+  const out = {};
+  const all = { reads: 0, readBytes: 0, writes: 0, writtenBytes: 0, deletes: 0 };
+  for (const [k, v] of Object.entries(after)) {
+    const b = before[k] || {};
+    const d = {};
+    for (const f of Object.keys(all)) { d[f] = (v[f] || 0) - (b[f] || 0); all[f] += d[f]; }
+    if (Object.values(d).some((x) => x !== 0)) out[k] = d;
+  }
+  out.all = all;
+  return out;
+}
+const ioZero = { reads: 0, readBytes: 0, writes: 0, writtenBytes: 0, deletes: 0 };
+const ioStores = (wiki) => wiki.ioStats().stores;
+
+async function scaleOpen({ name, mode, endpoint, contextWindow }) {
+  const w = await ours();
+  try { await w.Wiki.delete(name); } catch { /* none yet */ }
+  const wiki = await w.Wiki.open(name);
+  if (mode === "scripted") {
+    // As tokenBench: the OpenAI-compatible preset against the scripted endpoint.
+    const preset = w.Wiki.presets().find((p) => p.id === "openai");
+    await wiki.setConfig({ ...preset.config, preset: "openai", baseUrl: `${endpoint}/v1`, model: "scripted-chat", apiKey: "sk-bench-not-a-real-key", contextWindow });
+  } else if (mode !== "offline") {
+    throw new Error(`unknown scale mode ${mode}`);
+  }
+  Object.assign(S, { w, wiki, name, mode, sizes: new Map(), largest: 0 });
+  return { wasmBytes: w.memory.buffer.byteLength, crossOriginIsolated: self.crossOriginIsolated };
+}
+
+/** One source: addSource, then compile() (everything pending), then the wiki's figures. */
+async function scaleStep({ n, key, title, content }) {
+  const { w, wiki } = S;
+  let t = now();
+  const added = await wiki.addSource({ key, title, mime: "text/markdown", content });
+  const addMs = now() - t;
+  const io0 = ioStores(wiki);
+  t = now();
+  const report = await wiki.compile();
+  const compileMs = now() - t;
+  const io = ioDelta(io0, ioStores(wiki));
+  const io1 = ioStores(wiki);
+  t = now();
+  const pages = await wiki.pages();
+  const pagesMs = now() - t;
+  const pagesIo = ioDelta(io1, ioStores(wiki));
+  let largestBytes = 0, largestKey = null, totalPageBytes = 0, maxGrowth = 0, maxGrowthKey = null, over64k = 0;
+  for (const p of pages) {
+    totalPageBytes += p.bytes;
+    if (p.bytes > largestBytes) { largestBytes = p.bytes; largestKey = p.key; }
+    if (p.bytes > 65536) over64k++;
+    const grew = p.bytes - (S.sizes.get(p.key) ?? 0);
+    if (grew > maxGrowth) { maxGrowth = grew; maxGrowthKey = p.key; }
+  }
+  S.sizes = new Map(pages.map((p) => [p.key, p.bytes]));
+  const largestGrowth = largestBytes - S.largest;
+  S.largest = largestBytes;
+  const est = await navigator.storage.estimate();
+  const sum = (f) => report.compiled.reduce((a, c) => a + (c.usage?.[f] || 0), 0);
+  return {
+    n, key, sourceBytes: utf8(content), outcome: added.outcome, addMs, compileMs,
+    compiled: report.compiled.length, failed: report.failed.length,
+    failures: report.failed.map((f) => ({ key: f.key, code: f.code, message: String(f.message).slice(0, 300) })),
+    created: report.compiled.reduce((a, c) => a + c.created.length, 0),
+    updated: report.compiled.reduce((a, c) => a + c.updated.length, 0),
+    inputTokens: report.usage?.input ?? sum("input"), outputTokens: report.usage?.output ?? sum("output"), calls: report.usage?.calls ?? sum("calls"),
+    pages: pages.length, largestBytes, largestKey, largestGrowth, maxPageGrowth: maxGrowth, maxPageGrowthKey: maxGrowthKey, over64k,
+    totalPageBytes, wasmBytes: w.memory.buffer.byteLength, storageUsage: est.usage,
+    io: { pages: io.pages || ioZero, all: io.all, stores: io }, pagesMs, pagesCallPageReads: (pagesIo.pages || ioZero).reads,
+  };
+}
+
+/** Times `fn` on each item after one warm-up call on the first, with the ioStats delta of the timed calls. */
+async function timedWithIo(items, fn, warm = 1) {
+  for (const x of items.slice(0, warm)) await fn(x);
+  const { wiki } = S;
+  const io0 = ioStores(wiki);
+  const times = [];
+  const results = [];
+  for (const x of items) {
+    const t = now();
+    results.push(await fn(x));
+    times.push(now() - t);
+  }
+  const io = ioDelta(io0, ioStores(wiki));
+  const per = (f) => ((io.pages || ioZero)[f]) / items.length;
+  return { ...stats(times), max: Math.max(...times), results, io: { pageReadsPerCall: per("reads"), pageReadBytesPerCall: per("readBytes"), allReadsPerCall: io.all.reads / items.length, allReadBytesPerCall: io.all.readBytes / items.length } };
+}
+
+/**
+ * The checkpoint measurements on the wiki as compiled so far: search through the JS API and inside
+ * wasm (`benchSearchCore`), ask (offline only), structural lint, export and import into a new wiki.
+ */
+async function scaleCheckpoint({ queries, questions, coreRounds = 3 }) {
+  const { w, wiki, name } = S;
+  const out = { wasmBytesBefore: w.memory.buffer.byteLength, wasmBytesAfterOp: {} };
+  const mem = (op) => { out.wasmBytesAfterOp[op] = w.memory.buffer.byteLength; };
+  const opts = { k: 10, mode: "bm25" };
+  // The first search after the last commit (the index is read again) before the warm ones.
+  let t = now();
+  await wiki.search(queries[0], opts);
+  out.firstSearchMs = now() - t;
+  const s = await timedWithIo(queries, (q) => wiki.search(q, opts));
+  out.search = { p50: s.p50, p95: s.p95, mean: s.mean, max: s.max, n: s.n, io: s.io, hitsMean: mean(s.results.map((r) => r.hits.length)) };
+  const core = await wiki.benchSearchCore(queries, opts, coreRounds);
+  out.searchCore = { core: stats(Array.from(core.core)), index: stats(Array.from(core.index)), rounds: coreRounds };
+  out.searchCore.boundaryP50 = out.search.p50 - out.searchCore.core.p50;
+  mem("search");
+  if (S.mode === "offline" && questions.length) {
+    const a = await timedWithIo(questions, (q) => wiki.ask(q));
+    out.ask = { p50: a.p50, p95: a.p95, mean: a.mean, max: a.max, n: a.n, io: a.io, routes: a.results.map((r) => r.route), cited: mean(a.results.map((r) => r.citations.length)), extractive: a.results.filter((r) => r.extractive).length, timings: a.results[0]?.timings };
+    mem("ask");
+  }
+  const io0 = ioStores(wiki);
+  t = now();
+  const findings = await wiki.lint();
+  out.lint = { ms: now() - t, findings: findings.length, byKind: findings.reduce((m, f) => ({ ...m, [f.kind]: (m[f.kind] || 0) + 1 }), {}) };
+  const lio = ioDelta(io0, ioStores(wiki));
+  out.lint.io = { pageReads: (lio.pages || ioZero).reads, pageReadBytes: (lio.pages || ioZero).readBytes, allReads: lio.all.reads, allReadBytes: lio.all.readBytes };
+  mem("lint");
+  t = now();
+  const zip = await wiki.exportVault();
+  out.export = { ms: now() - t, bytes: zip.byteLength };
+  mem("export");
+  const copyName = `${name}-import`;
+  try { await w.Wiki.delete(copyName); } catch { /* none */ }
+  const copy = await w.Wiki.open(copyName);
+  t = now();
+  const imported = await copy.importVault(zip);
+  out.import = { ms: now() - t, pages: (await copy.pages()).length, report: Object.fromEntries(Object.entries(imported || {}).filter(([, v]) => typeof v === "number")) };
+  copy.close();
+  await w.Wiki.delete(copyName);
+  mem("import");
+  out.wasmBytesAfter = w.memory.buffer.byteLength;
+  out.storageUsage = (await navigator.storage.estimate()).usage;
+  return out;
+}
+
+function scaleClose() {
+  S.wiki?.close();
+  return { wasmBytes: S.w.memory.buffer.byteLength };
+}
+
+const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+
+window.B = { textBench, textOpen, hybridBench, vectorBench, convertAll, tokenBench, scaleOpen, scaleStep, scaleCheckpoint, scaleClose };
 window.B_READY = true;

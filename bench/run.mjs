@@ -4,9 +4,9 @@
 // variables (see BENCHMARKS.md, "Reproduce"); nothing here knows the goals' thresholds except the
 // summary that compares against them.
 import { createServer } from "node:http";
-import { readFileSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join, extname, normalize, resolve } from "node:path";
+import { join, extname, normalize, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
 import { gzipSync, brotliCompressSync, constants as zc } from "node:zlib";
@@ -39,13 +39,20 @@ const CFG = {
   out: env("BENCH_OUT", join(root, "target/bench-results.json")),
   pageTimeoutMs: Number(env("BENCH_PAGE_TIMEOUT_S", "3600")) * 1000,
   t2: env("BENCH_T2", "1") !== "0",
+  // The real-size phase (BENCH_PHASES=scale; not in the default phases: a full run takes tens of
+  // minutes). Sources: the first n of target/scale-corpus (0: all listed).
+  scaleSources: Number(env("BENCH_SCALE_SOURCES", "0")),
+  scaleModes: list("BENCH_SCALE_MODES", "offline,scripted"),
+  scaleCheckpoints: list("BENCH_SCALE_CHECKPOINTS", "100,200,400").map(Number),
+  scaleCorpus: env("BENCH_SCALE_CORPUS", join(root, "target/scale-corpus")),
+  scaleSvg: env("BENCH_SCALE_SVG", join(root, "bench/results/scale.svg")),
 };
 
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 
 // ---------------------------------------------------------------- static server
 
-const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".mjs": "text/javascript; charset=utf-8", ".wasm": "application/wasm", ".json": "application/json" };
+const TYPES = { ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml", ".js": "text/javascript; charset=utf-8", ".mjs": "text/javascript; charset=utf-8", ".wasm": "application/wasm", ".json": "application/json" };
 function serve() {
   const mounts = [["/bench-pkg/", join(root, "target/bench-pkg")], ["/bench/", join(root, "bench")], ["/nm/", join(root, "node_modules")]];
   const server = createServer(async (req, res) => {
@@ -297,6 +304,202 @@ function answerRecall(result, requests) {
   delete result.wikiPages;
 }
 
+
+// ---------------------------------------------------------------- real size (scale)
+
+// Words left out of the frequent-word queries (English function words of five letters or more).
+const STOP = new Set("about above after again against because before being below between could doesn't during every first further having other their there these those through under until where which while would should might shall since still such than that them then they this with your yours using without within also into only some very will what when from have does each many more most much must need same here just like make made want".split(" "));
+
+/**
+ * The checkpoint's queries, from the sources compiled so far: 35 titles spread over them and the
+ * 15 words found in most of them (five letters or more, function words left out); and 20
+ * questions made of titles spread over them.
+ */
+function scaleQueries(sources, texts) {
+  const spread = (items, k) => (items.length <= k ? items : Array.from({ length: k }, (_, i) => items[Math.floor((i * items.length) / k)]));
+  const titles = [...new Set(sources.map((s) => s.title).filter((t) => t && t.length <= 80))];
+  const df = new Map();
+  for (const s of sources) for (const w of new Set(texts.get(s.n).toLowerCase().match(/[a-z][a-z_]{4,}/g) || [])) if (!STOP.has(w)) df.set(w, (df.get(w) || 0) + 1);
+  const words = [...df].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 15).map(([w]) => w);
+  const queries = [...spread(titles, 50 - words.length), ...words];
+  const forms = ["What is {}?", "How does {} work?", "What should I know about {}?", "Explain {}."];
+  const questions = spread(titles, 20).map((t, i) => forms[i % forms.length].replace("{}", t));
+  return { queries, questions };
+}
+
+/** The cold open: a new page load (bench/scale-open.html) in the same context, to a first search. */
+async function coldOpen(context, name, query) {
+  const page = await context.newPage();
+  try {
+    await page.goto(`${site.url}/bench/scale-open.html?name=${encodeURIComponent(name)}&q=${encodeURIComponent(query)}`);
+    await page.waitForFunction(() => window.COLD !== undefined, null, { timeout: 120_000 });
+    const r = await page.evaluate(() => window.COLD);
+    if (r.error) throw new Error(`cold open: ${r.error}`);
+    return r;
+  } finally { await page.close(); }
+}
+
+async function scalePhase() {
+  const manifestFile = join(CFG.scaleCorpus, "manifest.json");
+  if (!existsSync(manifestFile)) throw new Error(`${manifestFile} is missing: run node scripts/scale-corpus.mjs (scripts/bench.sh does)`);
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+  const n = CFG.scaleSources > 0 ? Math.min(CFG.scaleSources, manifest.sources.length) : manifest.sources.length;
+  const sources = manifest.sources.slice(0, n);
+  const texts = new Map(sources.map((s) => [s.n, readFileSync(join(CFG.scaleCorpus, s.file), "utf8")]));
+  const checkpoints = [...new Set(CFG.scaleCheckpoints.map((c) => Math.min(c, n)))].sort((a, b) => a - b);
+  const out = { sources: n, listed: manifest.sources.length, missing: manifest.missing, corpusBytes: sources.reduce((a, s) => a + s.bytes, 0), checkpoints, modes: {} };
+  const endpoint = CFG.scaleModes.includes("scripted") ? await scriptedEndpoint() : null;
+  try {
+    for (const mode of CFG.scaleModes) {
+      log(`scale ${mode}: ${n} sources (${fmtB(out.corpusBytes)} of markdown), checkpoints ${checkpoints.join(", ")}`);
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.setDefaultTimeout(CFG.pageTimeoutMs);
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      const call = async (fn, arg) => {
+        try { return await page.evaluate(([f, a]) => window.B[f](a), [fn, arg]); } catch (e) {
+          throw new Error(`scale ${mode} ${fn}: ${e.message.split("\n")[0]}${errors.length ? ` (page: ${errors.slice(-3).join("; ")})` : ""}`);
+        }
+      };
+      const M = { mode, steps: [], checkpoints: [] };
+      out.modes[mode] = M;
+      const t0 = Date.now();
+      try {
+        await page.goto(`${site.url}/bench/index.html`);
+        await page.waitForFunction(() => window.B_READY === true, null, { timeout: 60_000 });
+        M.opened = await call("scaleOpen", { name: `bench-scale-${mode}`, mode, endpoint: endpoint?.url, contextWindow: CFG.contextWindow });
+        let lastLog = Date.now();
+        for (const s of sources) {
+          const r = await call("scaleStep", { n: s.n, key: s.key, title: s.title, content: texts.get(s.n) });
+          r.path = s.path;
+          M.steps.push(r);
+          if (r.failed) log(`  source ${s.n} ${s.path}: ${r.failed} failed: ${r.failures.map((f) => `${f.code} ${f.message}`).join("; ")}`);
+          if (Date.now() - lastLog > 30_000 || s.n === n) {
+            lastLog = Date.now();
+            log(`  ${s.n}/${n}: compile ${fmtMs(r.compileMs)}, ${r.pages} pages, ${fmtB(r.totalPageBytes)} of pages, largest ${fmtB(r.largestBytes)}, wasm ${fmtB(r.wasmBytes)}, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+          }
+          if (checkpoints.includes(s.n)) {
+            const tc = Date.now();
+            const { queries, questions } = scaleQueries(sources.slice(0, s.n), texts);
+            const cp = await call("scaleCheckpoint", { queries, questions: mode === "offline" ? questions : [] });
+            cp.cold = await coldOpen(context, `bench-scale-${mode}`, queries[0]);
+            cp.n = s.n;
+            cp.queries = queries.length;
+            cp.questions = mode === "offline" ? questions.length : 0;
+            cp.wallMs = Date.now() - tc;
+            M.checkpoints.push(cp);
+            log(`  checkpoint ${s.n}: search p50 ${fmtMs(cp.search.p50)} (core ${fmtMs(cp.searchCore.core.p50)}), ask p50 ${fmtMs(cp.ask?.p50)}, lint ${fmtMs(cp.lint.ms)}, cold open ${fmtMs(cp.cold.fromNavigationMs)}, export ${fmtMs(cp.export.ms)} (${fmtB(cp.export.bytes)}), import ${fmtMs(cp.import.ms)}; ${fmtMs(cp.wallMs)} in all`);
+          }
+        }
+        M.closed = await call("scaleClose");
+      } catch (e) {
+        M.error = e.message;
+        log(`  failed: ${e.message}`);
+      } finally {
+        M.wallMs = Date.now() - t0;
+        M.errors = errors;
+        await context.close();
+      }
+      M.compileWallMs = M.steps.reduce((a, x) => a + x.addMs + x.compileMs, 0);
+      M.checkpointWallMs = M.checkpoints.reduce((a, x) => a + x.wallMs, 0);
+      log(`scale ${mode}: whole mode ${fmtMs(M.wallMs)} (addSource + compile ${fmtMs(M.compileWallMs)}, checkpoints ${fmtMs(M.checkpointWallMs)})`);
+    }
+  } finally { endpoint?.stop(); }
+  return out;
+}
+
+const median = (a) => { if (!a.length) return undefined; const v = [...a].sort((x, y) => x - y); const m = v.length >> 1; return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2; };
+const pct = (a, p) => { if (!a.length) return undefined; const v = [...a].sort((x, y) => x - y); return v[Math.round((v.length - 1) * p)]; };
+/** Steps numbered from..to (inclusive, 1-based source numbers). */
+const stepsIn = (steps, from, to) => steps.filter((s) => s.n >= from && s.n <= to);
+/** Sources of similar size, for the growth figures: 4–12 kB of markdown. */
+const MATCHED = [4000, 12000];
+/**
+ * Medians of `f` over sources 21–40 and 281–320: raw, per KiB of source, and over the sources of
+ * similar size only (`MATCHED`; the goal's measure, since a compile has fixed costs that a per-KiB
+ * figure charges to small sources), with their ratios.
+ */
+function growth(steps, f) {
+  const a = stepsIn(steps, 21, 40), b = stepsIn(steps, 281, 320);
+  if (a.length < 20 || b.length < 40) return undefined;
+  const raw = (xs) => median(xs.map(f)), perKb = (xs) => median(xs.map((s) => f(s) / (s.sourceBytes / 1024)));
+  const matched = (xs) => xs.filter((s) => s.sourceBytes >= MATCHED[0] && s.sourceBytes <= MATCHED[1]);
+  const ma = matched(a), mb = matched(b);
+  return {
+    early: raw(a), late: raw(b), ratio: raw(b) / raw(a), earlyPerKb: perKb(a), latePerKb: perKb(b), ratioPerKb: perKb(b) / perKb(a),
+    matchedN: [ma.length, mb.length], earlyMatched: raw(ma), lateMatched: raw(mb), ratioMatched: ma.length && mb.length ? raw(mb) / raw(ma) : undefined,
+  };
+}
+/** Page records read and written by the compiles: totals, per-commit ratios. */
+function commitIo(steps) {
+  const c = steps.filter((s) => s.compiled > 0);
+  const reads = c.reduce((a, s) => a + s.io.pages.reads, 0), writes = c.reduce((a, s) => a + s.io.pages.writes, 0);
+  const ratios = c.map((s) => s.io.pages.reads / Math.max(1, s.io.pages.writes));
+  return { commits: c.length, reads, writes, ratio: reads / Math.max(1, writes), medianRatio: median(ratios), maxRatio: ratios.length ? Math.max(...ratios) : undefined, over3: ratios.filter((r) => r > 3).length, readBytes: c.reduce((a, s) => a + s.io.pages.readBytes, 0), writtenBytes: c.reduce((a, s) => a + s.io.pages.writtenBytes, 0) };
+}
+function peakWasm(M) { return Math.max(0, ...M.steps.map((s) => s.wasmBytes), ...M.checkpoints.map((c) => c.wasmBytesAfter)); }
+
+/** The scale phase's plot: compile ms per source, largest page, total pages, wasm memory vs source number, one line per mode. */
+function scaleSvg(S) {
+  const colors = { offline: "#1f77b4", scripted: "#d62728" };
+  const panels = [
+    ["compile ms per source (log scale)", (s) => s.compileMs, true],
+    ["largest page (KiB)", (s) => s.largestBytes / 1024, false],
+    ["total page bytes (MB)", (s) => s.totalPageBytes / 1e6, false],
+    ["wasm memory after each compile (MiB)", (s) => s.wasmBytes / 2 ** 20, false],
+  ];
+  const W = 560, H = 300, m = { l: 60, r: 16, t: 28, b: 36 };
+  const modes = Object.values(S.modes).filter((M) => M.steps.length);
+  const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const nice = (v) => { const e = 10 ** Math.floor(Math.log10(v)); return [1, 2, 2.5, 5, 10].map((k) => k * e).find((x) => x >= v); };
+  const parts = [];
+  panels.forEach(([title, f, log], i) => {
+    const ox = (i % 2) * W, oy = Math.floor(i / 2) * H;
+    const pw = W - m.l - m.r, ph = H - m.t - m.b;
+    const xmax = Math.max(1, ...modes.map((M) => M.steps.length));
+    const vals = modes.flatMap((M) => M.steps.map(f)).filter((v) => Number.isFinite(v));
+    const vmax = Math.max(...vals, 1e-9), vmin = Math.max(Math.min(...vals.filter((v) => v > 0)), 1e-3);
+    let y, ticks;
+    if (log) {
+      const lo = Math.floor(Math.log10(vmin)), hi = Math.ceil(Math.log10(vmax));
+      y = (v) => oy + m.t + ph - ((Math.log10(Math.max(v, 10 ** lo)) - lo) / Math.max(1, hi - lo)) * ph;
+      ticks = Array.from({ length: hi - lo + 1 }, (_, k) => 10 ** (lo + k));
+    } else {
+      const top = nice(vmax), step = top / 5;
+      y = (v) => oy + m.t + ph - (v / top) * ph;
+      ticks = Array.from({ length: 6 }, (_, k) => k * step);
+    }
+    const x = (n) => ox + m.l + ((n - 1) / Math.max(1, xmax - 1)) * pw;
+    parts.push(`<g><text x="${ox + m.l}" y="${oy + 18}" font-weight="bold">${esc(title)}</text>`);
+    parts.push(`<rect x="${ox + m.l}" y="${oy + m.t}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`);
+    for (const t of ticks) {
+      const yy = y(t).toFixed(1);
+      parts.push(`<line x1="${ox + m.l}" x2="${ox + m.l + pw}" y1="${yy}" y2="${yy}" stroke="#eee"/><text x="${ox + m.l - 6}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(+t.toPrecision(3))}</text>`);
+    }
+    const xstep = nice(xmax / 6);
+    for (let t = 0; t <= xmax; t += xstep) {
+      const xx = x(Math.max(1, t)).toFixed(1);
+      parts.push(`<line x1="${xx}" x2="${xx}" y1="${oy + m.t + ph}" y2="${oy + m.t + ph + 4}" stroke="#999"/><text x="${xx}" y="${oy + m.t + ph + 16}" text-anchor="middle">${Math.max(1, t)}</text>`);
+    }
+    for (const c of S.checkpoints) { const xx = x(c).toFixed(1); parts.push(`<line x1="${xx}" x2="${xx}" y1="${oy + m.t}" y2="${oy + m.t + ph}" stroke="#bbb" stroke-dasharray="3,3"/>`); }
+    parts.push(`<text x="${ox + m.l + pw / 2}" y="${oy + H - 4}" text-anchor="middle">source number</text>`);
+    for (const M of modes) {
+      const pts = M.steps.map((s) => [x(s.n), y(f(s))]).filter(([, v]) => Number.isFinite(v)).map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(" ");
+      parts.push(`<polyline fill="none" stroke="${colors[M.mode] || "#333"}" stroke-width="1.3" points="${pts}"/>`);
+    }
+    modes.forEach((M, k) => parts.push(`<rect x="${ox + m.l + 8}" y="${oy + m.t + 8 + k * 16}" width="12" height="3" fill="${colors[M.mode] || "#333"}"/><text x="${ox + m.l + 24}" y="${oy + m.t + 12 + k * 16}" dominant-baseline="middle">${esc(M.mode)}</text>`));
+    parts.push("</g>");
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${2 * H + 24}" font-family="sans-serif" font-size="11">
+<rect width="100%" height="100%" fill="#fff"/>
+${parts.join("\n")}
+<text x="8" y="${2 * H + 16}" fill="#555">llm-wiki real-size benchmark: ${S.sources} sources (${fmtB(S.corpusBytes)} of markdown), one compile per source; dashed lines: checkpoints ${S.checkpoints.join(", ")} (their export and import grow the wasm memory the later compiles start from)</text>
+</svg>
+`;
+}
+
 // ---------------------------------------------------------------- report
 
 const fmtMs = (v) => (v === undefined || v === null ? "—" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : v >= 10 ? `${v.toFixed(0)} ms` : v >= 1 ? `${v.toFixed(2)} ms` : `${(v * 1000).toFixed(0)} µs`);
@@ -359,9 +562,104 @@ function report(R) {
       })));
     }
   }
+  if (R.scale) out.push(scaleReport(R.scale));
   out.push("\n### Goals\n");
   out.push(table(["goal", "measured", "met"], goals(R).map((g) => [g.goal, g.measured, g.met === null ? "not measured" : typeof g.met === "string" ? g.met : g.met ? "yes" : "NO"])));
   return out.join("\n");
+}
+
+function scaleReport(S) {
+  const out = [];
+  const modes = Object.values(S.modes);
+  const fmtS = (ms) => (ms === undefined ? "—" : ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${((ms % 60_000) / 1000).toFixed(0)} s` : fmtMs(ms));
+  const fmtMiB = (b) => (b === undefined ? "—" : `${(b / 2 ** 20).toFixed(1)} MiB`);
+  out.push(`\n### Real size: ${S.sources} sources one at a time (${fmtB(S.corpusBytes)} of markdown; ${S.listed} listed)\n`);
+  out.push(table(["mode", "sources done", "pages", "whole mode", "addSource + compile", "checkpoints", "compile p50 / p95 / max", "failed", "peak wasm", "total pages", "largest page", "pages > 64 KiB", "storage usage", "page reads ÷ writes per commit: all / median / max (commits > 3×)"],
+    modes.map((M) => {
+      const st = M.steps, last = st[st.length - 1] || {};
+      const c = st.map((s) => s.compileMs), io = commitIo(st);
+      return [M.mode + (M.error ? " (ERROR)" : ""), st.length, last.pages ?? "—", fmtS(M.wallMs), fmtS(M.compileWallMs), fmtS(M.checkpointWallMs),
+        `${fmtMs(median(c))} / ${fmtMs(pct(c, 0.95))} / ${fmtMs(Math.max(...c))}`, st.reduce((a, s) => a + s.failed, 0), fmtMiB(peakWasm(M)),
+        fmtB(last.totalPageBytes), fmtB(Math.max(0, ...st.map((s) => s.largestBytes))), Math.max(0, ...st.map((s) => s.over64k)), fmtB(last.storageUsage),
+        `${fmtX(io.ratio)} / ${fmtX(io.medianRatio)} / ${fmtX(io.maxRatio)} (${io.over3}/${io.commits})`];
+    })));
+  for (const M of modes) {
+    if (!M.checkpoints.length) continue;
+    out.push(`\nCheckpoints, ${M.mode} (search: ${M.checkpoints[0].queries} queries, k 10, bm25; JS = wiki.search, core = the same call inside wasm, index = the cached index alone; cold open: a new page load to the first search result, from navigation start / from before init()):\n`);
+    out.push(table(["sources", "pages", "total pages", "largest page", "wasm", "1st search", "search JS p50 / p95", "core p50", "index p50", "ask p50 / p95", "lint", "cold open nav / init", "export", "vault", "import", "page reads: search / ask / lint"],
+      M.checkpoints.map((c) => {
+        const s = M.steps.find((x) => x.n === c.n) || {};
+        return [c.n, s.pages, fmtB(s.totalPageBytes), fmtB(s.largestBytes), fmtMiB(c.wasmBytesAfter), fmtMs(c.firstSearchMs), `${fmtMs(c.search.p50)} / ${fmtMs(c.search.p95)}`, fmtMs(c.searchCore.core.p50), fmtMs(c.searchCore.index.p50),
+          c.ask ? `${fmtMs(c.ask.p50)} / ${fmtMs(c.ask.p95)}` : "—", fmtMs(c.lint.ms), `${fmtMs(c.cold.fromNavigationMs)} / ${fmtMs(c.cold.fromInitMs)}`, fmtMs(c.export.ms), fmtB(c.export.bytes), fmtMs(c.import.ms),
+          `${c.search.io.pageReadsPerCall.toFixed(1)} / ${c.ask ? c.ask.io.pageReadsPerCall.toFixed(1) : "—"} / ${c.lint.io.pageReads}`];
+      })));
+  }
+  // Records one commit reads, per store: the median over the 10 sources up to each checkpoint.
+  const storeRows = [];
+  const storeNames = ["pages", "claims", "sources", "revisions", "search", "meta", "documents"];
+  for (const M of modes) for (const c of M.checkpoints) {
+    const w = stepsIn(M.steps, c.n - 9, c.n);
+    const med = (f) => median(w.map(f));
+    storeRows.push([M.mode, `${Math.max(1, c.n - 9)}–${c.n}`, ...storeNames.map((k) => `${med((s) => s.io.stores[k]?.reads || 0)} (${fmtB(med((s) => s.io.stores[k]?.readBytes || 0))})`), `${med((s) => s.io.all.reads)} (${fmtB(med((s) => s.io.all.readBytes))})`, `${med((s) => s.io.all.writes)} (${fmtB(med((s) => s.io.all.writtenBytes))})`]);
+  }
+  if (storeRows.length) {
+    out.push("\nRecords (bytes) one compile reads, per store: medians over the 10 sources up to each checkpoint:\n");
+    out.push(table(["mode", "sources", ...storeNames, "all stores", "all writes"], storeRows));
+  }
+  const memRows = modes.flatMap((M) => M.checkpoints.map((c) => [M.mode, c.n, fmtMiB(c.wasmBytesBefore), ...["search", "ask", "lint", "export", "import"].map((k) => fmtMiB(c.wasmBytesAfterOp?.[k]))]));
+  if (memRows.length) {
+    out.push("\nWasm memory through each checkpoint's operations (after each; it never shrinks):\n");
+    out.push(table(["mode", "sources", "before", "search", "ask", "lint", "export", "import"], memRows));
+  }
+  const rows = [];
+  for (const M of modes) {
+    const g = growth(M.steps, (s) => s.compileMs);
+    const m = (x) => `${x.earlyMatched === undefined ? "—" : x.earlyMatched.toFixed(0)} / ${x.lateMatched === undefined ? "—" : x.lateMatched.toFixed(0)} (${x.matchedN.join(" / ")} sources)`;
+    if (g) rows.push([M.mode, "compile ms", fmtMs(g.early), fmtMs(g.late), fmtX(g.ratio), `${fmtMs(g.earlyPerKb)} / ${fmtMs(g.latePerKb)}`, fmtX(g.ratioPerKb), m(g), fmtX(g.ratioMatched)]);
+    const t = M.mode === "scripted" && growth(M.steps, (s) => s.inputTokens);
+    if (t) rows.push([M.mode, "input tokens", t.early.toFixed(0), t.late.toFixed(0), fmtX(t.ratio), `${t.earlyPerKb.toFixed(0)} / ${t.latePerKb.toFixed(0)}`, fmtX(t.ratioPerKb), m(t), fmtX(t.ratioMatched)]);
+    const r = growth(M.steps, (s) => s.io.pages.reads);
+    if (r) rows.push([M.mode, "page records read", r.early.toFixed(0), r.late.toFixed(0), fmtX(r.ratio), "", "", "", ""]);
+  }
+  if (rows.length) {
+    out.push(`\nGrowth: medians of sources 21–40 against 281–320 (raw; per KiB of source; and over the sources of similar size, ${MATCHED[0] / 1000}–${MATCHED[1] / 1000} kB, the goals' measure):\n`);
+    out.push(table(["mode", "measure", "21–40", "281–320", "ratio", "per KiB: 21–40 / 281–320", "ratio per KiB", "similar size: 21–40 / 281–320", "ratio, similar size"], rows));
+  }
+  const failed = modes.flatMap((M) => M.steps.filter((s) => s.failed).flatMap((s) => s.failures.map((f) => [M.mode, s.n, s.path, f.code, f.message.slice(0, 100)])));
+  if (failed.length) {
+    out.push("\nFailed compiles:\n");
+    out.push(table(["mode", "source", "path", "code", "message"], failed));
+  }
+  const errors = modes.filter((M) => M.error).map((M) => [M.mode, M.error.slice(0, 200)]);
+  if (errors.length) { out.push("\nErrors:\n"); out.push(table(["mode", "error"], errors)); }
+  return out.join("\n");
+}
+
+function scaleGoals(S, add, g) {
+  const off = S.modes.offline, scr = S.modes.scripted;
+  const lastCp = (M) => M?.checkpoints[M.checkpoints.length - 1];
+  const modes = Object.values(S.modes);
+  if (off?.steps.length) {
+    const n = off.steps.length;
+    add(`real size: ${n} offline sources (addSource + compile, one at a time) ≤ 5 min${n < 400 ? ` (goal at 400; ${n} run)` : ""}`, off.compileWallMs, 300_000, fmtMs);
+  }
+  for (const M of modes) {
+    const gr = growth(M.steps, (s) => s.compileMs);
+    g.push({ goal: `real size, ${M.mode}: compile of the 300th source ≤ 1.5× the 30th, similar sizes (median 281–320 ÷ 21–40 of sources of ${MATCHED[0] / 1000}–${MATCHED[1] / 1000} kB; per KiB and raw beside)`, measured: gr ? `${fmtX(gr.ratioMatched)} similar size; ${fmtX(gr.ratioPerKb)} per KiB; ${fmtX(gr.ratio)} raw` : "—", met: gr && gr.ratioMatched !== undefined ? gr.ratioMatched <= 1.5 : null });
+  }
+  for (const M of modes) add(`real size, ${M.mode}: peak wasm memory ≤ 256 MB`, M.steps.length ? peakWasm(M) : undefined, 256e6, (b) => `${(b / 1e6).toFixed(1)} MB (${(b / 2 ** 20).toFixed(1)} MiB)`);
+  const cp = lastCp(off);
+  add(`real size: offline ask p50 ≤ 250 ms (${cp ? `${cp.n} sources` : "—"})`, cp?.ask?.p50, 250, fmtMs);
+  for (const M of modes) { const c = lastCp(M); g.push({ goal: `real size, ${M.mode}: search JS p50 ≤ 2 ms (${c ? `${c.n} sources` : "—"}; core inside wasm beside it)`, measured: c ? `${fmtMs(c.search.p50)} (core ${fmtMs(c.searchCore.core.p50)}, index ${fmtMs(c.searchCore.index.p50)})` : "—", met: c ? c.search.p50 <= 2 : null }); }
+  for (const M of modes) { const c = lastCp(M); add(`real size, ${M.mode}: structural lint ≤ 3 s${c ? ` (${c.n} sources)` : ""}`, c?.lint.ms, 3000, fmtMs); }
+  for (const M of modes) { const c = lastCp(M); g.push({ goal: `real size, ${M.mode}: cold open to a first search ≤ 500 ms (from navigation start; from before init() beside it)`, measured: c ? `${fmtMs(c.cold.fromNavigationMs)} (init: ${fmtMs(c.cold.fromInitMs)})` : "—", met: c ? c.cold.fromNavigationMs <= 500 : null }); }
+  for (const M of modes) { const c = lastCp(M); add(`real size, ${M.mode}: exportVault ≤ 10 s${c ? ` (${c.n} sources, ${fmtB(c.export.bytes)})` : ""}`, c?.export.ms, 10_000, fmtMs); }
+  const t = scr && growth(scr.steps, (s) => s.inputTokens);
+  g.push({ goal: `real size, scripted: compile input tokens per source flat (300th ≤ 1.3× the 30th, similar sizes: median 281–320 ÷ 21–40 of sources of ${MATCHED[0] / 1000}–${MATCHED[1] / 1000} kB)`, measured: t ? `${fmtX(t.ratioMatched)} similar size; ${fmtX(t.ratioPerKb)} per KiB; ${fmtX(t.ratio)} raw` : "—", met: t && t.ratioMatched !== undefined ? t.ratioMatched <= 1.3 : null });
+  for (const M of modes) {
+    const io = M.steps.length ? commitIo(M.steps) : undefined;
+    g.push({ goal: `real size, ${M.mode}: page bodies read per commit ≤ 3× written`, measured: io ? `${fmtX(io.ratio)} over all commits (median ${fmtX(io.medianRatio)}, max ${fmtX(io.maxRatio)}; ${io.over3} of ${io.commits} commits above 3×)` : "—", met: io ? io.over3 === 0 : null });
+  }
 }
 
 function goals(R) {
@@ -387,6 +685,7 @@ function goals(R) {
   add("compile input tokens per new source ≤ 1.5× (source + index slice), mean", T ? mean(T.perSource.map((x) => x.ratio)) : undefined, 1.5);
   add("re-adding unchanged sources = 0 tokens", T ? T.reAdd.input + T.reAdd.output : undefined, 0, String);
   add("query input tokens ≤ 0.5× top-8-chunk RAG, mean", T ? mean(T.perQuestion.map((x) => x.ratio)) : undefined, 0.5);
+  if (R.scale) scaleGoals(R.scale, add, g);
   return g;
 }
 
@@ -398,6 +697,8 @@ function versions() {
     rustc: rustVersion(), node: process.version, chromium: browser.version(),
     packages: Object.fromEntries(["minisearch", "@orama/orama", "flexsearch", "lunr", "hnswlib-wasm", "edgevec", "voy-search", "playwright-core", "binaryen", "@mozilla/readability", "turndown"].map((n) => [n, pkg(n)])),
     commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim(),
+    // Uncommitted changes to the sources at run time (the build may be of an earlier state).
+    dirtySources: execFileSync("git", ["status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean).length,
   };
 }
 
@@ -438,6 +739,13 @@ async function main() {
       save();
     }
     if (CFG.phases.includes("tokens") && t2) { R.tokens = await tokenPhase(t2); save(); }
+    if (CFG.phases.includes("scale")) {
+      R.scale = await scalePhase();
+      save();
+      mkdirSync(dirname(CFG.scaleSvg), { recursive: true });
+      writeFileSync(CFG.scaleSvg, scaleSvg(R.scale));
+      log(`scale: plot written to ${CFG.scaleSvg}`);
+    }
   } finally {
     R.finished = new Date().toISOString();
     R.goals = goals(R);

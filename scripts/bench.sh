@@ -2,7 +2,8 @@
 # The browser benchmark (issue #11; not part of scripts/test.sh): installs what it needs, builds
 # the product wasm (scripts/build.sh → pkg/, for its size) and the benchmark wasm
 # (`--features bench` → target/bench-pkg/, never pkg/), the peers' bundle and the scripted LLM
-# server, then runs bench/run.mjs in headless Chromium: prints tables, writes JSON
+# server and the real-size corpus (scripts/scale-corpus.mjs → target/scale-corpus/, for the
+# `scale` phase), then runs bench/run.mjs in headless Chromium: prints tables, writes JSON
 # (target/bench-results.json unless BENCH_OUT). Settings: BENCH_* variables, see BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   scripts/build.sh >&2
   # Before the bench build overwrites target/wasm32-unknown-unknown/release/llm_wiki.wasm.
   if command -v twiggy >/dev/null; then
-    twiggy top -n 40 target/wasm32-unknown-unknown/release/llm_wiki.wasm > target/bench-twiggy.txt 2>&1 || true
+    twiggy top -n 40 "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/llm_wiki.wasm" > target/bench-twiggy.txt 2>&1 || true
   fi
 
   step "benchmark build (--features bench → target/bench-pkg/)"
@@ -40,6 +41,10 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   step "scripted LLM server"
   cargo build --example scripted-llm-server >&2
 fi
+
+step "real-size corpus (bench/scale-sources.txt → target/scale-corpus/, for BENCH_PHASES=scale)"
+# Idempotent: seconds when the list, the toolchain and the converter are unchanged.
+node scripts/scale-corpus.mjs
 
 step "run (headless Chromium)"
 node bench/run.mjs

@@ -2,10 +2,15 @@
 //! search index and one vector store in isolation, without a wiki or IndexedDB around them, so the
 //! browser benchmark (`bench/`) can time build, add, query, persist and open against other
 //! libraries. Every method is a thin call into `search::`: nothing here changes how the product
-//! indexes or ranks.
+//! indexes or ranks. The second `impl Wiki` block (at the end) adds benchmark-only methods to the
+//! product's `Wiki` that time core calls from inside wasm.
 
-use js_sys::{Array, Uint8Array};
+use js_sys::{Array, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::interop::{error_to_js, js_to_rust_or_default};
+use super::Wiki;
 
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
@@ -409,4 +414,78 @@ pub fn offline_model() -> Array {
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(text: &str) -> f64 {
     crate::text::estimate_tokens(text) as f64
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `performance.now()` (window or worker): milliseconds, sub-millisecond where the page is
+    /// cross-origin isolated.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
+/// Benchmark-only methods of the product's `Wiki` (the real-size phase, `BENCH_PHASES=scale`):
+/// the core's own timings, measured inside wasm, so the JS boundary's share of a call can be
+/// told apart from the core's.
+#[wasm_bindgen]
+impl Wiki {
+    /// Runs each of `queries` `rounds` times through the core's search (`Wiki::search`, the path
+    /// of `wiki.search` without the JS boundary: the index cache check against storage, then the
+    /// in-memory search), then the same through the cached index alone (`SearchIndex::search`),
+    /// each call timed with `performance.now()` inside wasm. `options` as `wiki.search`'s.
+    /// Resolves to `{ core: number[], index: number[], hits: number }` (milliseconds per call, in
+    /// call order; `hits`: the sum of hits of the last round).
+    #[wasm_bindgen(js_name = benchSearchCore)]
+    pub fn bench_search_core(
+        &self,
+        queries: Vec<String>,
+        options: JsValue,
+        rounds: u32,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let options = js_to_rust_or_default::<SearchOptions>("search options", options);
+        future_to_promise(async move {
+            let options = options?;
+            let rounds = rounds.max(1);
+            let mut core = Vec::with_capacity(queries.len() * rounds as usize);
+            let mut hits = 0usize;
+            for round in 0..rounds {
+                for q in &queries {
+                    let t = performance_now();
+                    let r = inner
+                        .core
+                        .search(q, &options)
+                        .await
+                        .map_err(|e| error_to_js(&e))?;
+                    core.push(performance_now() - t);
+                    if round + 1 == rounds {
+                        hits += r.hits.len();
+                    }
+                }
+            }
+            let index = inner
+                .core
+                .search_index_shared()
+                .await
+                .map_err(|e| error_to_js(&e))?;
+            let mut alone = Vec::with_capacity(core.len());
+            for _ in 0..rounds {
+                for q in &queries {
+                    let t = performance_now();
+                    let r = index.search(q, &options);
+                    alone.push(performance_now() - t);
+                    std::hint::black_box(r);
+                }
+            }
+            let out = js_sys::Object::new();
+            let set = |k: &str, v: &JsValue| Reflect::set(&out, &JsValue::from_str(k), v);
+            set("core", &js_sys::Float64Array::from(core.as_slice()).into())?;
+            set(
+                "index",
+                &js_sys::Float64Array::from(alone.as_slice()).into(),
+            )?;
+            set("hits", &JsValue::from_f64(hits as f64))?;
+            Ok(out.into())
+        })
+    }
 }
