@@ -21,7 +21,8 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-for component in clippy rustfmt; do
+# rust-docs: the toolchain's HTML docs, the real-size suite's input (scripts/scale-corpus.mjs).
+for component in clippy rustfmt rust-docs; do
   if ! rustup component list --installed | grep -q "^$component"; then
     log "adding rustup component $component"
     rustup component add "$component"

@@ -37,6 +37,12 @@ cargo clippy --all-targets -- -D warnings
 step "clippy (wasm32)"
 cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
 
+step "real-size corpus (bench/scale-sources.txt → target/scale-corpus/)"
+# The toolchain's docs converted as the app converts them (headless Chromium); idempotent.
+node scripts/scale-corpus.mjs
+# Without it the real-size tests fail here rather than skip.
+export LLM_WIKI_SCALE_REQUIRED=1
+
 step "cargo test"
 cargo test
 
