@@ -115,6 +115,14 @@ pub fn top_sentences(sentences: &[String], k: usize) -> Vec<usize> {
     crate::util::sort_by(&mut idx, &|&a, &b| {
         scores[b].total_cmp(&scores[a]).then(a.cmp(&b))
     });
+    // A sentence the text repeats (the same words in another section) is chosen once.
+    let mut seen = std::collections::HashSet::new();
+    idx.retain(|&i| {
+        seen.insert(crate::markdown::blocks::dup_key(
+            crate::markdown::blocks::BlockKind::Paragraph,
+            &sentences[i],
+        ))
+    });
     idx.truncate(k);
     crate::util::sort(&mut idx);
     idx
@@ -141,6 +149,21 @@ mod tests {
         assert!(scores[0] > scores[1] && scores[2] > scores[4] && scores[3] > scores[1]);
         assert_eq!(top_sentences(&s, 2).len(), 2);
         assert!(!top_sentences(&s, 3).contains(&1));
+    }
+
+    #[test]
+    fn a_repeated_sentence_is_chosen_once() {
+        let s: Vec<String> = [
+            "The echo server returns every line it receives.",
+            "It listens on port 7.",
+            "The echo server returns every line it receives.",
+            "the echo  server returns every line it receives.",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        let top = top_sentences(&s, 3);
+        assert_eq!(top, vec![0, 1], "{top:?}");
     }
 
     #[test]
