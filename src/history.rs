@@ -185,14 +185,15 @@ fn journaled(store: Store, key: &str, own: &str) -> bool {
 }
 
 /// A meta record (e.g. `meta/config`) as an undo record keeps it: without any field that could
-/// hold a credential, stripped as a vault export strips them ([`crate::vault::strip_secrets`]).
+/// hold a credential, stripped as a vault export strips them
+/// ([`crate::vault::portable_meta_value`]: the settings through their type).
 /// A record with none keeps its exact bytes.
-fn without_secrets(text: String) -> String {
+fn without_secrets(key: &str, text: String) -> String {
     let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
         return text;
     };
     let before = v.clone();
-    crate::vault::strip_secrets(&mut v);
+    crate::vault::portable_meta_value(key, &mut v);
     if v == before {
         text
     } else {
@@ -410,7 +411,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     })?;
                     match store {
                         Store::Pages => self.page_before(key, text).await?,
-                        Store::Meta => Before::Data(without_secrets(text)),
+                        Store::Meta => Before::Data(without_secrets(key, text)),
                         _ => Before::Data(text),
                     }
                 }
@@ -448,7 +449,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut records: Vec<UndoRecord> = self.undo_records().await?.into_values().collect();
         for e in records.iter_mut().flat_map(|r| r.entries.iter_mut()) {
             if let (Store::Meta, Before::Data(text)) = (e.store, &mut e.before) {
-                *text = without_secrets(std::mem::take(text));
+                *text = without_secrets(&e.key, std::mem::take(text));
             }
         }
         Ok(records)

@@ -104,7 +104,8 @@ pub fn is_cjk(c: char) -> bool {
 /// characters (rounded up). Reported usage from the endpoint always replaces the estimate.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+// A stored estimator that lacks a field (written before it existed) reads it as its default.
+#[serde(rename_all = "camelCase", default)]
 pub struct TokenEstimator {
     /// Tokens per CJK character. Range `0.1..=4.0`; default 1.0. Lower for tokenizers with large
     /// CJK vocabularies (e.g. 0.7), higher for byte-level ones (up to ~2–3).

@@ -802,7 +802,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue;
             }
             let mut v: Value = from_json(Store::Meta, &k, &r.data)?;
-            strip_secrets(&mut v);
+            portable_meta_value(&k, &mut v);
             if k == META_CONFIG {
                 config = v;
             } else {
@@ -1548,9 +1548,49 @@ fn extension_for(mime: &str) -> &'static str {
     }
 }
 
-/// Removes fields that could hold a credential, at any depth: names that, lower-cased without
-/// `-` and `_`, are or end with `apikey`, `secret`, `password`, `token` (not `…tokens`),
-/// `authorization`, `bearer` or `cookie`; and, inside an object named `headers` (or `…headers`),
+/// A meta record as it may leave this device (vault export, undo records): the settings
+/// (`meta/config`) through their type — [`crate::llm::config::Config`], normalised, never
+/// serialises its credentials (API keys, secret headers) and defaults any field the record lacks, so every
+/// setting survives, `charsPerToken` included; any other record through [`strip_secrets`].
+pub(crate) fn portable_meta_value(key: &str, v: &mut Value) {
+    if key == META_CONFIG {
+        if let Ok(mut c) = serde_json::from_value::<crate::llm::config::Config>(v.clone()) {
+            // A record written by hand or an older build may hold a secret header among the
+            // plain ones: normalising files it with the secrets, which never serialise.
+            c.normalize();
+            if let Ok(typed) = serde_json::to_value(c.without_secrets()) {
+                *v = typed;
+                return;
+            }
+        }
+    }
+    strip_secrets(v);
+}
+
+/// Names that hold a credential when a field ends with them (lower-cased without `-` and `_`):
+/// never a name that merely contains a word like "token" (`charsPerToken`, `maxOutputTokens`).
+const CREDENTIAL_NAMES: &[&str] = &[
+    "apikey",
+    "secret",
+    "password",
+    "passwd",
+    "authorization",
+    "bearer",
+    "cookie",
+    "accesstoken",
+    "authtoken",
+    "apitoken",
+    "bearertoken",
+    "refreshtoken",
+    "sessiontoken",
+    "idtoken",
+    "csrftoken",
+];
+
+/// Removes fields that could hold a credential, at any depth, from a record that has no type
+/// saying which fields do (the settings have one: [`portable_meta_value`]): names that,
+/// lower-cased without `-` and `_`, are `token` or end with one of [`CREDENTIAL_NAMES`]
+/// (`apiKey`, `clientSecret`, `accessToken`, …); and, inside an object named `headers` (or `…headers`),
 /// every header [`crate::llm::config::is_sensitive_header`] calls sensitive — the rule
 /// `Config::normalize` files secret headers by, so a header an older build stored among the plain
 /// ones (`Cookie`, `X-Auth`, …) does not leave either.
@@ -1565,17 +1605,7 @@ pub fn strip_secrets(v: &mut Value) {
             };
             map.retain(|k, _| {
                 let n = folded(k);
-                ![
-                    "apikey",
-                    "secret",
-                    "password",
-                    "token",
-                    "authorization",
-                    "bearer",
-                    "cookie",
-                ]
-                .iter()
-                .any(|s| n.ends_with(s))
+                !(n == "token" || CREDENTIAL_NAMES.iter().any(|s| n.ends_with(s)))
             });
             for (k, child) in map.iter_mut() {
                 if folded(k).ends_with("headers") {

@@ -924,3 +924,88 @@ fn two_connections_learning_at_once_keep_each_others_entries() {
         Some(vec![1.5])
     );
 }
+
+#[test]
+fn every_setting_survives_export_and_import() {
+    use llm_wiki::llm::config::{Config, EmbeddingProvider, Provider, PurposeSettings};
+    // Every field away from its default, secrets included (they must not travel).
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "settings");
+    let mut cfg: Config = serde_json::from_value(serde_json::json!({
+        "preset": "ollama",
+        "provider": "ollama",
+        "baseUrl": "http://127.0.0.1:11434",
+        "model": "qwen2.5:7b",
+        "apiKey": "sk-secret-never-exported",
+        "headers": { "X-Team": "notes", "X-Api-Token": "header-secret" },
+        "contextWindow": 32768,
+        "maxOutputTokens": 3000,
+        "timeoutMs": 90000,
+        "tokenBudget": 123456,
+        "compile": { "model": "qwen2.5:14b", "maxOutputTokens": 4000, "tokenBudget": 300000 },
+        "query": { "model": "qwen2.5:3b", "maxOutputTokens": 700, "tokenBudget": 20000 },
+        "lint": { "model": "qwen2.5:1.5b", "maxOutputTokens": 900, "tokenBudget": 50000 },
+        "embeddings": { "provider": "ollama", "baseUrl": "http://127.0.0.1:11435", "model": "nomic-embed-text", "apiKey": "embed-secret", "maxInputTokens": 4096, "batchSize": 16 },
+        "estimator": { "cjkTokensPerChar": 0.7, "charsPerToken": 3.5 },
+        "retry": { "maxAttempts": 5, "maxTotalWaitMs": 45000, "baseBackoffMs": 700, "maxBackoffMs": 9000 }
+    }))
+    .unwrap();
+    assert_eq!(cfg.provider, Provider::Ollama);
+    assert_eq!(cfg.embeddings.provider, EmbeddingProvider::Ollama);
+    assert_ne!(cfg.compile, PurposeSettings::default());
+    block_on(w.set_llm_config(cfg.clone())).unwrap();
+    let stored = block_on(w.llm_config()).unwrap();
+    let zip = block_on(w.export_vault()).unwrap();
+    let files = unzip(&zip);
+    let exported = text(&files, ".llm-wiki/config.json");
+    for secret in ["sk-secret-never-exported", "header-secret", "embed-secret"] {
+        assert!(!exported.contains(secret), "{secret} left in {exported}");
+        for (path, bytes) in &files {
+            assert!(
+                !String::from_utf8_lossy(bytes).contains(secret),
+                "{secret} in {path}"
+            );
+        }
+    }
+    let copy = open(&backend, "settings-copy");
+    block_on(copy.import_vault(&zip)).unwrap();
+    let restored = block_on(copy.llm_config()).unwrap();
+    // Everything but the credentials, exactly.
+    assert_eq!(restored, stored.without_secrets());
+    assert_eq!(restored.estimator.chars_per_token, 3.5);
+    // The restored wiki can be configured and compiled again.
+    cfg.model = "qwen2.5:32b".into();
+    block_on(copy.set_llm_config(cfg)).unwrap();
+    // And again: export → import → export is byte-identical.
+    let again = open(&backend, "settings-again");
+    block_on(again.import_vault(&block_on(copy.export_vault()).unwrap())).unwrap();
+    assert_eq!(
+        text(
+            &unzip(&block_on(again.export_vault()).unwrap()),
+            ".llm-wiki/config.json"
+        ),
+        text(
+            &unzip(&block_on(copy.export_vault()).unwrap()),
+            ".llm-wiki/config.json"
+        )
+    );
+}
+
+#[test]
+fn a_settings_record_without_a_later_field_reads_it_as_its_default() {
+    // A record written before `charsPerToken` (or any other field) existed reads, never fails.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "old-settings");
+    let mut b = Batch::new();
+    b.put(
+        Store::Meta,
+        "config",
+        br#"{"provider":"openai-compatible","baseUrl":"http://127.0.0.1:1","model":"m","estimator":{"cjkTokensPerChar":0.8}}"#.to_vec(),
+        Expect::Any,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    let c = block_on(w.llm_config()).unwrap();
+    assert_eq!(c.estimator.cjk_tokens_per_char, 0.8);
+    assert_eq!(c.estimator.chars_per_token, 4.0);
+    assert_eq!(c.model, "m");
+}
