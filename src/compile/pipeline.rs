@@ -2048,15 +2048,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             page.body = body;
             written.push(input.key.clone());
         }
-        for key in &refresh {
-            let human = match snap.pages.get(key) {
-                Some((stored, _)) => self.human_paragraphs(key, stored).await?,
-                None => Vec::new(),
-            };
-            let page = pages.get_mut(key).expect("page");
-            page.body = finalize(key, &page.body, &human, &moved_off, &page.more_facts);
-            written.push(key.clone());
-        }
         // A new record naming a claim kept off a full page names the claim's twin on the
         // source's own pages instead (same source, text and quote, on the summary page or a
         // part), so the ledger never names a claim that is not stored; the pages of such
@@ -2118,10 +2109,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for r in &new_records {
             ledger_after.borrow_mut().insert(r.id.clone(), r.clone());
         }
-        for key in &recallout {
-            if !pages.contains_key(key) || held.iter().any(|(k, _)| k == key) {
-                continue;
-            }
+        // Pages whose callouts change without new prose, and those of rewritten records, get
+        // their app sections from the final ledger.
+        let refinalize: BTreeSet<&String> = refresh
+            .iter()
+            .chain(
+                recallout
+                    .iter()
+                    .filter(|k| pages.contains_key(*k) && !held.iter().any(|(h, _)| h == *k)),
+            )
+            .collect();
+        for key in refinalize {
             let human = match snap.pages.get(key) {
                 Some((stored, _)) => self.human_paragraphs(key, stored).await?,
                 None => Vec::new(),
