@@ -1,6 +1,8 @@
 //! Lint: the deterministic checks and their fixes (field cases F15, F18, F30, F31b, F32, F34c).
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
 use llm_wiki::lint::{Finding, FindingKind, Fix, LintOptions, Severity};
@@ -529,22 +531,7 @@ fn merging_duplicates_settles_their_contradiction_and_rebuilds_the_app_sections_
         );
     }
     // As another build writes them: an operation of its own (the op counter moves on).
-    let last: serde_json::Value = serde_json::from_slice(
-        &block_on(w.storage().get(Store::Meta, "ops"))
-            .unwrap()
-            .unwrap()
-            .data,
-    )
-    .unwrap();
-    b.put(
-        Store::Meta,
-        "ops",
-        serde_json::json!({ "last": last["last"].as_u64().unwrap() + 1 })
-            .to_string()
-            .into_bytes(),
-        Expect::Any,
-    );
-    block_on(w.storage().commit(b)).unwrap();
+    common::commit_as_another_build(&w, b);
     let before = state(&w);
 
     let dup = merge_finding(&w, "OpenAI", "OpenAI Foundation");

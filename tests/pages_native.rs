@@ -12,9 +12,9 @@ use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{Claim, Page};
 use llm_wiki::storage::memory::MemoryBackend;
-use llm_wiki::storage::{Storage, Store};
+use llm_wiki::storage::Store;
 
-use common::{add, duplicate_blocks, open, W};
+use common::{add, assert_within_hard_limit, claims_of, duplicate_blocks, open, W};
 
 /// Twelve notes about one product: each repeats the product's definition (the same sentence in
 /// every source) and adds facts of its own under headings some of the others share, so the
@@ -58,14 +58,6 @@ fn compile_with(w: &W, llm: &ScriptedLlm) -> CompileReport {
         ..CompileOptions::default()
     };
     block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap()
-}
-
-fn claims_of(w: &W) -> Vec<Claim> {
-    block_on(w.storage().scan(Store::Claims, ""))
-        .unwrap()
-        .into_iter()
-        .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
-        .collect()
 }
 
 /// No block twice on any page, and every claim of a page cited on it exactly once in its
@@ -202,18 +194,9 @@ fn word(n: usize) -> String {
 /// The written part of every page (human paragraphs aside: these wikis have none) is within
 /// the hard limit, and every fact a source gave is a claim on that source's own pages.
 fn assert_bounded(w: &W, context: &str) {
-    use llm_wiki::model::limits;
     let pages: Vec<Page> = block_on(w.all_pages()).unwrap();
     let claims = claims_of(w);
-    for p in &pages {
-        let facts = claims.iter().filter(|c| c.page == p.key).count();
-        assert!(
-            p.body.len() <= limits::HARD_BYTES && facts <= limits::HARD_FACTS,
-            "{context}: {} has {} bytes and {facts} facts",
-            p.key,
-            p.body.len()
-        );
-    }
+    assert_within_hard_limit(&pages, &claims, context);
     for s in block_on(w.sources()).unwrap() {
         let own: Vec<String> = s.summary_page.iter().chain(&s.parts).cloned().collect();
         let on_own: std::collections::BTreeSet<&str> = claims

@@ -19,12 +19,11 @@ use futures::executor::block_on;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
 use llm_wiki::llm::scripted::ScriptedLlm;
 use llm_wiki::llm::Cancel;
-use llm_wiki::model::{limits, Claim};
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::{Storage, Store};
 use llm_wiki::wiki::NewSource;
 
-use common::{duplicate_blocks, open, W};
+use common::{assert_within_hard_limit, claims_of, duplicate_blocks, open, W};
 
 struct Source {
     key: String,
@@ -67,14 +66,6 @@ fn corpus(n: usize) -> Option<Vec<Source>> {
     Some(sources)
 }
 
-fn claims(w: &W) -> Vec<Claim> {
-    block_on(w.storage().scan(Store::Claims, ""))
-        .unwrap()
-        .into_iter()
-        .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
-        .collect()
-}
-
 /// Adds and compiles every source one at a time with `compile`, checking the invariants after
 /// each. Returns the pages read and written by the commits, summed.
 fn run(name: &str, sources: &[Source], compile: impl Fn(&W) -> CompileReport) -> (u64, u64) {
@@ -113,15 +104,9 @@ fn run(name: &str, sources: &[Source], compile: impl Fn(&W) -> CompileReport) ->
         }
         read += io.reads;
         written += io.writes;
-        let claims = claims(&w);
+        let claims = claims_of(&w);
+        assert_within_hard_limit(&pages, &claims, &context);
         for p in &pages {
-            let facts = claims.iter().filter(|c| c.page == p.key).count();
-            assert!(
-                p.body.len() <= limits::HARD_BYTES && facts <= limits::HARD_FACTS,
-                "{context}: {} has {} bytes and {facts} facts",
-                p.key,
-                p.body.len()
-            );
             let dups = duplicate_blocks(&p.body);
             assert!(dups.is_empty(), "{context}: {} repeats {dups:?}", p.key);
         }

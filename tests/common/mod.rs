@@ -162,3 +162,32 @@ pub fn commit_as_another_build(w: &W, mut batch: llm_wiki::storage::Batch) {
     );
     block_on(w.storage().commit(batch)).unwrap();
 }
+
+/// Every claim stored, in id order.
+pub fn claims_of(w: &W) -> Vec<llm_wiki::model::Claim> {
+    use llm_wiki::storage::Storage;
+    block_on(w.storage().scan(llm_wiki::storage::Store::Claims, ""))
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
+        .collect()
+}
+
+/// No page's body (these wikis have no human paragraphs, so all of it is the written part) or
+/// facts pass the hard limit (`model::limits`).
+pub fn assert_within_hard_limit(
+    pages: &[llm_wiki::model::Page],
+    claims: &[llm_wiki::model::Claim],
+    context: &str,
+) {
+    use llm_wiki::model::limits;
+    for p in pages {
+        let facts = claims.iter().filter(|c| c.page == p.key).count();
+        assert!(
+            p.body.len() <= limits::HARD_BYTES && facts <= limits::HARD_FACTS,
+            "{context}: {} has {} bytes and {facts} facts",
+            p.key,
+            p.body.len()
+        );
+    }
+}
