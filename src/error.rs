@@ -8,6 +8,17 @@
 
 use crate::storage::Store;
 
+/// ` (this site uses 1.4 MB of its 1.5 MB)`, or what of it is known, for the quota message.
+fn quota_figures(usage: Option<u64>, quota: Option<u64>) -> String {
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1_000_000.0);
+    match (usage, quota) {
+        (Some(u), Some(q)) => format!(" (this site uses {} of its {})", mb(u), mb(q)),
+        (Some(u), None) => format!(" (this site uses {})", mb(u)),
+        (None, Some(q)) => format!(" (this site may use {})", mb(q)),
+        (None, None) => String::new(),
+    }
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -16,9 +27,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// The browser refused to store more data (IndexedDB `QuotaExceededError`). Nothing of the
-    /// failed batch was written.
-    #[error("storage quota exceeded: nothing was written; free space, export the vault, or grant persistent storage")]
-    QuotaExceeded,
+    /// failed batch was written. The figures are this origin's, from
+    /// `navigator.storage.estimate()` right after the failure, when the browser reports them (they
+    /// reach JavaScript as `error.usage` and `error.quota`).
+    #[error("storage quota exceeded: nothing was written{}; export a vault to keep a copy, delete wikis you no longer need, or ask for persistent storage (persist())", quota_figures(*usage, *quota))]
+    QuotaExceeded {
+        /// Bytes this origin uses, if known.
+        usage: Option<u64>,
+        /// Bytes this origin may use, if known.
+        quota: Option<u64>,
+    },
 
     /// Opening the wiki needs a schema upgrade, but another tab (or extension page) still has the
     /// wiki open and did not close it in time.
@@ -262,7 +280,7 @@ impl Error {
     /// A stable, machine-readable code, in `SCREAMING_SNAKE_CASE`, one per variant.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::QuotaExceeded => "QUOTA_EXCEEDED",
+            Error::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
             Error::UpgradeBlocked { .. } => "UPGRADE_BLOCKED",
             Error::Closed => "CLOSED",
             Error::StorageUnavailable(_) => "STORAGE_UNAVAILABLE",
@@ -301,7 +319,10 @@ mod tests {
     #[test]
     fn codes_are_distinct() {
         let all = [
-            Error::QuotaExceeded,
+            Error::QuotaExceeded {
+                usage: None,
+                quota: None,
+            },
             Error::UpgradeBlocked {
                 name: "w".into(),
                 version: 2,

@@ -232,3 +232,105 @@ impl IntoWiki for JsValue {
         llm_wiki::wasm::Wiki::try_from_js_value(self).expect("a Wiki")
     }
 }
+
+/// Makes `indexedDB.open` throw `InvalidStateError`, as in Firefox private windows and some
+/// embedded webviews, until the returned guard is dropped.
+struct IndexedDbBroken {
+    original: JsValue,
+}
+
+impl IndexedDbBroken {
+    fn new() -> Self {
+        let proto = js_sys::eval("IDBFactory.prototype").unwrap();
+        let original = Reflect::get(&proto, &"open".into()).unwrap();
+        let broken = js_sys::Function::new_no_args(
+            "throw new DOMException('A mutation operation was attempted on a database that did not allow mutations.', 'InvalidStateError');",
+        );
+        Reflect::set(&proto, &"open".into(), &broken).unwrap();
+        IndexedDbBroken { original }
+    }
+}
+
+impl Drop for IndexedDbBroken {
+    fn drop(&mut self) {
+        let proto = js_sys::eval("IDBFactory.prototype").unwrap();
+        Reflect::set(&proto, &"open".into(), &self.original).unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn without_indexeddb_open_fails_unless_memory_fallback_is_asked_for() {
+    use llm_wiki::wasm::Wiki;
+    let broken = IndexedDbBroken::new();
+    // Without the option: STORAGE_UNAVAILABLE, as before.
+    let err = call(Wiki::open("no-idb".into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("STORAGE_UNAVAILABLE")
+    );
+    let off = obj(&[("memoryFallback", JsValue::FALSE)]);
+    let err = call(Wiki::open("no-idb".into(), off)).await.unwrap_err();
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("STORAGE_UNAVAILABLE")
+    );
+
+    // With it: a wiki in memory that works like any other.
+    let wiki: Wiki = call(Wiki::open(
+        "no-idb".into(),
+        obj(&[("memoryFallback", JsValue::TRUE)]),
+    ))
+    .await
+    .unwrap()
+    .into_wiki();
+    let info = call(wiki.storage_info()).await.unwrap();
+    assert_eq!(get(&info, "backend").as_string().as_deref(), Some("memory"));
+    assert_eq!(get(&info, "persisted").as_bool(), Some(false));
+    assert_eq!(call(wiki.persist()).await.unwrap().as_bool(), Some(false));
+    let input = obj(&[
+        ("key", "notes/zürich.md".into()),
+        ("mime", "text/markdown".into()),
+        (
+            "content",
+            "# Zürich\n\n苏黎世 is a city on a lake.\n".into(),
+        ),
+    ]);
+    let report = call(wiki.add_source(tsify::Ts::new_unchecked(input)))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&report, "outcome").as_string().as_deref(),
+        Some("added")
+    );
+    call(wiki.compile(JsValue::UNDEFINED)).await.unwrap();
+    let pages = js_sys::Array::from(&call(wiki.pages()).await.unwrap());
+    assert!(pages.length() > 0, "the offline compile wrote pages");
+    let results = call(wiki.search("苏黎世".into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let hits = js_sys::Array::from(&get(&results, "hits"));
+    assert!(hits.length() > 0, "search works in memory");
+    let vault = call(wiki.export_vault()).await.unwrap();
+    assert!(js_sys::Uint8Array::new(&vault).length() > 0);
+    drop(broken);
+
+    // The fallback is only for an IndexedDB that cannot be used: here it can, and the same
+    // option opens the wiki in IndexedDB.
+    call(Wiki::delete("with-idb".into())).await.unwrap();
+    let wiki: Wiki = call(Wiki::open(
+        "with-idb".into(),
+        obj(&[("memoryFallback", JsValue::TRUE)]),
+    ))
+    .await
+    .unwrap()
+    .into_wiki();
+    let info = call(wiki.storage_info()).await.unwrap();
+    assert_eq!(
+        get(&info, "backend").as_string().as_deref(),
+        Some("indexeddb")
+    );
+    wiki.close();
+    call(Wiki::delete("with-idb".into())).await.unwrap();
+}

@@ -68,7 +68,8 @@ function formatTime(ms) {
 // ---------------------------------------------------------------- wikis
 
 async function refreshWikiList(selected) {
-  const names = await Wiki.list();
+  // Where IndexedDB cannot be used (the wiki is then in memory), there is no list to read.
+  const names = await Wiki.list().catch(() => []);
   if (!names.includes(selected)) names.push(selected);
   names.sort();
   const select = $("#wiki-select");
@@ -85,6 +86,8 @@ async function openWiki(name) {
   state.wiki = await Wiki.open(name, {
     onVersionChange: () => setStatus(t("upgraded"), "error"),
     vectorIndex: vectorIndexOptions(),
+    // Firefox private windows and some webviews cannot use IndexedDB: work in memory, and say so.
+    memoryFallback: true,
   });
   localStorage.setItem("llm-wiki.current", name);
   await refreshWikiList(name);
@@ -944,7 +947,13 @@ async function renderStorage() {
   const reminder = $("#backup-reminder");
   reminder.hidden = !(pages > 0 && Date.now() - last > 7 * 24 * 3600 * 1000);
   reminder.textContent = t("backupReminder");
-  $("#storage-info").textContent = `${t("storage", formatBytes(info.usage), formatBytes(info.quota))} · ${info.persisted ? t("persisted") : t("notPersisted")}`;
+  const inMemory = info.backend === "memory";
+  const banner = $("#memory-banner");
+  banner.hidden = !inMemory;
+  banner.textContent = inMemory ? t("memoryOnly") : "";
+  $("#storage-info").textContent = inMemory
+    ? t("storageMemory")
+    : `${t("storage", formatBytes(info.usage), formatBytes(info.quota))} · ${info.persisted ? t("persisted") : t("notPersisted")}`;
 }
 
 // ---------------------------------------------------------------- wiring

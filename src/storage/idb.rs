@@ -69,7 +69,10 @@ fn js_message(v: &JsValue) -> String {
 
 fn dom_error(e: Option<web_sys::DomException>, context: &str) -> Error {
     match e {
-        Some(e) if e.name() == "QuotaExceededError" => Error::QuotaExceeded,
+        Some(e) if e.name() == "QuotaExceededError" => Error::QuotaExceeded {
+            usage: None,
+            quota: None,
+        },
         Some(e) => Error::Storage(format!("{context}: {}: {}", e.name(), e.message())),
         None => Error::Storage(format!("{context}: aborted")),
     }
@@ -79,6 +82,52 @@ fn idb_error(e: idb::Error, context: &str) -> Error {
     match e {
         idb::Error::DomException(d) => dom_error(Some(d), context),
         other => Error::Storage(format!("{context}: {other}")),
+    }
+}
+
+/// This origin's storage figures, `(usage, quota)` in bytes, from `navigator.storage.estimate()`
+/// (window, worker or extension page); `None` for what the browser does not report. Test quota
+/// overrides (CDP `Storage.overrideQuotaForOrigin`) do not show here.
+pub async fn estimate() -> (Option<u64>, Option<u64>) {
+    let Some(manager) = storage_manager() else {
+        return (None, None);
+    };
+    let Ok(promise) = manager.estimate() else {
+        return (None, None);
+    };
+    let Ok(estimate) = wasm_bindgen_futures::JsFuture::from(promise).await else {
+        return (None, None);
+    };
+    let field = |name: &str| {
+        Reflect::get(&estimate, &name.into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as u64)
+    };
+    (field("usage"), field("quota"))
+}
+
+/// `navigator.storage` of the current global scope, if it has one.
+pub fn storage_manager() -> Option<web_sys::StorageManager> {
+    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    Reflect::get(&navigator, &"storage".into())
+        .ok()?
+        .dyn_into::<web_sys::StorageManager>()
+        .ok()
+}
+
+/// A quota error with this origin's figures filled in; any other error as it is.
+async fn with_figures(e: Error) -> Error {
+    match e {
+        Error::QuotaExceeded {
+            usage: None,
+            quota: None,
+        } => {
+            let (usage, quota) = estimate().await;
+            Error::QuotaExceeded { usage, quota }
+        }
+        other => other,
     }
 }
 
@@ -230,7 +279,18 @@ impl Backend for IdbBackend {
                     known: options.version,
                 });
             }
-            Ok(OpenOutcome::Failed(e)) => return Err(dom_error(e, "open")),
+            // Firefox private windows and some webviews fail every open this way: IndexedDB
+            // cannot be used at all here (and `SecurityError` for contexts denied storage).
+            Ok(OpenOutcome::Failed(Some(e)))
+                if matches!(e.name().as_str(), "InvalidStateError" | "SecurityError") =>
+            {
+                return Err(Error::StorageUnavailable(format!(
+                    "{}: {}",
+                    e.name(),
+                    e.message()
+                )))
+            }
+            Ok(OpenOutcome::Failed(e)) => return Err(with_figures(dom_error(e, "open")).await),
             Err(()) => {
                 return Err(Error::UpgradeBlocked {
                     name: name.to_string(),
@@ -685,8 +745,11 @@ impl Storage for IdbStorage {
             }
         }
 
-        // 3. Committed means the `complete` event.
-        finish(&tx).await?;
+        // 3. Committed means the `complete` event. A quota failure arrives here, on the
+        // transaction; its figures are read once it has ended.
+        if let Err(e) = finish(&tx).await {
+            return Err(with_figures(e).await);
+        }
         Ok(revs)
     }
 

@@ -5,7 +5,9 @@
 //! deletes, each with the revision it [`Expect`]s; [`Storage::commit`] applies all of them or none.
 //!
 //! Implementations: [`memory::MemoryBackend`] (native and tests) and, on wasm, `idb::IdbBackend`
-//! (IndexedDB through the `idb` crate). Both pass the same [`conformance`] suite.
+//! (IndexedDB through the `idb` crate). Both pass the same [`conformance`] suite. On wasm,
+//! `browser::BrowserBackend` opens IndexedDB, or memory when IndexedDB is unavailable and the
+//! caller asked for that fallback.
 //!
 //! *Invariant:* a commit never awaits anything but the storage itself. The batch is fully serialised
 //! before the transaction opens, so no LLM call, embedding or timer can run inside a transaction and
@@ -13,6 +15,8 @@
 //! `complete` event fired; quota errors that arrive on the transaction abort it and surface as
 //! [`Error::QuotaExceeded`](crate::Error::QuotaExceeded).
 
+#[cfg(target_arch = "wasm32")]
+pub mod browser;
 pub mod conformance;
 pub mod counting;
 #[cfg(target_arch = "wasm32")]

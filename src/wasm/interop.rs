@@ -22,6 +22,13 @@ pub fn error_to_js(e: &Error) -> JsValue {
         &JsValue::from_str("code"),
         &JsValue::from_str(e.code()),
     );
+    if let Error::QuotaExceeded { usage, quota } = e {
+        for (name, value) in [("usage", usage), ("quota", quota)] {
+            if let Some(n) = value {
+                let _ = Reflect::set(&err, &name.into(), &JsValue::from_f64(*n as f64));
+            }
+        }
+    }
     err.into()
 }
 

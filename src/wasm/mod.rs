@@ -27,14 +27,15 @@ use crate::search::vectors::{
     build_graph_with, GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob,
 };
 use crate::search::SearchOptions;
-use crate::storage::idb::{IdbBackend, IdbStorage};
+use crate::storage::browser::{BackendKind, BrowserBackend, BrowserStorage};
+use crate::storage::idb::IdbBackend;
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
 use crate::wiki_search::{EmbedOptions, EmbedProgress, VectorIndexOptions};
 use interop::bytes_to_js;
 use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js, ts_to_rust};
 
-type Core = CoreWiki<IdbStorage, SystemClock>;
+type Core = CoreWiki<BrowserStorage, SystemClock>;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &str = r#"
@@ -53,6 +54,13 @@ export interface OpenWikiOptions {
   blockedTimeoutMs?: number;
   /** Vector graph settings of this connection (not stored). Change them only to test the graph path. */
   vectorIndex?: Partial<VectorIndexOptions>;
+  /**
+   * Where IndexedDB cannot be used at all (Firefox private windows, some embedded webviews:
+   * `indexedDB.open` throws `InvalidStateError`), open the wiki in memory instead of throwing
+   * `STORAGE_UNAVAILABLE`. Everything works; nothing is kept after the page closes (export a
+   * vault). `storageInfo().backend` then says `"memory"`. Default false.
+   */
+  memoryFallback?: boolean;
 }
 
 /** Parameters of the HNSW graph (`vectorRebuildJob().params`, `buildHnswGraph`). */
@@ -111,8 +119,10 @@ export interface StorageInfo {
   usage?: number;
   /** Bytes this origin may use, if the browser reports it. */
   quota?: number;
-  /** Whether storage is persistent (not evicted under pressure). */
+  /** Whether storage is persistent (not evicted under pressure); always false in memory. */
   persisted: boolean;
+  /** Where this wiki is kept: `"indexeddb"`, or `"memory"` (gone when the page closes). */
+  backend: "indexeddb" | "memory";
 }
 
 /** Options of `compile()` and `estimate()`; every field optional. */
@@ -150,6 +160,10 @@ export interface LlmWikiError extends Error {
     | "LLM_NOT_AN_ENDPOINT" | "LLM_CONTEXT_OVERFLOW" | "LLM_TRUNCATED" | "LLM_RATE_LIMITED"
     | "LLM_EMPTY_COMPLETION" | "LLM_REJECTED" | "LLM_SERVER" | "LLM_BAD_RESPONSE" | "LLM_BAD_OUTPUT"
     | "LLM_BUDGET_EXCEEDED";
+  /** `QUOTA_EXCEEDED` only: bytes this origin uses, from `navigator.storage.estimate()`. */
+  usage?: number;
+  /** `QUOTA_EXCEEDED` only: bytes this origin may use, from `navigator.storage.estimate()`. */
+  quota?: number;
 }
 
 /**
@@ -275,7 +289,8 @@ fn listener_from_js(callback: js_sys::Function) -> crate::storage::VersionChange
 impl Wiki {
     /// Opens the wiki `name`, creating it on first use (with schema.md, index.md and log.md).
     /// Throws `UPGRADE_BLOCKED` when another tab holds an older version open, `SCHEMA_TOO_NEW`,
-    /// `STORAGE_UNAVAILABLE` or `INVALID_INPUT` (bad name).
+    /// `STORAGE_UNAVAILABLE` (IndexedDB cannot be used here and `memoryFallback` is not set),
+    /// `QUOTA_EXCEEDED` or `INVALID_INPUT` (bad name).
     #[wasm_bindgen(unchecked_return_type = "Promise<Wiki>")]
     pub fn open(
         name: String,
@@ -305,7 +320,12 @@ impl Wiki {
             } else {
                 VectorIndexOptions::default()
             };
-            let core = CoreWiki::open(&IdbBackend::new(), &name, SystemClock, open)
+            let memory_fallback = options.is_object()
+                && Reflect::get(&options, &"memoryFallback".into())
+                    .map(|v| v.is_truthy())
+                    .unwrap_or(false);
+            let backend = BrowserBackend::with_memory_fallback(memory_fallback);
+            let core = CoreWiki::open(&backend, &name, SystemClock, open)
                 .await
                 .map_err(|e| error_to_js(&e))?;
             core.set_vector_index_options(vector_options);
@@ -990,12 +1010,20 @@ impl Wiki {
         })
     }
 
-    /// Storage usage and quota of this origin, and whether it is persistent.
+    /// Storage usage and quota of this origin, whether it is persistent, and where this wiki is
+    /// kept (`backend`). A wiki kept in memory (`memoryFallback`) reports `{ persisted: false,
+    /// backend: "memory" }` and no figures.
     #[wasm_bindgen(js_name = storageInfo, unchecked_return_type = "Promise<StorageInfo>")]
     pub fn storage_info(&self) -> Promise {
+        let kind = self.inner.core.storage().kind();
         promise(async move {
-            let manager = storage_manager()?;
             let info = js_sys::Object::new();
+            let _ = Reflect::set(&info, &"backend".into(), &kind.name().into());
+            if kind == BackendKind::Memory {
+                let _ = Reflect::set(&info, &"persisted".into(), &JsValue::FALSE);
+                return Ok(info.into());
+            }
+            let manager = storage_manager()?;
             let estimate = JsFuture::from(manager.estimate().map_err(|e| js_error(&e))?)
                 .await
                 .map_err(|e| js_error(&e))?;
@@ -1116,14 +1144,17 @@ impl Wiki {
     }
 
     /// Asks the browser to make storage persistent (`navigator.storage.persist()`); resolves to
-    /// whether it is. Headless browsers and some settings answer `false` without a prompt.
+    /// whether it is. The request is made before this returns, so a call inside a click or drop
+    /// handler carries that user gesture. Headless browsers and some settings answer `false`
+    /// without a prompt; a wiki kept in memory (`memoryFallback`) always answers `false`.
     #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
     pub fn persist(&self) -> Promise {
+        if self.inner.core.storage().kind() == BackendKind::Memory {
+            return Promise::resolve(&JsValue::FALSE);
+        }
+        let request = storage_manager().and_then(|m| m.persist().map_err(|e| js_error(&e)));
         promise(async move {
-            let manager = storage_manager()?;
-            let r = JsFuture::from(manager.persist().map_err(|e| js_error(&e))?)
-                .await
-                .map_err(|e| js_error(&e))?;
+            let r = JsFuture::from(request?).await.map_err(|e| js_error(&e))?;
             Ok(JsValue::from_bool(r.is_truthy()))
         })
     }
@@ -1187,10 +1218,7 @@ fn js_error(e: &JsValue) -> JsValue {
 }
 
 fn storage_manager() -> Result<web_sys::StorageManager, JsValue> {
-    let navigator =
-        Reflect::get(&js_sys::global(), &"navigator".into()).map_err(|e| js_error(&e))?;
-    let storage = Reflect::get(&navigator, &"storage".into()).map_err(|e| js_error(&e))?;
-    storage.dyn_into::<web_sys::StorageManager>().map_err(|_| {
+    crate::storage::idb::storage_manager().ok_or_else(|| {
         error_to_js(&Error::StorageUnavailable(
             "navigator.storage is not available".into(),
         ))
