@@ -3,7 +3,12 @@
 // with a DOM. Bundled by esbuild into www/build/convert.js (scripts/build.sh).
 import { Readability } from "@mozilla/readability";
 import TurndownService from "turndown";
-import { gfm } from "turndown-plugin-gfm";
+// Only these two of the GFM plugin: its tables rule keeps every table without a header row as raw
+// HTML and lets pipes and block content break rows (F40), and its code rule knows one wrapper
+// shape (F41); both are replaced below.
+import { strikethrough, taskListItems } from "turndown-plugin-gfm";
+import { normaliseCode, normaliseImages, normaliseMath } from "./convert-dom.js";
+import { tableRule, tableFragments } from "./convert-tables.js";
 
 /** Elements that are never article content: consent banners, dialogs, navigation chrome. */
 const CHROME_SELECTORS = [
@@ -19,11 +24,42 @@ function textLength(node) {
   return (node.textContent || "").replace(/\s+/g, " ").trim().length;
 }
 
+/**
+ * The media type and decoded size in bytes of a `data:` URI, or `null` when it holds next to
+ * nothing (a lazy-loading placeholder of a few bytes, which stands for no image at all).
+ */
+function dataUri(uri) {
+  const comma = uri.indexOf(",");
+  if (comma < 0) return null;
+  const head = uri.slice(5, comma);
+  const payload = uri.length - comma - 1;
+  const mime = (head.split(";")[0] || "application/octet-stream").toLowerCase();
+  const bytes = /;base64$/i.test(head)
+    ? Math.floor((payload * 3) / 4) - (uri.endsWith("==") ? 2 : uri.endsWith("=") ? 1 : 0)
+    : payload;
+  return bytes < 256 ? null : { mime, bytes };
+}
+
+function formatBytes(n) {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
+}
+
 function turndown() {
   const td = new TurndownService({
     headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-", emDelimiter: "*",
   });
-  td.use(gfm);
+  td.use([strikethrough, taskListItems]);
+  td.addRule("table", tableRule(td));
+  td.addRule("tableFragment", tableFragments);
+  // Math marked by normaliseMath: its TeX verbatim, `$…$` inline, `$$…$$` on its own lines (F42).
+  td.addRule("math", {
+    filter: (node) => node.nodeName === "SPAN" && /\bllm-wiki-math-(inline|display)\b/.test(node.className),
+    replacement: (_content, node) => {
+      const tex = node.textContent.replace(/\s+/g, " ").trim().replace(/(^|[^\\])\$/g, "$1\\$");
+      if (!tex) return "";
+      return node.classList.contains("llm-wiki-math-display") ? `\n\n$$${tex}$$\n\n` : `$${tex}$`;
+    },
+  });
   // Footnote references (<sup><a href="#fn1">1</a></sup>) become markdown footnotes [^fn1].
   td.addRule("footnoteRef", {
     filter: (node) => node.nodeName === "SUP" && node.querySelector("a[href^='#']") && textLength(node) < 8,
@@ -40,11 +76,17 @@ function turndown() {
     replacement: (content) => content,
   });
   // Images: keep alt text and the URL as a link; the renderer never fetches remote images itself.
+  // An image inlined as a `data:` URI becomes a placeholder with its alt text, type and size: its
+  // base64 would reach the model, the estimate and the search index as text (F43).
   td.addRule("image", {
     filter: "img",
     replacement: (_c, node) => {
       const src = node.getAttribute("src") || "";
       const alt = (node.getAttribute("alt") || "").replace(/[\[\]]/g, "");
+      if (/^data:/i.test(src)) {
+        const data = dataUri(src);
+        return data ? `[image: ${alt.replace(/\s+/g, " ").trim() || "untitled"} (${data.mime}, ${formatBytes(data.bytes)}, inline data not kept)]` : alt;
+      }
       return src ? `![${alt}](${src})` : alt;
     },
   });
@@ -60,12 +102,23 @@ function turndown() {
 export function htmlToMarkdown(html, options = {}) {
   const warnings = [];
   const doc = new DOMParser().parseFromString(html, "text/html");
+  // Lazy-loaded images get their real URL from data-src / srcset (F43); code blocks become one
+  // <pre><code> shape (F41); math is read from its TeX or MathML before scripts and hidden copies
+  // are dropped (F42).
+  normaliseImages(doc);
+  normaliseCode(doc);
+  normaliseMath(doc);
   // Make links and images absolute against the page's URL (a parsed document's own base is the
   // app's URL, which would be wrong); in-page anchors stay as they are.
   for (const [selector, attr] of [["a[href]", "href"], ["img[src]", "src"]]) {
     for (const el of doc.querySelectorAll(selector)) {
       const value = el.getAttribute(attr);
       if (value.startsWith("#")) continue;
+      // Inline data: kept on images (the image rule turns it into a placeholder), never as a link.
+      if (/^data:/i.test(value.trim())) {
+        if (attr === "href") el.removeAttribute(attr);
+        continue;
+      }
       try {
         if (options.url) el.setAttribute(attr, new URL(value, options.url).href);
         else if (!/^[a-z][a-z0-9+.-]*:/i.test(value)) el.removeAttribute(attr);
