@@ -3,42 +3,10 @@
 // pdf.js's worker, CMaps (CJK fonts) and standard font data are copied beside it into
 // www/build/pdfjs/ and loaded from this origin only: no CDN.
 import { getDocument, GlobalWorkerOptions } from "pdfjs-dist";
+import { pageText } from "./pdf-text.js";
 
 const base = new URL("./pdfjs/", import.meta.url);
 GlobalWorkerOptions.workerSrc = new URL("pdf.worker.mjs", base).href;
-
-/**
- * Lines of one page's text items: an item ending a line (`hasEOL`) or a move to another baseline
- * ends the line; a vertical gap clearly wider than the line height starts a new paragraph.
- */
-function pageText(items) {
-  const out = [];
-  let line = "";
-  let lastY = null;
-  let lastH = 0;
-  // pdf.js also marks line ends with empty items: an empty line is no line.
-  const flush = () => {
-    const text = line.replace(/[ \t\u00a0]+/g, " ").trim();
-    line = "";
-    if (text) out.push(text);
-  };
-  for (const it of items) {
-    if (typeof it.str !== "string") continue; // marked-content markers
-    const y = it.transform ? it.transform[5] : null;
-    const h = it.height || lastH;
-    if (lastY !== null && y !== null && line && Math.abs(y - lastY) > Math.max(h, lastH) * 0.5) {
-      flush();
-    }
-    if (lastY !== null && y !== null && Math.abs(y - lastY) > Math.max(h, lastH, 1) * 1.8 && out.length && out[out.length - 1] !== "") {
-      out.push("");
-    }
-    line += it.str;
-    if (y !== null) { lastY = y; lastH = h || lastH; }
-    if (it.hasEOL) flush();
-  }
-  if (line) flush();
-  return out.join("\n").replace(/\n{3,}/g, "\n\n").trim();
-}
 
 /**
  * The text of a PDF: `{ title, text, pages, emptyPages }`. `title` is the document's Title
