@@ -90,9 +90,89 @@ async function openWiki(name) {
     memoryFallback: true,
   });
   localStorage.setItem("llm-wiki.current", name);
+  await noticeEvictions(name);
   await refreshWikiList(name);
   await refresh();
   keepVectorIndex();
+}
+
+// ---------------------------------------------------------------- eviction (issue #21)
+
+// The browser may clear this origin's storage (eviction under storage pressure, "clear site
+// data") while localStorage, or only it, survives. The app remembers, per wiki it knew, how many
+// sources and pages it last showed (`llm-wiki.known`); a wiki that had some and now opens empty,
+// or is missing from the list of databases, was cleared: the notice says so, with the date of
+// the last vault export, and offers the import.
+const KNOWN_KEY = "llm-wiki.known";
+
+function knownWikis() {
+  try {
+    const known = JSON.parse(localStorage.getItem(KNOWN_KEY) || "{}");
+    return known && typeof known === "object" ? known : {};
+  } catch { return {}; }
+}
+
+function saveKnown(known) {
+  try { localStorage.setItem(KNOWN_KEY, JSON.stringify(known)); } catch { /* storage full: nothing to remember with */ }
+}
+
+/** Records what the app last saw of wiki `name` (`{ sources }` or `{ pages }`), unless it is marked cleared. */
+function rememberWiki(name, counts) {
+  const known = knownWikis();
+  const entry = known[name] || { sources: 0, pages: 0 };
+  if (entry.evicted) return; // what was lost stays on record until an import or a dismissal
+  if (Object.entries(counts).every(([k, v]) => entry[k] === v)) return;
+  known[name] = { ...entry, ...counts };
+  saveKnown(known);
+}
+
+/** Forgets wiki `name` (deleted on purpose, or the user dismissed the notice). */
+function forgetWiki(name) {
+  const known = knownWikis();
+  delete known[name];
+  saveKnown(known);
+}
+
+/**
+ * Marks the wikis the app knew with content that are gone: the open one (`current`) when it is
+ * empty now, any other when its database is no longer listed. Then shows the notice.
+ */
+async function noticeEvictions(current) {
+  const known = knownWikis();
+  const had = (e) => e && !e.evicted && (e.sources > 0 || e.pages > 0);
+  let changed = false;
+  const names = Object.keys(known).filter((n) => had(known[n]));
+  if (names.length) {
+    const listed = await Wiki.list().catch(() => null);
+    for (const name of names) {
+      let gone;
+      if (name === current) {
+        const [sources, pages] = await Promise.all([state.wiki.sources(), state.wiki.pages()]);
+        gone = sources.length === 0 && pages.length === 0;
+      } else gone = Array.isArray(listed) && !listed.includes(name);
+      if (gone) {
+        known[name] = { ...known[name], evicted: { noticedAt: Date.now(), sources: known[name].sources, pages: known[name].pages } };
+        changed = true;
+      }
+    }
+  }
+  if (changed) saveKnown(known);
+  renderEvictionNotice();
+}
+
+/** The notice for the first cleared wiki (the open one first), or none. */
+function renderEvictionNotice() {
+  const box = $("#eviction-notice");
+  const known = knownWikis();
+  const current = state.wiki && state.wiki.name;
+  const names = Object.keys(known).filter((n) => known[n].evicted).sort((a, b) => (a === current ? -1 : b === current ? 1 : a.localeCompare(b)));
+  if (!names.length) { box.hidden = true; return; }
+  const name = names[0];
+  const lost = known[name].evicted;
+  const exported = Number(localStorage.getItem(`llm-wiki.exported.${name}`) || 0);
+  $("#eviction-text").textContent = t("evicted", name, lost.sources || 0, lost.pages || 0, exported ? formatTime(exported) : null);
+  box.dataset.wiki = name;
+  box.hidden = false;
 }
 
 // Test-only: `localStorage["llm-wiki.vectorIndex"]` = JSON `{ minRows, requireCheaper }` lowers the
@@ -158,6 +238,7 @@ async function renderSources() {
     tr.dataset.key = s.key;
     return tr;
   }));
+  rememberWiki(state.wiki.name, { sources: sources.length });
   $("#sources-empty").hidden = sources.length > 0;
   $("#sources-table").hidden = sources.length === 0;
   await renderRecompileOffer();
@@ -932,6 +1013,8 @@ async function exportVault() {
 async function importVault(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   const report = await write(() => state.wiki.importVault(bytes));
+  forgetWiki(state.wiki.name); // restored: what it holds now is what the app knows of it
+  renderEvictionNotice();
   setStatus(t("imported", report));
   settingsEdited = false; // the imported settings replace any edit
   await refresh();
@@ -944,6 +1027,7 @@ async function renderStorage() {
   const info = await state.wiki.storageInfo();
   const last = Number(localStorage.getItem(`llm-wiki.exported.${state.wiki.name}`) || 0);
   const pages = (await state.wiki.pages()).length;
+  rememberWiki(state.wiki.name, { pages });
   const reminder = $("#backup-reminder");
   reminder.hidden = !(pages > 0 && Date.now() - last > 7 * 24 * 3600 * 1000);
   reminder.textContent = t("backupReminder");
@@ -977,6 +1061,7 @@ function wire() {
     try {
       state.wiki.close(); state.wiki = null;
       await Wiki.delete(name);
+      forgetWiki(name);
       const rest = (await Wiki.list()).filter((n) => n !== name);
       await openWiki(rest[0] || "default");
     } catch (e) { showError(e); }
@@ -996,6 +1081,17 @@ function wire() {
   drop.addEventListener("dragover", (e) => e.preventDefault());
   drop.addEventListener("drop", (e) => {
     if (e.dataTransfer && e.dataTransfer.files.length) { e.preventDefault(); addFiles([...e.dataTransfer.files]).catch(showError); }
+  });
+  $("#eviction-import").addEventListener("click", () => {
+    const name = $("#eviction-notice").dataset.wiki;
+    // The file chooser needs this click's gesture: open it first, then switch to the wiki.
+    $("#vault-import").click();
+    if (name && state.wiki && name !== state.wiki.name) openWiki(name).catch(showError);
+  });
+  $("#eviction-dismiss").addEventListener("click", () => {
+    forgetWiki($("#eviction-notice").dataset.wiki);
+    renderEvictionNotice();
+    refresh().catch(showError);
   });
   $("#compile").addEventListener("click", () => compile().catch(showError));
   $("#recompile-estimate-btn").addEventListener("click", () => estimateRecompile().catch(showError));
