@@ -83,6 +83,7 @@ async function refreshWikiList(selected) {
 async function openWiki(name) {
   if (state.wiki) state.wiki.close();
   settingsEdited = false;
+  state.sourceCount = undefined; // until the sources list of this wiki is read
   state.wiki = await Wiki.open(name, {
     onVersionChange: () => setStatus(t("upgraded"), "error"),
     vectorIndex: vectorIndexOptions(),
@@ -238,6 +239,7 @@ async function renderSources() {
     tr.dataset.key = s.key;
     return tr;
   }));
+  state.sourceCount = sources.length;
   rememberWiki(state.wiki.name, { sources: sources.length });
   $("#sources-empty").hidden = sources.length > 0;
   $("#sources-table").hidden = sources.length === 0;
@@ -1040,6 +1042,17 @@ async function renderStorage() {
     : `${t("storage", formatBytes(info.usage), formatBytes(info.quota))} · ${info.persisted ? t("persisted") : t("notPersisted")}`;
 }
 
+/**
+ * Asks for persistent storage when the wiki's first source is being added (issue #21): called
+ * synchronously from the drop, click or submit handler, before any await, while the user's
+ * gesture is still active (it has expired after the conversion's awaits). The footer shows the
+ * answer; a refusal is not an error here.
+ */
+function persistOnFirstSource() {
+  if (state.sourceCount !== 0 || !navigator.storage || !navigator.storage.persist) return;
+  navigator.storage.persist().then(() => renderStorage()).catch(() => {});
+}
+
 // ---------------------------------------------------------------- wiring
 
 function wire() {
@@ -1068,6 +1081,7 @@ function wire() {
   });
   $("#add-source").addEventListener("submit", async (e) => {
     e.preventDefault();
+    persistOnFirstSource();
     const content = $("#source-content").value;
     if (!content.trim()) { setStatus(t("emptyContent"), "error"); return; }
     try {
@@ -1076,11 +1090,17 @@ function wire() {
       await refresh();
     } catch (err) { showError(err); }
   });
-  $("#source-files").addEventListener("change", (e) => addFiles([...e.target.files]).catch(showError));
+  // The click that opens the file chooser carries the gesture; the change after it may not.
+  $("#source-files").addEventListener("click", () => persistOnFirstSource());
+  $("#source-files").addEventListener("change", (e) => { persistOnFirstSource(); addFiles([...e.target.files]).catch(showError); });
   const drop = $("#source-content");
   drop.addEventListener("dragover", (e) => e.preventDefault());
   drop.addEventListener("drop", (e) => {
-    if (e.dataTransfer && e.dataTransfer.files.length) { e.preventDefault(); addFiles([...e.dataTransfer.files]).catch(showError); }
+    if (e.dataTransfer && e.dataTransfer.files.length) {
+      e.preventDefault();
+      persistOnFirstSource();
+      addFiles([...e.dataTransfer.files]).catch(showError);
+    }
   });
   $("#eviction-import").addEventListener("click", () => {
     const name = $("#eviction-notice").dataset.wiki;

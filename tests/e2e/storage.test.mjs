@@ -1,5 +1,6 @@
-// Storage loss in the app (issue #21, item 9), in headless Chromium: a wiki the browser cleared
-// is noticed, with the last export's date and an import.
+// Storage loss and persistence in the app (issue #21, items 9 and 11), in headless Chromium: a
+// wiki the browser cleared is noticed, with the last export's date and an import; the first
+// source asks for persistent storage inside the user's gesture.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -8,6 +9,16 @@ import { startServer, launch, watch, artifacts } from "./harness.mjs";
 let server, browser;
 before(async () => { server = await startServer(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.stop(); });
+
+/** Counts `navigator.storage.persist()` calls, with the event being dispatched at each call. */
+const COUNT_PERSIST = () => {
+  window.__persistCalls = [];
+  const original = navigator.storage.persist.bind(navigator.storage);
+  navigator.storage.persist = () => {
+    window.__persistCalls.push({ during: window.event ? window.event.type : null });
+    return original();
+  };
+};
 
 async function openApp(context) {
   const page = await context.newPage();
@@ -120,5 +131,46 @@ test("a wiki other than the open one that the browser cleared is noticed too", {
   await page.waitForSelector("body[data-ready=true]");
   await page.waitForSelector("#eviction-notice:not([hidden])");
   assert.match(await page.textContent("#eviction-text"), /"research" is gone from this browser's storage: it had 3 source\(s\) and 7 page\(s\)/);
+  await context.close();
+});
+
+test("adding the first source asks for persistent storage inside the gesture, by form, file choice and drop", { timeout: 60_000 }, async () => {
+  const calls = async (page) => page.evaluate(() => window.__persistCalls);
+  // The form.
+  let context = await browser.newContext();
+  await context.addInitScript(COUNT_PERSIST);
+  let { page } = await openApp(context);
+  assert.deepEqual(await calls(page), []);
+  await addNote(page, "First", "# First\n\nThe first source of this wiki.\n");
+  // Headless Chromium answers false without a prompt: only the request is checked.
+  assert.deepEqual(await calls(page), [{ during: "submit" }], "requested synchronously in the submit handler");
+  await addNote(page, "Second", "# Second\n\nNot the first source any more.\n");
+  assert.equal((await calls(page)).length, 1, "only for the first source");
+  await page.waitForFunction(() => /not persistent|persistent/.test(document.querySelector("#storage-info").textContent));
+  await context.close();
+
+  // A drop of files onto the text area.
+  context = await browser.newContext();
+  await context.addInitScript(COUNT_PERSIST);
+  ({ page } = await openApp(context));
+  const dataTransfer = await page.evaluateHandle(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(["# Dropped\n\nA dropped note.\n"], "dropped.md", { type: "text/markdown" }));
+    return dt;
+  });
+  await page.dispatchEvent("#source-content", "drop", { dataTransfer });
+  await page.waitForFunction(() => document.querySelector("#sources-table").textContent.includes("file:dropped.md"));
+  assert.deepEqual(await calls(page), [{ during: "drop" }]);
+  await context.close();
+
+  // The file chooser: the click that opens it asks.
+  context = await browser.newContext();
+  await context.addInitScript(COUNT_PERSIST);
+  ({ page } = await openApp(context));
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.click("label.file:has(#source-files)")]);
+  assert.equal((await calls(page))[0]?.during, "click");
+  await chooser.setFiles({ name: "chosen.md", mimeType: "text/markdown", buffer: Buffer.from("# Chosen\n\nA chosen note.\n") });
+  await page.waitForFunction(() => document.querySelector("#sources-table").textContent.includes("file:chosen.md"));
+  assert.ok((await calls(page)).every((c) => c.during === "click" || c.during === "change"), JSON.stringify(await calls(page)));
   await context.close();
 });
