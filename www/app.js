@@ -136,7 +136,8 @@ function forgetWiki(name) {
 
 /**
  * Marks the wikis the app knew with content that are gone: the open one (`current`) when it is
- * empty now, any other when its database is no longer listed. Then shows the notice.
+ * empty now with no history, any other when its database is no longer listed. Then shows the
+ * notice.
  */
 async function noticeEvictions(current) {
   const known = knownWikis();
@@ -148,8 +149,10 @@ async function noticeEvictions(current) {
     for (const name of names) {
       let gone;
       if (name === current) {
+        // Empty and without a single operation: a new database, not one the user emptied (a
+        // removal or a rollback the app did not re-count is an operation in its history).
         const [sources, pages] = await Promise.all([state.wiki.sources(), state.wiki.pages()]);
-        gone = sources.length === 0 && pages.length === 0;
+        gone = sources.length === 0 && pages.length === 0 && (await state.wiki.operations()).length === 0;
       } else gone = Array.isArray(listed) && !listed.includes(name);
       if (gone) {
         known[name] = { ...known[name], evicted: { noticedAt: Date.now(), sources: known[name].sources, pages: known[name].pages } };
