@@ -55,7 +55,7 @@ function turndown() {
   td.addRule("math", {
     filter: (node) => node.nodeName === "SPAN" && /\bllm-wiki-math-(inline|display)\b/.test(node.className),
     replacement: (_content, node) => {
-      const tex = node.textContent.replace(/\s+/g, " ").trim().replace(/(^|[^\\])\$/g, "$1\\$");
+      const tex = node.textContent.replace(/\s+/g, " ").trim().replace(/(?<!\\)\$/g, "\\$");
       if (!tex) return "";
       return node.classList.contains("llm-wiki-math-display") ? `\n\n$$${tex}$$\n\n` : `$${tex}$`;
     },
@@ -85,7 +85,7 @@ function turndown() {
       const alt = (node.getAttribute("alt") || "").replace(/[\[\]]/g, "");
       if (/^data:/i.test(src)) {
         const data = dataUri(src);
-        return data ? `[image: ${alt.replace(/\s+/g, " ").trim() || "untitled"} (${data.mime}, ${formatBytes(data.bytes)}, inline data not kept)]` : alt;
+        return data ? `[image: ${td.escape(alt.replace(/\s+/g, " ").trim()) || "untitled"} (${data.mime}, ${formatBytes(data.bytes)}, inline data not kept)]` : alt;
       }
       return src ? `![${alt}](${src})` : alt;
     },
