@@ -151,8 +151,9 @@ async function noticeEvictions(current) {
       if (name === current) {
         // Empty and without a single operation: a new database, not one the user emptied (a
         // removal or a rollback the app did not re-count is an operation in its history).
-        const [sources, pages] = await Promise.all([state.wiki.sources(), state.wiki.pages()]);
-        gone = sources.length === 0 && pages.length === 0 && (await state.wiki.operations()).length === 0;
+        // Cheapest first: the page table, then the sources' records, then the history.
+        gone = (await state.wiki.pages()).length === 0 && (await state.wiki.sources()).length === 0
+          && (await state.wiki.operations()).length === 0;
       } else gone = Array.isArray(listed) && !listed.includes(name);
       if (gone) {
         known[name] = { ...known[name], evicted: { noticedAt: Date.now(), sources: known[name].sources, pages: known[name].pages } };
