@@ -1,8 +1,10 @@
 // PDF page text from pdf.js text items (www/src/pdf-text.js), field case F47: the items are
-// handed straight to the page-text function (no browser needed).
-import { test } from "node:test";
+// handed straight to the page-text function; the last test stores the text in a wiki in headless
+// Chromium and searches it.
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { pageText } from "../../www/src/pdf-text.js";
+import { startServer, launch } from "./harness.mjs";
 
 const SIZE = 10;
 /** A pdf.js text item at (x, y) in points, font size 10, of the given width. */
@@ -78,4 +80,31 @@ test("pageText keeps the line and paragraph structure of the old joiner", () => 
     item("New paragraph", 72, 640, 65, { eol: true }),
   ];
   assert.equal(pageText(items), "First line\nsecond line\n\nNew paragraph");
+});
+
+let server, browser;
+after(async () => { await browser?.close(); server?.stop(); });
+
+test("F47: the page text stored as a source is found by searching field, neutral and Open Sans, and compiles offline", { timeout: 120_000 }, async () => {
+  server = await startServer();
+  browser = await launch();
+  const page = await browser.newPage();
+  await page.goto(`${server.url}build/convert.js`);
+  const text = `${pageText(f47Items())}\n`;
+  const r = await page.evaluate(async (text) => {
+    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
+    await init();
+    await Wiki.delete("f47-search").catch(() => {});
+    const w = await Wiki.open("f47-search");
+    try {
+      await w.addSource({ key: "file:typefaces.pdf", title: "Typefaces", mime: "text/plain", content: text });
+      const report = await w.compile();
+      const hits = {};
+      for (const q of ["field", "neutral", "Open Sans", "Jean-Paul"]) hits[q] = (await w.search(q, { k: 5, mode: "bm25" })).hits.map((h) => h.key);
+      return { stored: (await w.source("file:typefaces.pdf")).text, compiled: report.compiled.length, hits };
+    } finally { w.close(); await Wiki.delete("f47-search"); }
+  }, text);
+  assert.equal(r.stored, text);
+  assert.equal(r.compiled, 1);
+  for (const [q, keys] of Object.entries(r.hits)) assert.ok(keys.length > 0, `no hit for ${q}: ${JSON.stringify(r.hits)}`);
 });
