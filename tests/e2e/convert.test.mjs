@@ -229,12 +229,18 @@ test("F42: KaTeX, MathJax 2 and 3 and bare MathML each give their formula once, 
   }
 });
 
-test("F42: MathJax 2 display math and MathML fractions, roots and Greek letters read as TeX", async () => {
+test("F42: MathJax 2 display math, Wikipedia's annotated MathML, and MathML fractions, roots and Greek letters read as TeX", async () => {
   const r = await convert(article("More formulas", [
     `<p>Display:</p><div class="MathJax_Display"><span class="MathJax" id="MathJax-Element-7-Frame">a+b</span></div><script type="math/tex; mode=display" id="MathJax-Element-7">a + b = c</script>`,
     `<p>Ratio <math><mfrac><mi>α</mi><msqrt><mi>β</mi></msqrt></mfrac></math> here.</p>`,
+    // Wikipedia: MathML with a {\displaystyle …} annotation and an aria-hidden fallback image.
+    `<p>Famous <span class="mwe-math-element"><span class="mwe-math-mathml-inline" style="display: none;"><math alttext="{\\displaystyle E=mc^{2}}"><semantics><mrow><mi>E</mi><mo>=</mo><mi>m</mi><msup><mi>c</mi><mn>2</mn></msup></mrow><annotation encoding="application/x-tex">{\\displaystyle E=mc^{2}}</annotation></semantics></math></span><img src="https://wikimedia.example.test/math/e.svg" class="mwe-math-fallback-image-inline" aria-hidden="true" alt="{\\displaystyle E=mc^{2}}"></span> too.</p>`,
+    `<p>Two <math><semantics><mi>a</mi><annotation encoding="application/x-tex">{\\displaystyle a}+{\\displaystyle b}</annotation></semantics></math> kept.</p>`,
   ].join("")));
   assert.match(r.markdown, /^\$\$a \+ b = c\$\$$/m, r.markdown);
+  assert.match(r.markdown, /^Famous \$E=mc\^\{2\}\$ too\.$/m, r.markdown);
+  assert.match(r.markdown, /^Two \$\{\\displaystyle a\}\+\{\\displaystyle b\}\$ kept\.$/m, r.markdown);
+  assert.doesNotMatch(r.markdown, /wikimedia/, "the fallback image of a formula is no image");
   assert.match(r.markdown, /Ratio \$\\frac\{\\alpha\}\{\\sqrt\{\\beta\}\}\$ here\./, r.markdown);
   assert.equal(r.markdown.split("a+b").length, 1, r.markdown);
 });

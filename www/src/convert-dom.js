@@ -231,7 +231,20 @@ function mathSpan(doc, tex, display) {
 /** The TeX of a <math> element: its TeX annotation when it has one, else its MathML read as TeX. */
 function texOfMath(math) {
   const ann = [...math.querySelectorAll("annotation")].find((a) => /^(application\/(x-)?tex|text\/(x-)?latex)$/i.test(a.getAttribute("encoding") || ""));
-  return ann ? ann.textContent : mathmlToTex(math);
+  if (!ann) return mathmlToTex(math);
+  // Wikipedia wraps each formula in `{\displaystyle …}` (or `\textstyle`): the formula is inside.
+  const wrapped = /^\s*\{\\(?:displaystyle|textstyle)\s+([\s\S]*)\}\s*$/.exec(ann.textContent);
+  return wrapped && balanced(wrapped[1]) ? wrapped[1] : ann.textContent;
+}
+
+/** True when every `{` of `tex` is closed in order (escaped braces aside). */
+function balanced(tex) {
+  let depth = 0;
+  for (const m of tex.replace(/\\[{}]/g, "").matchAll(/[{}]/g)) {
+    depth += m[0] === "{" ? 1 : -1;
+    if (depth < 0) return false;
+  }
+  return depth === 0;
 }
 
 /**
