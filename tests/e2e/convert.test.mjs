@@ -179,11 +179,14 @@ test("F41: highlighter shapes beyond the field case — line-number spans, <br> 
     `<p>One.</p><div class="codehilite"><pre><span class="linenos">1</span><span class="k">let</span> a = 1;\n<span class="linenos">2</span>a_b = 2;</pre></div>`,
     `<p>Two.</p><pre class="brush: js">var x_y = 1;<br>x_y *= 2;</pre>`,
     `<p>Three.</p><pre class="prettyprint lang-go">package main</pre>`,
+    // highlight.js line numbers: a table of lines inside the <code>, numbers drawn from attributes.
+    `<p>Four.</p><pre><code class="language-python hljs"><table class="hljs-ln"><tbody><tr><td class="hljs-ln-line hljs-ln-numbers" data-line-number="1"><div class="hljs-ln-n" data-line-number="1"></div></td><td class="hljs-ln-line hljs-ln-code" data-line-number="1"><span class="hljs-comment"># setup</span></td></tr><tr><td class="hljs-ln-line hljs-ln-numbers" data-line-number="2"><div class="hljs-ln-n" data-line-number="2"></div></td><td class="hljs-ln-line hljs-ln-code" data-line-number="2">run(a_b)</td></tr></tbody></table></code></pre>`,
   ].join("")));
   assert.deepEqual(fences(r.markdown), [
     { info: "", body: "let a = 1;\na_b = 2;" },
     { info: "js", body: "var x_y = 1;\nx_y *= 2;" },
     { info: "go", body: "package main" },
+    { info: "python", body: "# setup\nrun(a_b)" },
   ], r.markdown);
 });
 

@@ -64,7 +64,7 @@ export function normaliseImages(doc) {
 // ---------------------------------------------------------------- code (F41)
 
 /** Line-number gutters of highlighters (Pygments, highlight.js, Prism, GitHub, Enlighter…). */
-const GUTTER = ".linenos, .lineno, .linenodiv, .line-numbers-rows, .hljs-ln-numbers, .gutter, td.blob-num, .react-line-number, .enlighter-gutter";
+const GUTTER = ".linenos, .lineno, .linenodiv, .line-numbers-rows, .hljs-ln-numbers, .gutter, td.blob-num, .react-line-number, .enlighter-gutter, .line-number";
 /** Class words that name no language. */
 const NO_LANGUAGE = new Set(["", "none", "nohighlight", "default", "code", "notranslate", "highlight", "sourcecode", "hljs", "codehilite", "prettyprint", "linenums", "enlighterjsraw", "source", "src", "block"]);
 
@@ -102,6 +102,30 @@ export function normaliseCode(doc) {
     if (lang) wrapper.className = `language-${lang}`;
     wrapper.append(...code[0].childNodes);
     table.replaceWith(wrapper);
+  }
+  // Line tables: one row per line, a gutter cell and a code cell (highlight.js line numbers,
+  // GitHub's blob view): the code cells' lines, as one block.
+  for (const table of doc.querySelectorAll("table")) {
+    if (!table.isConnected) continue;
+    const rows = [...table.querySelectorAll("tr")].filter((r) => r.closest("table") === table);
+    if (rows.length < 2) continue;
+    const lines = [];
+    for (const row of rows) {
+      const cells = [...row.children].filter((c) => c.nodeName === "TD" || c.nodeName === "TH");
+      const gutter = (c) => c.matches(GUTTER) || !!c.querySelector(GUTTER) || (c.hasAttribute("data-line-number") && !c.textContent.trim());
+      const code = cells.filter((c) => !gutter(c));
+      if (code.length !== 1 || code.length === cells.length) { lines.length = 0; break; }
+      lines.push(code[0].textContent.replace(/\n$/, ""));
+    }
+    if (!lines.length) continue;
+    const text = doc.createTextNode(lines.join("\n"));
+    if (table.closest("pre")) table.replaceWith(text);
+    else {
+      const pre = doc.createElement("pre");
+      pre.className = table.className;
+      pre.append(text);
+      table.replaceWith(pre);
+    }
   }
   for (const el of doc.querySelectorAll(GUTTER)) if (el.closest("pre")) el.remove();
   // Multi-line <code> standing alone in a block (no <pre>): a code block too.
