@@ -91,7 +91,10 @@ async function openWiki(name) {
     memoryFallback: true,
   });
   localStorage.setItem("llm-wiki.current", name);
-  await noticeEvictions(name);
+  // A wiki kept in memory is empty at every start by design: it is never remembered as one the
+  // browser could clear.
+  state.inMemory = (await state.wiki.storageInfo().catch(() => ({}))).backend === "memory";
+  if (!state.inMemory) await noticeEvictions(name);
   await refreshWikiList(name);
   await refresh();
   keepVectorIndex();
@@ -119,6 +122,7 @@ function saveKnown(known) {
 
 /** Records what the app last saw of wiki `name` (`{ sources }` or `{ pages }`), unless it is marked cleared. */
 function rememberWiki(name, counts) {
+  if (state.inMemory) return;
   const known = knownWikis();
   const entry = known[name] || { sources: 0, pages: 0 };
   if (entry.evicted) return; // what was lost stays on record until an import or a dismissal

@@ -53,6 +53,11 @@ test("IndexedDB unavailable: the app works in memory and says nothing is kept", 
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#vault-export")]);
   assert.ok((await download.path()) && (await download.suggestedFilename()).endsWith(".zip"));
   await page.screenshot({ path: `${artifacts}/storage-memory.png`, fullPage: true });
+  // Reloaded, the wiki in memory starts empty again: that is no eviction to report.
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.locator("#memory-banner").waitFor({ state: "visible" });
+  assert.equal(await page.locator("#eviction-notice").isVisible(), false);
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();
 });
