@@ -42,13 +42,14 @@ use crate::clock::Clock;
 use crate::documents::{self, INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::markdown::keys::{fold_key, page_key, unique_key};
+use crate::markdown::obsidian::{self, NoteShape};
 use crate::markdown::page::{clean_page, page_file, parse_page_file, CleanOptions};
 use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
 use crate::markdown::resolve::{fold_name, Resolution, Resolver};
 use crate::markdown::wikilinks::{self, write_link};
 use crate::model::{
-    Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source, SourceStatus,
-    TokenUsage,
+    Artifact, Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source,
+    SourceStatus, TokenUsage,
 };
 use crate::storage::{Batch, Expect, Storage, Store, SCHEMA_VERSION};
 use crate::text::{normalize_source_text, sha256_hex};
@@ -244,6 +245,27 @@ pub struct ImportReport {
     pub skipped: Vec<String>,
     /// The `import` operation, when one was written.
     pub op: Option<OpId>,
+}
+
+/// What a plain Obsidian vault's template notes become (`importVault(bytes, { templates })`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum TemplateNotes {
+    /// Left out, listed in `skipped` with the placeholder that marks them. The default.
+    #[default]
+    Skip,
+    /// Imported as sources like any note.
+    Import,
+}
+
+/// Options of a vault import; every field optional.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImportOptions {
+    /// What template notes (Templater `<% … %>`, core `{{date}}`/`{{title}}`) become.
+    pub templates: TemplateNotes,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -858,16 +880,30 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// (key = its path in the vault, title = frontmatter `title` or the file name; same path and
     /// text as an existing source: unchanged), every other file an attachment; hidden folders
     /// (`.obsidian/`, `.trash/`) are skipped. A folder that wraps the whole vault is ignored.
+    /// Notes that are not prose ([`crate::markdown::obsidian`]): an Excalidraw drawing becomes a
+    /// source of its text elements only (the whole note is kept as the source's original), or is
+    /// skipped when it has none; a template is skipped unless `options.templates` says
+    /// otherwise. `ImportReport::skipped` lists every file left out and why.
     ///
     /// Errors: [`Error::InvalidInput`] for a damaged or oversized zip, a vault of ours into a
     /// non-empty wiki, a newer vault version, or files that do not match their hashes;
     /// [`Error::Corrupt`] for unreadable records. Nothing is written on error.
     pub async fn import_vault(&self, bytes: &[u8]) -> Result<ImportReport> {
+        self.import_vault_with(bytes, &ImportOptions::default())
+            .await
+    }
+
+    /// [`Wiki::import_vault`] with options (they apply to a plain Obsidian vault).
+    pub async fn import_vault_with(
+        &self,
+        bytes: &[u8],
+        options: &ImportOptions,
+    ) -> Result<ImportReport> {
         let files = read_zip(bytes)?;
         if files.contains_key(".llm-wiki/vault.json") {
             self.import_ours(files).await
         } else {
-            self.import_obsidian(files).await
+            self.import_obsidian(files, options).await
         }
     }
 
@@ -1214,7 +1250,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(report)
     }
 
-    async fn import_obsidian(&self, files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
+    async fn import_obsidian(
+        &self,
+        files: BTreeMap<String, Vec<u8>>,
+        options: &ImportOptions,
+    ) -> Result<ImportReport> {
         let mut report = ImportReport {
             kind: Some(VaultKind::Obsidian),
             ..Default::default()
@@ -1243,6 +1283,51 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     report.skipped.push(format!("{path}: empty"));
                     continue;
                 }
+                let mut title = note_title(path, &text);
+                if obsidian::is_drawing(path, &text) {
+                    // `Drawing 2024.excalidraw.md` is the drawing "Drawing 2024".
+                    if let Some(stem) = title.strip_suffix(".excalidraw") {
+                        title = stem.to_string();
+                    }
+                }
+                let mut original = None;
+                let text = match obsidian::classify(path, &title, &text) {
+                    NoteShape::Prose => text,
+                    NoteShape::Template { .. } if options.templates == TemplateNotes::Import => {
+                        text
+                    }
+                    NoteShape::Template { marker } => {
+                        report
+                            .skipped
+                            .push(format!("{path}: a template (it holds {marker})"));
+                        continue;
+                    }
+                    NoteShape::Drawing { text: None } => {
+                        report
+                            .skipped
+                            .push(format!("{path}: an Excalidraw drawing with no text"));
+                        continue;
+                    }
+                    NoteShape::Drawing {
+                        text: Some(elements),
+                    } => {
+                        // The drawing stays whole as the source's original; only its text
+                        // elements are the source's text.
+                        let sha = sha256_hex(data);
+                        ob.batch.put(
+                            Store::Raw,
+                            format!("original/{sha}"),
+                            data.clone(),
+                            Expect::Any,
+                        );
+                        original = Some(Artifact {
+                            mime: "text/markdown".into(),
+                            sha256: sha,
+                            bytes: data.len() as u64,
+                        });
+                        normalize_source_text(&elements)
+                    }
+                };
                 let version = sha256_hex(text.as_bytes());
                 let existing = self.read::<Source>(Store::Sources, path).await?;
                 if let Some((s, _)) = &existing {
@@ -1251,7 +1336,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         continue;
                     }
                 }
-                let title = note_title(path, &text);
                 ob.batch.put(
                     Store::Raw,
                     format!("text/{version}"),
@@ -1282,7 +1366,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     added_at: now,
                     op,
                     text_bytes: text.len() as u64,
-                    original: None,
+                    original,
                     previous_versions,
                     status: SourceStatus::Pending,
                     summary_page: None,

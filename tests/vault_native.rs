@@ -1009,3 +1009,147 @@ fn a_settings_record_without_a_later_field_reads_it_as_its_default() {
     assert_eq!(c.estimator.chars_per_token, 4.0);
     assert_eq!(c.model, "m");
 }
+
+/// F43c's vault: three ordinary notes, an Excalidraw drawing with two text elements and a
+/// 20 KB `compressed-json` block, a Templater daily-note template, and a canvas.
+fn f43_vault() -> (Vec<u8>, String) {
+    // Base64-looking drawing data that no note's prose contains.
+    let mut data = String::new();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    while data.len() < 20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data.push(alphabet[(x % 64) as usize] as char);
+        if data.len() % 77 == 76 {
+            data.push('\n');
+        }
+    }
+    let drawing = format!(
+        "---\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n---\n==⚠  Switch to EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠==\n\n# Excalidraw Data\n\n## Text Elements\nIngest queue feeds the compiler ^Xk3mQp9a\n\n编译器 writes wiki pages ^b7Tz2LqW\n\n%%\n## Drawing\n```compressed-json\n{data}\n```\n%%\n"
+    );
+    let zip = zip_of(&[
+        ("Vault/.obsidian/app.json", b"{}"),
+        ("Vault/Rust.md", b"# Rust\n\nRust is a systems programming language with a borrow checker.\n"),
+        ("Vault/Tokio.md", b"# Tokio\n\nTokio is an asynchronous runtime for Rust.\n"),
+        ("Vault/notes/Backpressure.md", b"# Backpressure\n\nBackpressure keeps queues bounded when consumers are slow.\n"),
+        ("Vault/Drawing 2024.excalidraw.md", drawing.as_bytes()),
+        (
+            "Vault/Templates/Daily.md",
+            b"# <% tp.date.now(\"YYYY-MM-DD\") %>\n\n## Tasks\n\n## Notes\n\n## Links\n",
+        ),
+        ("Vault/Board.canvas", br#"{"nodes":[{"id":"a","type":"text","text":"Plan","x":0,"y":0,"width":200,"height":60}],"edges":[]}"#),
+    ]);
+    (zip, data.lines().next().unwrap().to_string())
+}
+
+#[test]
+fn f43_a_drawing_gives_its_text_a_template_is_skipped_a_canvas_is_an_attachment() {
+    use llm_wiki::llm::config::{Config, Provider};
+    use llm_wiki::llm::scripted::server::InProcess;
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "f43");
+    let (zip, drawing_line) = f43_vault();
+    let report = block_on(w.import_vault(&zip)).unwrap();
+    let mut added = report.sources_added.clone();
+    added.sort();
+    assert_eq!(
+        added,
+        vec![
+            "Drawing 2024.excalidraw.md",
+            "Rust.md",
+            "Tokio.md",
+            "notes/Backpressure.md"
+        ]
+    );
+    assert_eq!(report.assets, vec!["Board.canvas".to_string()]);
+    assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
+    assert_eq!(report.skipped[0], ".obsidian/app.json: hidden");
+    assert!(
+        report.skipped[1].starts_with("Templates/Daily.md: a template")
+            && report.skipped[1].contains("<% tp.date.now"),
+        "{:?}",
+        report.skipped
+    );
+
+    // The drawing's source is its text elements, titled by the file name; the whole note is kept
+    // beside it as the source's original.
+    let drawing = block_on(w.source("Drawing 2024.excalidraw.md"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(drawing.source.title, "Drawing 2024");
+    assert_eq!(
+        drawing.text,
+        "# Drawing 2024\n\nIngest queue feeds the compiler\n\n编译器 writes wiki pages\n"
+    );
+    let original = drawing
+        .source
+        .original
+        .clone()
+        .expect("the drawing is kept");
+    let bytes = block_on(w.original(&original.sha256)).unwrap().unwrap();
+    assert!(String::from_utf8(bytes).unwrap().contains(&drawing_line));
+
+    // Compiled against an endpoint, no request carries the drawing data, and the search index
+    // knows the drawing's text but not its data.
+    let config = Config {
+        provider: Provider::OpenAiCompatible,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        model: "scripted-chat".into(),
+        context_window: 16_384,
+        ..Config::default()
+    };
+    block_on(w.set_llm_config(config)).unwrap();
+    let transport = InProcess::new(vec![]);
+    let r = block_on(w.compile_configured(
+        transport.clone(),
+        &llm_wiki::compile::pipeline::CompileOptions::default(),
+        &|_| {},
+        &llm_wiki::llm::Cancel::new(),
+    ))
+    .unwrap();
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    assert_eq!(r.compiled.len(), 4);
+    let requests = transport.state().requests();
+    assert!(!requests.is_empty());
+    let prompts = serde_json::to_string(&requests).unwrap();
+    assert!(prompts.contains("Ingest queue feeds the compiler"));
+    assert!(
+        !prompts.contains(&drawing_line),
+        "drawing data reached the model"
+    );
+    assert!(!prompts.contains("compressed-json"));
+    assert!(
+        !prompts.contains("tp.date.now"),
+        "the template reached the model"
+    );
+    for p in block_on(w.all_pages()).unwrap() {
+        assert!(
+            !p.body.contains(&drawing_line),
+            "{} holds drawing data",
+            p.key
+        );
+    }
+    let bm25 = llm_wiki::search::SearchOptions {
+        mode: llm_wiki::search::SearchMode::Bm25,
+        ..Default::default()
+    };
+    let search = |q: &str| block_on(w.search(q, &bm25)).unwrap().hits.len();
+    assert!(search("ingest queue compiler") > 0);
+    assert_eq!(search(&drawing_line[..40]), 0);
+
+    // Templates are imported when asked for.
+    let w2 = open(&backend, "f43-templates");
+    let options = llm_wiki::vault::ImportOptions {
+        templates: llm_wiki::vault::TemplateNotes::Import,
+    };
+    let report = block_on(w2.import_vault_with(&zip, &options)).unwrap();
+    assert!(report
+        .sources_added
+        .contains(&"Templates/Daily.md".to_string()));
+    assert_eq!(
+        report.skipped,
+        vec![".obsidian/app.json: hidden".to_string()]
+    );
+}

@@ -282,7 +282,9 @@ async fn vault_export_import_export_is_byte_identical_on_indexeddb() {
     assert!(first.starts_with(b"PK\x03\x04"), "a zip");
 
     let b = fresh("web-vault-b").await;
-    let report = call(b.import_vault(first.clone())).await.unwrap();
+    let report = call(b.import_vault(first.clone(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
     assert_eq!(get(&report, "kind").as_string().as_deref(), Some("llmWiki"));
     let second = js_sys::Uint8Array::new(&call(b.export_vault()).await.unwrap()).to_vec();
     assert!(first == second, "export → import → export differs");
@@ -308,7 +310,9 @@ async fn vault_export_import_export_is_byte_identical_on_indexeddb() {
     let bytes = js_sys::Uint8Array::new(&call(b.asset(sha)).await.unwrap()).to_vec();
     assert_eq!(bytes, b"\x89PNG fake");
     // A vault of ours goes only into an empty wiki.
-    let err = call(b.import_vault(first)).await.unwrap_err();
+    let err = call(b.import_vault(first, JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
     assert_eq!(
         get(&err, "code").as_string().as_deref(),
         Some("INVALID_INPUT")

@@ -13,6 +13,7 @@
 pub mod blocks;
 pub mod frontmatter;
 pub mod keys;
+pub mod obsidian;
 pub mod page;
 pub mod render;
 pub mod resolve;

@@ -682,12 +682,24 @@ impl Wiki {
     }
 
     /// Imports a zip: a vault exported by llm-wiki is restored exactly (into an empty wiki only);
-    /// a plain Obsidian vault's notes come in as sources and its other files as attachments.
-    /// Throws `INVALID_INPUT` (damaged zip, non-empty wiki, hash mismatch).
+    /// a plain Obsidian vault's notes come in as sources and its other files as attachments. Of
+    /// its notes, an Excalidraw drawing gives only its text, and a template is skipped unless
+    /// `options.templates` is `"import"`; `skipped` lists what was left out and why.
+    /// Throws `INVALID_INPUT` (damaged zip, non-empty wiki, hash mismatch), `QUOTA_EXCEEDED`.
     #[wasm_bindgen(js_name = importVault, unchecked_return_type = "Promise<ImportReport>")]
-    pub fn import_vault(&self, bytes: Vec<u8>) -> Promise {
+    pub fn import_vault(
+        &self,
+        bytes: Vec<u8>,
+        #[wasm_bindgen(unchecked_param_type = "Partial<ImportOptions> | undefined")]
+        options: JsValue,
+    ) -> Promise {
         let inner = self.inner.clone();
-        promise(async move { result_to_js(inner.core.import_vault(&bytes).await) })
+        let options =
+            js_to_rust_or_default::<crate::vault::ImportOptions>("import options", options);
+        promise(async move {
+            let options = options?;
+            result_to_js(inner.core.import_vault_with(&bytes, &options).await)
+        })
     }
 
     /// Answers a question from the wiki, citing its pages as `[[key]]` (every citation names a
