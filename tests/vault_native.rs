@@ -130,7 +130,12 @@ fn populated(backend: &MemoryBackend, name: &str) -> W {
         PageKind::Concept,
         "| Page | Note |\n|---|---|\n| [[机器学习|ML]] | x |\n",
     );
-    new_page(&w, "Temp", PageKind::Entity, "Links [[Rust Ownership]].\n");
+    new_page(
+        &w,
+        "Temp",
+        PageKind::Entity,
+        "Links [[Rust： Ownership]].\n",
+    );
     let mut b = Batch::new();
     b.put(
         Store::Claims,
@@ -181,7 +186,7 @@ fn export_import_export_is_byte_identical() {
         "schema.md",
         "wiki/concept/人工智能.md",
         "wiki/concept/机器学习 (ML).md",
-        "wiki/concept/Rust Ownership.md",
+        "wiki/concept/Rust： Ownership.md",
         "raw/assets/diagram.png",
         ".llm-wiki/vault.json",
         ".llm-wiki/revisions.json",
@@ -595,8 +600,8 @@ fn f05_llm_style_bodies_are_stored_with_one_frontmatter_block() {
             "{title}"
         );
     }
-    assert!(files.contains_key("wiki/concept/Rust Ownership and Borrowing.md"));
-    assert!(files.contains_key("wiki/concept/Tom's Quick Notes.md"));
+    assert!(files.contains_key("wiki/concept/Rust： Ownership and Borrowing.md"));
+    assert!(files.contains_key("wiki/concept/Tom's ＂Quick＂ Notes.md"));
 }
 
 #[test]
@@ -620,7 +625,7 @@ fn rename_rewrites_every_backlink_in_one_operation() {
     let ops_before = block_on(w.operations()).unwrap().len();
     let report = block_on(w.rename_page("Rust", "Rust: The Language")).unwrap();
     assert_eq!(report.old_key, "Rust");
-    assert_eq!(report.page.key, "Rust The Language");
+    assert_eq!(report.page.key, "Rust： The Language");
     assert_eq!(report.page.title, "Rust: The Language");
     assert_eq!(report.rewritten, vec![a.clone()]);
     assert_eq!(
@@ -630,16 +635,16 @@ fn rename_rewrites_every_backlink_in_one_operation() {
     );
     assert_eq!(
         body(&w, &a),
-        "[[Rust The Language|Rust: The Language]] [[Rust The Language|my words]] [[Rust The Language#Ownership|Rust: The Language]] ![[Rust The Language|Rust: The Language]] [[Rust lang]] `[[Rust]]`\n\n| x | y |\n|---|---|\n| [[Rust The Language\\|R]] | [[Rust The Language\\|Rust: The Language]] |\n"
+        "[[Rust： The Language|Rust: The Language]] [[Rust： The Language|my words]] [[Rust： The Language#Ownership|Rust: The Language]] ![[Rust： The Language|Rust: The Language]] [[Rust lang]] `[[Rust]]`\n\n| x | y |\n|---|---|\n| [[Rust： The Language\\|R]] | [[Rust： The Language\\|Rust: The Language]] |\n"
     );
     assert_eq!(body(&w, &b), "Nothing here.\n");
     assert_eq!(
-        body(&w, "Rust The Language"),
-        "## Ownership\nSee [[#Ownership]] and [[Rust The Language#Ownership|Rust: The Language]].\n"
+        body(&w, "Rust： The Language"),
+        "## Ownership\nSee [[#Ownership]] and [[Rust： The Language#Ownership|Rust: The Language]].\n"
     );
     assert!(block_on(w.page("Rust")).unwrap().is_none());
     // History moved with the page; the old key's history ends with a revision without state.
-    let history = block_on(w.history("Rust The Language")).unwrap();
+    let history = block_on(w.history("Rust： The Language")).unwrap();
     assert_eq!(
         history.iter().map(|r| r.number).collect::<Vec<_>>(),
         vec![1, 2]
@@ -651,15 +656,15 @@ fn rename_rewrites_every_backlink_in_one_operation() {
     let old = block_on(w.history("Rust")).unwrap();
     assert!(old.last().unwrap().page_state.is_none());
     assert_eq!(
-        block_on(w.backlinks("Rust The Language")).unwrap(),
+        block_on(w.backlinks("Rust： The Language")).unwrap(),
         vec![a.clone()]
     );
     assert!(block_on(w.index())
         .unwrap()
-        .contains("[[Rust The Language|Rust: The Language]]"));
+        .contains("[[Rust： The Language|Rust: The Language]]"));
 
     // Renaming back onto a key with history continues its numbering instead of overwriting it.
-    let back = block_on(w.rename_page("Rust The Language", "Rust")).unwrap();
+    let back = block_on(w.rename_page("Rust： The Language", "Rust")).unwrap();
     assert_eq!(back.page.key, "Rust");
     let h = block_on(w.history("Rust")).unwrap();
     let numbers: Vec<u64> = h.iter().map(|r| r.number).collect();

@@ -185,7 +185,7 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
         ..Default::default()
     }))
     .unwrap();
-    assert_eq!(p.key, "Rust Ownership");
+    assert_eq!(p.key, "Rust： Ownership");
     assert_eq!(p.body, "Each value has one owner.\n");
     assert_eq!(p.tags, vec!["rust", "memory"]);
     assert_eq!(p.revision, 1);
@@ -225,20 +225,20 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
 
     // A second page with a case-colliding title gets a distinct key.
     let q = block_on(w.put_page(PageEdit {
-        title: Some("rust ownership".into()),
+        title: Some("rust: ownership".into()),
         ..Default::default()
     }))
     .unwrap();
     assert_ne!(q.key.to_lowercase(), p.key.to_lowercase());
     // Lookups are exact first, then case-insensitive.
     assert_eq!(
-        block_on(w.page("rust ownership")).unwrap().unwrap().key,
+        block_on(w.page("rust： ownership")).unwrap().unwrap().key,
         p.key
     );
 
     let index = block_on(w.index()).unwrap();
     assert!(
-        index.contains("- [[Rust Ownership|Rust: Ownership]] — Who frees memory\n"),
+        index.contains("- [[Rust： Ownership|Rust: Ownership]] — Who frees memory\n"),
         "{index}"
     );
     assert!(index.starts_with("# Index\n\n2 pages."), "{index}");
@@ -250,7 +250,7 @@ fn human_edits_are_revisions_in_operations_and_index_follows() {
     assert_eq!(log.matches("\n## [").count(), 3, "{log}");
     assert!(
         log.contains(
-            "] human-edit | edited: Rust: Ownership\n\n- op 1\n- pages: [[Rust Ownership]]\n"
+            "] human-edit | edited: Rust: Ownership\n\n- op 1\n- pages: [[Rust： Ownership]]\n"
         ),
         "{log}"
     );

@@ -4,7 +4,8 @@
 //! Parsing, resolution and writing are the markdown module's ([`wikilinks::rewrite`],
 //! [`Resolver`], [`wikilinks::write_link`]); this module applies the compile's policy: a link that
 //! resolves is rewritten to Decision 6's form (`[[key]]`, or `[[key|shown text]]`, keeping its
-//! alias text and heading or block anchor, the pipe escaped in table rows), a missing target or
+//! alias text and heading or block anchor, the pipe escaped in table rows; a vault path or `.md`
+//! written as the target shows as the name: `[[concepts/Tokio]]` → `[[Tokio]]`, field case F46), a missing target or
 //! the page itself becomes its display text, an ambiguous one is left for lint.
 
 use crate::markdown::resolve::{Resolution, Resolver};
@@ -17,18 +18,28 @@ fn rewrite_one(link: &WikiLink, resolver: &Resolver, self_key: &str) -> Option<S
     match resolver.resolve_link(link, Some(self_key)) {
         Resolution::Page(key) if key == self_key => Some(link.display()),
         Resolution::Page(key) => {
-            let alias = match &link.alias {
-                Some(a) => Some(a.trim().to_string()),
-                None if key == link.target => None,
-                None => Some(link.target.clone()),
+            // `[[C#]]`: the `#` belongs to the name, not to a heading.
+            let whole = resolver.fragment_is_name(link);
+            let (target, fragment) = match (&link.fragment, whole) {
+                (Some(wikilinks::Fragment::Heading(h)), true) => {
+                    (format!("{}#{h}", link.target).trim().to_string(), None)
+                }
+                _ => (link.target.clone(), link.fragment.as_ref()),
             };
-            let written = wikilinks::write_link(
-                false,
-                &key,
-                link.fragment.as_ref(),
-                alias.as_deref(),
-                link.in_table,
-            );
+            // A vault path written as the target (`wiki/concept/Tokio`, `Tokio.md`) shows as the
+            // name, not the path; a shown text equal to the key needs no alias.
+            let shown = match &link.alias {
+                Some(a) => a.trim().to_string(),
+                None => crate::markdown::resolve::strip_vault_folder(&target)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| {
+                        let t = target.as_str();
+                        t.strip_suffix(".md").unwrap_or(t).to_string()
+                    }),
+            };
+            let alias = (shown != key).then_some(shown);
+            let written =
+                wikilinks::write_link(false, &key, fragment, alias.as_deref(), link.in_table);
             let original = &link.target;
             (written != format!("[[{original}]]")).then_some(written)
         }
@@ -74,6 +85,34 @@ mod tests {
         assert_eq!(
             fix_links(body, &resolver(), "X"),
             "[[人工智能|artificial intelligence]] [[人工智能|AI]] Machine Learning [[Rust#Ownership|own]] `[[Epoll]]` ![[diagram.png]]"
+        );
+    }
+
+    #[test]
+    fn links_to_names_with_symbols_reach_their_own_pages() {
+        let none: Vec<String> = vec![];
+        let r = Resolver::new([
+            ("C", "C", none.as_slice()),
+            ("C++", "C++", none.as_slice()),
+            ("C＃", "C#", none.as_slice()),
+            ("I／O", "I/O", none.as_slice()),
+            ("I：O", "I:O", none.as_slice()),
+            ("Wi-Fi", "Wi-Fi", none.as_slice()),
+        ]);
+        let body =
+            "[[C]] [[C++]] [[C#]] [[C＃|C#]] [[I/O]] [[I:O]] [[WiFi]] [[Ｃ＋＋]] [[C#|sharp]]";
+        assert_eq!(
+            fix_links(body, &r, "X"),
+            "[[C]] [[C++]] [[C＃|C#]] [[C＃|C#]] [[I／O|I/O]] [[I：O|I:O]] [[Wi-Fi|WiFi]] [[C++|Ｃ＋＋]] [[C＃|sharp]]"
+        );
+    }
+
+    #[test]
+    fn f46_vault_paths_become_canonical_links() {
+        let body = "[[entity/Tokio|Tokio]] [[wiki/concept/Tokio]] [[Tokio.md]] [[concepts/tokio]] [[Rust|Rust]] [[Futures.md#Polling]]";
+        assert_eq!(
+            fix_links(body, &resolver(), "X"),
+            "[[Tokio]] [[Tokio]] [[Tokio]] [[Tokio|tokio]] [[Rust]] [[Futures#Polling]]"
         );
     }
 

@@ -158,7 +158,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
     }
 
     /// One call for all `inputs`. An entry is taken only when the reply gives the page once,
-    /// under its key, and its body cites only the page's own facts (and at least one of them when
+    /// under its key (or a form of it models write: [`drafted_page`]), and its body cites only the page's own facts (and at least one of them when
     /// it has any), so one page's text never lands on another; any other page is `None`.
     async fn integrate_pages(
         &self,
@@ -181,12 +181,22 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
         };
         let (reply, usage): (PageDrafts, TokenUsage) =
             structured(self.llm, &request, cancel).await?;
-        // Keys come back as the prompt wrote them (attribute-escaped) or unescaped.
-        let key_of = |k: &str| k.replace("&quot;", "\"").replace("&amp;", "&");
+        // Each entry goes to the one page its key names ([`drafted_page`]); no entry makes a page.
+        let owner: Vec<Option<usize>> = reply
+            .pages
+            .iter()
+            .map(|p| drafted_page(&p.key, inputs))
+            .collect();
         let drafts = inputs
             .iter()
-            .map(|input| {
-                let mut given = reply.pages.iter().filter(|p| key_of(&p.key) == input.key);
+            .enumerate()
+            .map(|(i, input)| {
+                let mut given = reply
+                    .pages
+                    .iter()
+                    .zip(&owner)
+                    .filter(|(_, o)| **o == Some(i))
+                    .map(|(p, _)| p);
                 let (Some(p), None) = (given.next(), given.next()) else {
                     return None;
                 };
@@ -206,6 +216,53 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
     fn name(&self) -> String {
         llm_compiler_name(&self.model_name)
     }
+}
+
+/// The page of `inputs` that a multi-page reply's `key` names, as models write keys (field case
+/// F46): the key as given (attribute escapes undone), else with a vault folder prefix
+/// (`concept/`, `wiki/entity/`, `concepts/`) and `.md` removed and compared case-insensitively
+/// with each page's key and title, else by [`match_key`] (`Open AI` for `OpenAI`). A key that
+/// names no page, or several at one step, names none: its entry is not used, and that page is
+/// written by a call of its own.
+pub fn drafted_page(key: &str, inputs: &[IntegrateInput]) -> Option<usize> {
+    let given = key.replace("&quot;", "\"").replace("&amp;", "&");
+    let given = given.trim();
+    let one = |hits: Vec<usize>| -> Option<Option<usize>> {
+        match hits.as_slice() {
+            [] => None,
+            [i] => Some(Some(*i)),
+            _ => Some(None),
+        }
+    };
+    let exact: Vec<usize> = (0..inputs.len())
+        .filter(|&i| inputs[i].key == given)
+        .collect();
+    if let Some(hit) = one(exact) {
+        return hit;
+    }
+    let bare = crate::markdown::resolve::strip_vault_folder(given).unwrap_or(given);
+    let bare = bare
+        .strip_suffix(".md")
+        .or_else(|| bare.strip_suffix(".MD"))
+        .unwrap_or(bare);
+    let folded = crate::markdown::resolve::fold_name(bare);
+    let named: Vec<usize> = (0..inputs.len())
+        .filter(|&i| {
+            crate::markdown::resolve::fold_name(&inputs[i].key) == folded
+                || crate::markdown::resolve::fold_name(&inputs[i].title) == folded
+        })
+        .collect();
+    if let Some(hit) = one(named) {
+        return hit;
+    }
+    let m = match_key(bare);
+    if m.is_empty() {
+        return None;
+    }
+    let matched: Vec<usize> = (0..inputs.len())
+        .filter(|&i| match_key(&inputs[i].key) == m || match_key(&inputs[i].title) == m)
+        .collect();
+    one(matched).flatten()
 }
 
 /// Options of [`Wiki::compile`] (JS: `compile({...})`).

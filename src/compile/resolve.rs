@@ -1,10 +1,12 @@
 //! Resolve: map extracted entity and concept names onto pages (step 2 of the compile pipeline).
 //!
-//! Names match when their [`match_key`]s are equal: NFKC, case-folded, width-folded (NFKC does
-//! that), with whitespace and punctuation removed and a trailing legal-form word (`Inc.`, `Ltd`,
-//! `GmbH`, `有限公司` …) dropped. So `OpenAI`, `Open AI`, `openai` and `OpenAI Inc.` are one entity,
-//! while `OpenAI Foundation` is another (field case F30): nothing is merged on similarity alone;
-//! near-duplicates are left to lint.
+//! Names match when their [`match_key`]s are equal (the match rule of [`crate::markdown::keys`]):
+//! case and width folded (NFKC), whitespace removed, hyphens and underscores between letters
+//! removed, and trailing legal forms (`Inc.`, `Ltd`, `GmbH`, `有限公司` …) dropped. So `OpenAI`,
+//! `Open AI`, `openai` and `OpenAI Inc.` are one entity, while `OpenAI Foundation` is another
+//! (field case F30), and every other symbol counts: `C`, `C++` and `C#` are three entities, and
+//! so are `I/O` and `I:O`. Nothing is merged on similarity alone; near-duplicates are left to
+//! lint.
 //!
 //! *Invariant:* resolution is order-independent: the same set of mentions gives the same groups,
 //! titles, kinds and aliases whatever order the sources were extracted in.
@@ -13,81 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::PageKind;
 
-/// Trailing words that name a legal form, not the entity (compared after [`fold_word`]).
-const LEGAL_FORMS: &[&str] = &[
-    "inc",
-    "incorporated",
-    "ltd",
-    "limited",
-    "llc",
-    "llp",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "gmbh",
-    "ag",
-    "sa",
-    "sas",
-    "plc",
-    "bv",
-    "nv",
-    "oy",
-    "ab",
-    "kk",
-    "pty",
-    "srl",
-    "spa",
-    "有限公司",
-    "股份有限公司",
-    "有限责任公司",
-    "公司",
-    "株式会社",
-    "有限會社",
-    "주식회사",
-];
-
-fn fold_word(w: &str) -> String {
-    crate::text::nfkc_lowercase(w)
-}
-
-/// Splits a name into folded words: runs of alphanumeric characters (Unicode-aware, so CJK runs
-/// are words too). Everything else (spaces, punctuation, symbols) separates words.
-fn words(name: &str) -> Vec<String> {
-    let folded = fold_word(name);
-    folded
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// The identity of a name for matching: folded words joined without separators, with a trailing
-/// legal form dropped when other words remain. Empty for names without letters or digits.
-///
-/// ```
-/// use llm_wiki::compile::resolve::match_key;
-/// assert_eq!(match_key("OpenAI"), match_key("Open AI"));
-/// assert_eq!(match_key("OpenAI Inc."), "openai");
-/// assert_ne!(match_key("OpenAI Foundation"), "openai");
-/// assert_eq!(match_key("ＯｐｅｎＡＩ"), "openai"); // full-width
-/// assert_eq!(match_key("人工智能"), "人工智能");
-/// ```
-pub fn match_key(name: &str) -> String {
-    let mut w = words(name);
-    if w.len() > 1 && LEGAL_FORMS.contains(&w[w.len() - 1].as_str()) {
-        w.pop();
-    }
-    // A CJK legal form glued to the name ("字节跳动有限公司").
-    let mut joined = w.concat();
-    for form in LEGAL_FORMS.iter().filter(|f| !f.is_ascii()) {
-        if joined.len() > form.len() && joined.ends_with(form) {
-            joined.truncate(joined.len() - form.len());
-            break;
-        }
-    }
-    joined
-}
+pub use crate::markdown::keys::{match_key, LEGAL_FORMS};
 
 /// Splits `Name (Alias)` / `名称（别名）` into the name and the parenthesised alias.
 pub fn split_parenthetical(name: &str) -> (String, Option<String>) {
@@ -426,7 +354,7 @@ mod tests {
     fn match_keys() {
         assert_eq!(
             match_key("Rust (programming language)"),
-            "rustprogramminglanguage"
+            "rust(programminglanguage)"
         );
         assert_eq!(
             split_parenthetical("Rust (programming language)"),
@@ -438,6 +366,55 @@ mod tests {
         assert_eq!(match_key("café"), match_key("CAFÉ"));
         assert_eq!(match_key("---"), "");
         assert_eq!(match_key("Tokio-rs"), "tokiors");
+    }
+
+    #[test]
+    fn names_that_differ_only_in_symbols_are_different_entities() {
+        let names = [
+            "C", "C++", "C#", "I/O", "I:O", ".NET", "NET", "F#", "C++20", "Node.js", "AT&T",
+            "3.1 kg",
+        ];
+        let mentions: Vec<Mention> = names.iter().map(|n| m(n, PageKind::Concept, "S")).collect();
+        let r = resolve(&mentions, &[]);
+        let titles: BTreeSet<String> = r
+            .iter()
+            .map(|x| match &x.target {
+                Target::New { title, .. } => title.clone(),
+                Target::Existing(k) => k.clone(),
+            })
+            .collect();
+        assert_eq!(titles.len(), names.len(), "{titles:?}");
+        // What folds still folds: one entity each.
+        let same = [
+            m("Wi-Fi", PageKind::Concept, "S1"),
+            m("WiFi", PageKind::Concept, "S2"),
+            m("wi fi", PageKind::Concept, "S3"),
+            m("Ｃ＋＋", PageKind::Concept, "S1"),
+            m("C++", PageKind::Concept, "S2"),
+            m("AT&T Inc.", PageKind::Entity, "S1"),
+            m("AT&T", PageKind::Entity, "S2"),
+        ];
+        let r = resolve(&same, &[]);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert!(r.iter().all(|x| x.sources.len() >= 2), "{r:?}");
+        // An existing page matched by a full-width name or its key's stand-in.
+        let pages = vec![
+            KnownPage {
+                key: "C＃".into(),
+                title: "C#".into(),
+                aliases: vec![],
+                kind: PageKind::Concept,
+            },
+            KnownPage {
+                key: "C".into(),
+                title: "C".into(),
+                aliases: vec![],
+                kind: PageKind::Concept,
+            },
+        ];
+        let r = resolve(&[m("Ｃ＃", PageKind::Concept, "S")], &pages);
+        assert_eq!(r[0].target, Target::Existing("C＃".into()));
+        assert!(r[0].also_matched.is_empty());
     }
 
     #[test]

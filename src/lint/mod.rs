@@ -65,6 +65,10 @@ pub enum FindingKind {
     MissingPage,
     /// Two pages that may be one.
     LikelyDuplicate,
+    /// One page holding names that differ in a symbol (`C`, `C++`, `C#`; `I/O`, `I:O`), made
+    /// when such names were matched as one: rename it to its title's key and let the other
+    /// names have pages of their own.
+    MergedNames,
     /// A page that cites no source.
     NoSources,
     /// A page whose source changed or was removed since it was compiled.
@@ -148,6 +152,20 @@ pub enum Fix {
     SplitPage {
         /// The page to split.
         page: String,
+    },
+    /// Rename `page` to the key its title gets now (stand-ins for illegal characters,
+    /// [`crate::markdown::keys::page_key`]) and drop the aliases in `drop_aliases` (names the
+    /// match rule tells apart from the title), as [`Wiki::rename_page`] does: every link to it
+    /// is rewritten in the same operation. The next compile that names a dropped alias gives it
+    /// a page of its own.
+    #[serde(rename_all = "camelCase")]
+    RenamePage {
+        /// The page's current key.
+        page: String,
+        /// Its title (kept).
+        title: String,
+        /// The aliases that leave it.
+        drop_aliases: Vec<String>,
     },
     /// Merge page `merged` into `survivor`: the survivor takes the other's title (as an alias),
     /// aliases, tags, sources and body (under a heading with its title); every link to `merged`
@@ -1003,6 +1021,46 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
 
+        // Pages that hold names the match rule now tells apart (made before symbols counted).
+        for p in meta.iter().filter(|p| in_scope(&p.key)) {
+            let merged = crate::markdown::keys::merged_names(
+                std::iter::once(p.title.as_str()).chain(p.aliases.iter().map(String::as_str)),
+            );
+            if merged.is_empty() {
+                continue;
+            }
+            let title_key = match_key(&p.title);
+            let drop_aliases: Vec<String> = p
+                .aliases
+                .iter()
+                .filter(|a| merged.contains(&crate::markdown::keys::restore_stand_ins(a.trim())))
+                .filter(|a| match_key(a) != title_key)
+                .cloned()
+                .collect();
+            out.push(finding(
+                FindingKind::MergedNames,
+                Severity::Warning,
+                &p.key,
+                vec![],
+                format!(
+                    "{} holds names that are different now: {}; rename it to key {:?} and let {} have pages of their own",
+                    p.title,
+                    merged.join(", "),
+                    crate::markdown::keys::page_key(&p.title),
+                    if drop_aliases.is_empty() {
+                        "the others".to_string()
+                    } else {
+                        drop_aliases.join(", ")
+                    }
+                ),
+                Some(Fix::RenamePage {
+                    page: p.key.clone(),
+                    title: p.title.clone(),
+                    drop_aliases,
+                }),
+            ));
+        }
+
         // Sources: changed or removed since their pages were compiled, or text not matching its hash.
         let sources = self.sources().await?;
         let by_source: BTreeMap<&str, &crate::model::Source> =
@@ -1200,6 +1258,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .fix
             .clone()
             .ok_or_else(|| Error::NotFound(format!("finding {id} has no fix")))?;
+        if let Fix::RenamePage {
+            page,
+            title,
+            drop_aliases,
+        } = &fix
+        {
+            let report = self
+                .rename_page_dropping_aliases(page, title, drop_aliases)
+                .await?;
+            return self
+                .operations()
+                .await?
+                .into_iter()
+                .find(|o| o.id == report.op)
+                .ok_or_else(|| Error::NotFound(format!("operation {}", report.op)));
+        }
         // The pages the fix may change, read alone.
         let table = self.page_table().await?;
         let resolver = table.resolver();
@@ -1239,6 +1313,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Fix::SplitPage { page } => {
                 needed.insert(page.clone());
             }
+            Fix::RenamePage { .. } => {}
         }
         let mut pages: Vec<Page> = Vec::with_capacity(needed.len());
         for k in &needed {
@@ -1326,6 +1401,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
             Fix::RebuildIndex => ob.rewrite_index = true,
+            Fix::RenamePage { .. } => {}
             Fix::SplitPage { page } => {
                 let op = ob.op.id;
                 let mut sections = self.app_sections(&pages).await?;

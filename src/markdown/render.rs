@@ -381,7 +381,12 @@ impl Renderer<'_, '_> {
             }
             Item::Link(l) => l,
         };
-        let display = escape(&link.display());
+        // `[[C#]]` names the page `C#`: no heading, and the name shown whole.
+        let whole = self.ctx.resolver.fragment_is_name(link);
+        let display = match (&link.fragment, &link.alias, whole) {
+            (Some(Fragment::Heading(h)), None, true) => escape(&format!("{}#{h}", link.target)),
+            _ => escape(&link.display()),
+        };
         Some(
             match self.ctx.resolver.resolve_link(link, self.ctx.self_key) {
                 Resolution::Page(key) => {
@@ -392,6 +397,7 @@ impl Renderer<'_, '_> {
                         escape(&key)
                     );
                     match &link.fragment {
+                        Some(Fragment::Heading(_)) if whole => {}
                         Some(Fragment::Heading(h)) => {
                             let _ = write!(a, " data-heading=\"{}\"", escape(&heading_slug(h)));
                         }

@@ -1,18 +1,24 @@
 //! Link resolution and backlinks.
 //!
-//! A target resolves, in order: to the page whose key it is (case-insensitively, after NFC and
-//! whitespace folding; a trailing `.md` and any folder path such as `wiki/concept/` are ignored);
-//! else to the one page whose title or alias it is; else, when several pages share that title or
-//! alias, it is [`Resolution::Ambiguous`] with every candidate; else to the page whose key the
-//! target would get as a title ([`page_key`]); else it is [`Resolution::Missing`]. A target with a
-//! file extension other than `.md` that names an attachment resolves to the attachment.
+//! A target resolves, in order (each step case-insensitive after NFC and whitespace folding, a
+//! trailing `.md` ignored, and a vault folder prefix such as `wiki/concept/`, `concepts/` or
+//! `Entity/` ignored when the target as written names nothing): to the page whose key it is;
+//! else to the one page whose title or alias it is (when several pages share that title or alias
+//! it is [`Resolution::Ambiguous`] with every candidate); else to the page whose key the target
+//! would get as a title ([`page_key`], or [`legacy_page_key`] for pages keyed before stand-ins);
+//! else to the one page whose key, title or alias has the target's [`match_key`] (so `[[WiFi]]`
+//! finds `Wi-Fi` and `[[Ｃ＋＋]]` finds `C++`, while `[[C]]` never finds `C++`; several such pages
+//! are ambiguous); else to the page whose key is the target's last path segment (`[[notes/Tokio]]`);
+//! else it is [`Resolution::Missing`]. A target with a file extension other than `.md` that names
+//! an attachment resolves to the attachment. `[[C#]]`, which Obsidian reads as page `C` at an
+//! empty heading, goes to the page named `C#` when there is one ([`Resolver::resolve_link`]).
 //!
 //! *Invariant:* resolving is pure: it never creates, renames or changes a page.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::markdown::keys::{fold_key, page_key};
-use crate::markdown::wikilinks::{self, WikiLink};
+use crate::markdown::keys::{fold_key, legacy_page_key, match_key, page_key};
+use crate::markdown::wikilinks::{self, Fragment, WikiLink};
 use crate::model::Page;
 
 /// Folds a name for comparison: NFC, lower case, whitespace runs as one space, trimmed.
@@ -55,7 +61,46 @@ pub fn attachment_extension(target: &str) -> Option<String> {
 pub struct Resolver {
     by_key: HashMap<String, String>,
     by_name: HashMap<String, BTreeSet<String>>,
+    by_match: HashMap<String, BTreeSet<String>>,
     assets: HashMap<String, String>,
+}
+
+/// `target` without a vault folder prefix: a leading `wiki/`, then a first segment naming a
+/// page kind's folder in the singular or plural, any case (`concept/`, `Concepts/`,
+/// `analyses/`), and a trailing `.md`. `None` when there is no such prefix.
+///
+/// ```
+/// use llm_wiki::markdown::resolve::strip_vault_folder;
+/// assert_eq!(strip_vault_folder("wiki/concept/Tokio.md"), Some("Tokio"));
+/// assert_eq!(strip_vault_folder("concepts/Tokio"), Some("Tokio"));
+/// assert_eq!(strip_vault_folder("I/O"), None);
+/// ```
+pub fn strip_vault_folder(target: &str) -> Option<&str> {
+    let t = strip_md(target.trim());
+    let mut rest = t;
+    let mut stripped = false;
+    if rest.len() > 5 && rest.is_char_boundary(5) && rest[..5].eq_ignore_ascii_case("wiki/") {
+        rest = &rest[5..];
+        stripped = true;
+    }
+    if let Some((first, tail)) = rest.split_once('/') {
+        let f = first.trim().to_ascii_lowercase();
+        let kind = crate::model::PageKind::ALL.iter().any(|k| {
+            let one = k.as_str();
+            let many = match one {
+                "entity" => "entities".to_string(),
+                "analysis" => "analyses".to_string(),
+                _ => format!("{one}s"),
+            };
+            f == one || f == many
+        });
+        if kind && !tail.trim().is_empty() {
+            rest = tail;
+            stripped = true;
+        }
+    }
+    let rest = rest.trim();
+    (stripped && !rest.is_empty()).then_some(rest)
 }
 
 impl Resolver {
@@ -69,6 +114,15 @@ impl Resolver {
                     .entry(fold_name(name))
                     .or_default()
                     .insert(key.to_string());
+            }
+            for name in [key, title]
+                .into_iter()
+                .chain(aliases.iter().map(String::as_str))
+            {
+                let m = match_key(name);
+                if !m.is_empty() {
+                    r.by_match.entry(m).or_default().insert(key.to_string());
+                }
             }
         }
         r
@@ -117,13 +171,14 @@ impl Resolver {
             };
         }
         let stripped = strip_md(target);
-        let base = stripped.rsplit('/').next().unwrap_or(stripped);
-        for form in [target, stripped, base] {
+        let folder = strip_vault_folder(target);
+        let forms: Vec<&str> = [target, stripped].into_iter().chain(folder).collect();
+        for form in &forms {
             if let Some(k) = self.by_key.get(&fold_name(form)) {
                 return Resolution::Page(k.clone());
             }
         }
-        for form in [target, stripped] {
+        for form in &forms {
             if let Some(keys) = self.by_name.get(&fold_name(form)) {
                 return if keys.len() == 1 {
                     Resolution::Page(keys.iter().next().cloned().unwrap_or_default())
@@ -132,7 +187,24 @@ impl Resolver {
                 };
             }
         }
-        if let Some(k) = self.by_key.get(&fold_name(&page_key(stripped))) {
+        for form in &forms[1..] {
+            for key in [page_key(form), legacy_page_key(form)] {
+                if let Some(k) = self.by_key.get(&fold_name(&key)) {
+                    return Resolution::Page(k.clone());
+                }
+            }
+        }
+        for form in &forms[1..] {
+            if let Some(keys) = self.by_match.get(&match_key(form)) {
+                return if keys.len() == 1 {
+                    Resolution::Page(keys.iter().next().cloned().unwrap_or_default())
+                } else {
+                    Resolution::Ambiguous(keys.iter().cloned().collect())
+                };
+            }
+        }
+        let base = stripped.rsplit('/').next().unwrap_or(stripped);
+        if let Some(k) = self.by_key.get(&fold_name(base)) {
             return Resolution::Page(k.clone());
         }
         // An attachment named without one of the usual extensions.
@@ -143,11 +215,48 @@ impl Resolver {
     }
 
     /// Resolves a link; a link with an empty target (`[[#heading]]`) resolves to `self_key`.
+    ///
+    /// A link whose heading fragment is empty or absent from the target's own name, written
+    /// like `[[C#]]` or `[[F# language]]` (Obsidian's page `C` at heading ``), goes to the page
+    /// whose key or name is the whole text (`C#`) when one exists: a name with `#` cannot be
+    /// linked any other way from a model's text. [`Resolver::fragment_is_name`] tells callers
+    /// that rewrite links.
     pub fn resolve_link(&self, link: &WikiLink, self_key: Option<&str>) -> Resolution {
+        if let Some(whole) = self.whole_name(link) {
+            return whole;
+        }
         match (link.target.is_empty(), self_key) {
             (true, Some(k)) => Resolution::Page(k.to_string()),
             (true, None) => Resolution::Missing,
             _ => self.resolve(&link.target),
+        }
+    }
+
+    /// Whether `link`'s `#…` is part of a page name (`[[C#]]` → the page `C#`), not a heading.
+    pub fn fragment_is_name(&self, link: &WikiLink) -> bool {
+        self.whole_name(link).is_some()
+    }
+
+    fn whole_name(&self, link: &WikiLink) -> Option<Resolution> {
+        let Some(Fragment::Heading(h)) = &link.fragment else {
+            return None;
+        };
+        if link.target.is_empty() || h.contains('#') {
+            return None;
+        }
+        let whole = format!("{}#{h}", link.target);
+        let hit = |k: &String| Resolution::Page(k.clone());
+        if let Some(k) = self.by_key.get(&fold_name(&page_key(&whole))) {
+            return Some(hit(k));
+        }
+        if let Some(keys) = self.by_name.get(&fold_name(&whole)) {
+            if keys.len() == 1 {
+                return keys.iter().next().map(hit);
+            }
+        }
+        match self.by_match.get(&match_key(&whole)) {
+            Some(keys) if keys.len() == 1 => keys.iter().next().map(hit),
+            _ => None,
         }
     }
 }
@@ -256,6 +365,7 @@ pub fn unlink_missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::markdown::keys::page_key;
 
     fn page(key: &str, title: &str, aliases: &[&str], body: &str) -> Page {
         Page {
@@ -356,5 +466,93 @@ mod tests {
         );
         assert_eq!(r.resolve("missing.png"), Resolution::Missing);
         assert_eq!(r.resolve("Nothing"), Resolution::Missing);
+    }
+
+    #[test]
+    fn names_differing_in_a_symbol_resolve_to_their_own_pages() {
+        let titles = [
+            "C",
+            "C++",
+            "C#",
+            ".NET",
+            "NET",
+            "F#",
+            "C++20",
+            "Node.js",
+            "AT&T",
+            "Wi-Fi",
+            "3.1 kg",
+            "I/O",
+            "I:O",
+            "人工智能：导论",
+        ];
+        let pages: Vec<Page> = titles
+            .iter()
+            .map(|t| page(&page_key(t), t, &[], ""))
+            .collect();
+        let r = Resolver::from_pages(&pages);
+        let p = |t: &str| Resolution::Page(page_key(t));
+        for t in titles {
+            assert_eq!(r.resolve(t), p(t), "{t} by its title");
+            assert_eq!(r.resolve(&page_key(t)), p(t), "{t} by its key");
+            assert_eq!(r.resolve(&t.to_lowercase()), p(t), "{t} lower case");
+        }
+        // Case, width, spaces and hyphens fold; nothing else does.
+        assert_eq!(r.resolve("WiFi"), p("Wi-Fi"));
+        assert_eq!(r.resolve("wi fi"), p("Wi-Fi"));
+        assert_eq!(r.resolve("Ｃ＋＋"), p("C++"));
+        assert_eq!(r.resolve("Ｃ＃"), p("C#"));
+        assert_eq!(r.resolve("．ＮＥＴ"), p(".NET"));
+        assert_eq!(r.resolve("3.1kg"), p("3.1 kg"));
+        assert_eq!(r.resolve("AT&T Inc."), p("AT&T"));
+        assert_eq!(r.resolve("人工智能:导论"), p("人工智能：导论"));
+        assert_eq!(r.resolve("Nodejs"), Resolution::Missing);
+        assert_eq!(r.resolve("ATT"), Resolution::Missing);
+        assert_eq!(r.resolve("IO"), Resolution::Missing);
+        assert_eq!(r.resolve("C+"), Resolution::Missing);
+        // `[[C#]]` is the page C#, not a heading of C; `[[C#Intro]]` is still a heading.
+        let link = |s: &str| wikilinks::links(s).remove(0);
+        assert_eq!(r.resolve_link(&link("[[C#]]"), None), p("C#"));
+        assert_eq!(r.resolve_link(&link("[[F#]]"), None), p("F#"));
+        assert!(r.fragment_is_name(&link("[[c#]]")));
+        assert_eq!(r.resolve_link(&link("[[C#Intro]]"), None), p("C"));
+        assert!(!r.fragment_is_name(&link("[[C#Intro]]")));
+    }
+
+    #[test]
+    fn old_keys_keep_resolving_and_vault_folders_are_ignored() {
+        let pages = vec![
+            page("I O", "I/O", &["I:O"], ""),
+            page("OpenAI", "OpenAI", &[], ""),
+            page("Tokio", "Tokio", &[], ""),
+            page("Backpressure (source)", "Backpressure", &[], ""),
+            page("O", "O", &[], ""),
+        ];
+        let r = Resolver::from_pages(&pages);
+        let p = |k: &str| Resolution::Page(k.into());
+        assert_eq!(r.resolve("I/O"), p("I O"));
+        assert_eq!(r.resolve("I O"), p("I O"));
+        assert_eq!(r.resolve("I：O"), p("I O"));
+        // Field case F46: folder prefixes, `.md`, plural folders and case.
+        for t in [
+            "entity/OpenAI",
+            "wiki/entity/OpenAI.md",
+            "Entities/openai",
+            "Open AI",
+        ] {
+            assert_eq!(r.resolve(t), p("OpenAI"), "{t}");
+        }
+        for t in [
+            "wiki/concept/Tokio",
+            "Tokio.md",
+            "concepts/Tokio",
+            "CONCEPT/tokio.md",
+        ] {
+            assert_eq!(r.resolve(t), p("Tokio"), "{t}");
+        }
+        assert_eq!(r.resolve("Backpressure"), p("Backpressure (source)"));
+        assert_eq!(r.resolve("notes/Tokio"), p("Tokio"));
+        assert_eq!(strip_vault_folder("analyses/Why"), Some("Why"));
+        assert_eq!(strip_vault_folder("concept/"), None);
     }
 }
