@@ -1276,6 +1276,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let now = ob.op.time;
         let mut assets = self.assets().await?;
         let mut written_assets = 0;
+        let mut moves: Vec<(String, String)> = Vec::new();
         // Our layout without `.llm-wiki/` (a vault of ours zipped by hand).
         let ours = files.keys().any(|p| {
             p.strip_prefix("wiki/")
@@ -1353,7 +1354,34 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 };
                 let version = sha256_hex(text.as_bytes());
-                let existing = self.read::<Source>(Store::Sources, path).await?;
+                let found = self.find_source(path).await?;
+                // A source stored earlier under the NFD form of this path moves to the path.
+                let moved_from = found
+                    .as_ref()
+                    .map(|(_, _, k)| k.clone())
+                    .filter(|k| k != path);
+                let existing = found.map(|(s, rev, _)| (s, rev));
+                if let (Some(old), Some((s, rev))) = (&moved_from, &existing) {
+                    ob.batch
+                        .delete(Store::Sources, old.clone(), Expect::Rev(*rev));
+                    moves.push((old.clone(), path.clone()));
+                    ob.op.sources.push(old.clone());
+                    if !s.version.is_empty() && s.version == version {
+                        let moved = Source {
+                            key: path.clone(),
+                            ..s.clone()
+                        };
+                        ob.batch.put(
+                            Store::Sources,
+                            path.clone(),
+                            to_json(&moved),
+                            Expect::Absent,
+                        );
+                        ob.op.sources.push(path.clone());
+                        report.sources_unchanged.push(path.clone());
+                        continue;
+                    }
+                }
                 if let Some((s, _)) = &existing {
                     if !s.version.is_empty() && s.version == version {
                         report.sources_unchanged.push(path.clone());
@@ -1396,12 +1424,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     summary_page: None,
                     parts: vec![],
                 };
-                ob.batch.put(
-                    Store::Sources,
-                    path.clone(),
-                    to_json(&source),
-                    Expect::from_read(rev),
-                );
+                let expect = if moved_from.is_some() {
+                    Expect::Absent
+                } else {
+                    Expect::from_read(rev)
+                };
+                ob.batch
+                    .put(Store::Sources, path.clone(), to_json(&source), expect);
                 ob.op.sources.push(path.clone());
             } else {
                 let name = path.rsplit('/').next().unwrap_or(path);
@@ -1417,6 +1446,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if ob.op.sources.is_empty() && written_assets == 0 {
             return Ok(report);
         }
+        self.rekey_source_references(&mut ob, &moves).await?;
         ob.op.summary = format!(
             "vault import: {} notes added, {} corrected, {} unchanged; {} attachments",
             report.sources_added.len(),
@@ -1780,8 +1810,9 @@ fn write_zip(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>> {
     Ok(w.finish().map_err(zip_err)?.into_inner())
 }
 
-/// Reads every file of a zip (path → bytes), with limits, safe paths, and a folder that wraps
-/// the whole vault removed.
+/// Reads every file of a zip (path → bytes), with limits, safe paths in Unicode NFC, and a
+/// folder that wraps the whole vault removed. Two entries whose names are one in NFC are an
+/// [`Error::InvalidInput`].
 fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
     let bad = |m: String| Error::InvalidInput(format!("vault zip: {m}"));
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| bad(e.to_string()))?;
@@ -1795,6 +1826,14 @@ fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
         let Some(path) = safe_path(f.name()) else {
             return Err(bad(format!("unsafe path {:?}", f.name())));
         };
+        // Paths (and so source keys and page file names) in NFC: macOS writes NFD names.
+        let path: String =
+            unicode_normalization::UnicodeNormalization::nfc(path.as_str()).collect();
+        if files.contains_key(&path) {
+            return Err(bad(format!(
+                "two entries are named {path:?} (one in another Unicode form)"
+            )));
+        }
         if f.size() > MAX_ENTRY_BYTES {
             return Err(bad(format!(
                 "{path} is larger than {MAX_ENTRY_BYTES} bytes"

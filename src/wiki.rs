@@ -515,12 +515,53 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Err(Error::InvalidInput("the source is empty".into()));
         }
         let version = sha256_hex(text.as_bytes());
-        let key = match (&input.key, &input.url) {
-            (Some(k), _) if !k.trim().is_empty() => k.trim().to_string(),
-            (_, Some(u)) if !u.trim().is_empty() => u.trim().to_string(),
-            _ => format!("sha256:{}", &version[..16]),
+        let key = source_key(match (&input.key, &input.url) {
+            (Some(k), _) if !k.trim().is_empty() => k,
+            (_, Some(u)) if !u.trim().is_empty() => u,
+            _ => "",
+        });
+        let key = if key.is_empty() {
+            format!("sha256:{}", &version[..16])
+        } else {
+            key
         };
-        let existing = self.read::<Source>(Store::Sources, &key).await?;
+        let found = self.find_source(&key).await?;
+        // A source stored earlier under another form of the key (NFD) is moved to the NFC key.
+        let moved_from = found
+            .as_ref()
+            .map(|(_, _, k)| k.clone())
+            .filter(|k| *k != key);
+        let existing = found.map(|(s, rev, _)| (s, rev));
+        if let (Some(old), Some((s, rev))) = (&moved_from, &existing) {
+            if !s.version.is_empty() && s.version == version {
+                let mut ob = self
+                    .begin(
+                        OperationKind::AddSource,
+                        format!("re-keyed: {} (Unicode NFC)", s.title),
+                    )
+                    .await?;
+                ob.op.sources.push(old.clone());
+                ob.op.sources.push(key.clone());
+                let moved = Source {
+                    key: key.clone(),
+                    ..s.clone()
+                };
+                ob.batch
+                    .delete(Store::Sources, old.clone(), Expect::Rev(*rev));
+                ob.batch
+                    .put(Store::Sources, key.clone(), to_json(&moved), Expect::Absent);
+                self.rekey_source_references(&mut ob, &[(old.clone(), key.clone())])
+                    .await?;
+                let op = self.finish(ob).await?;
+                return Ok(AddSourceReport {
+                    key,
+                    version,
+                    outcome: AddOutcome::Unchanged,
+                    op: Some(op.id),
+                    previous_version: None,
+                });
+            }
+        }
         if let Some((s, _)) = &existing {
             // A legacy record without a version is always treated as changed (F34d).
             if !s.version.is_empty() && s.version == version {
@@ -554,6 +595,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .begin(OperationKind::AddSource, format!("{verb}: {title}"))
             .await?;
         ob.op.sources.push(key.clone());
+        if let (Some(old), Some((_, rev))) = (&moved_from, &existing) {
+            ob.op.sources.insert(0, old.clone());
+            ob.batch
+                .delete(Store::Sources, old.clone(), Expect::Rev(*rev));
+            self.rekey_source_references(&mut ob, &[(old.clone(), key.clone())])
+                .await?;
+        }
 
         ob.batch.put(
             Store::Raw,
@@ -611,12 +659,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .map(|(s, _)| s.parts.clone())
                 .unwrap_or_default(),
         };
-        ob.batch.put(
-            Store::Sources,
-            key.clone(),
-            to_json(&source),
-            Expect::from_read(rev),
-        );
+        let expect = if moved_from.is_some() {
+            Expect::Absent
+        } else {
+            Expect::from_read(rev)
+        };
+        ob.batch
+            .put(Store::Sources, key.clone(), to_json(&source), expect);
         let op = self.finish(ob).await?;
         Ok(AddSourceReport {
             key,
@@ -625,6 +674,85 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             op: Some(op.id),
             previous_version,
         })
+    }
+
+    /// The stored source `key` names, its storage revision and the key it is stored under: the
+    /// record under [`source_key`]`(key)` (NFC), else one stored under the key's NFD form (a key
+    /// kept before keys were normalised; macOS writes file names in NFD), else under `key` as
+    /// given. Errors: storage errors.
+    pub async fn find_source(&self, key: &str) -> Result<Option<(Source, u64, String)>> {
+        let nfc = source_key(key);
+        let mut forms = vec![nfc.clone()];
+        for form in [
+            unicode_normalization::UnicodeNormalization::nfd(nfc.as_str()).collect::<String>(),
+            key.to_string(),
+        ] {
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        for form in forms {
+            if let Some((s, rev)) = self.read::<Source>(Store::Sources, &form).await? {
+                return Ok(Some((s, rev, form)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds to `ob` what moving each source `old` to key `new` (`moves`: `(old, new)`) changes
+    /// elsewhere: the claims citing it and the pages listing it among their sources (or keeping
+    /// facts for it) name `new`. Each changed page gets one revision by the app.
+    pub(crate) async fn rekey_source_references(
+        &self,
+        ob: &mut OpBuilder,
+        moves: &[(String, String)],
+    ) -> Result<()> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        let to: BTreeMap<&str, &str> = moves
+            .iter()
+            .map(|(o, n)| (o.as_str(), n.as_str()))
+            .collect();
+        for (id, r) in self.storage.scan(Store::Claims, "").await? {
+            let mut claim: crate::model::Claim = from_json(Store::Claims, &id, &r.data)?;
+            if let Some(new) = to.get(claim.source_key.as_str()) {
+                claim.source_key = new.to_string();
+                ob.batch
+                    .put(Store::Claims, id, to_json(&claim), Expect::Rev(r.rev));
+            }
+        }
+        let table = self.page_table().await?;
+        let keys: Vec<String> = table
+            .rows()
+            .filter(|r| r.sources.iter().any(|s| to.contains_key(s.as_str())) || r.more_facts > 0)
+            .map(|r| r.key.clone())
+            .collect();
+        let (op, now) = (ob.op.id, ob.op.time);
+        for k in keys {
+            let Some((mut page, rev)) = self.read::<Page>(Store::Pages, &k).await? else {
+                continue;
+            };
+            let before = page.clone();
+            for s in page.sources.iter_mut() {
+                if let Some(new) = to.get(s.as_str()) {
+                    *s = new.to_string();
+                }
+            }
+            for m in page.more_facts.iter_mut() {
+                if let Some(new) = to.get(m.source.as_str()) {
+                    m.source = new.to_string();
+                }
+            }
+            if page == before {
+                continue;
+            }
+            page.revision += 1;
+            page.updated = now;
+            self.put_page_revision(&mut ob.batch, &page, Some(rev), Author::App, op, now);
+            ob.op.pages.push(page.key.clone());
+        }
+        Ok(())
     }
 
     /// Every source, ordered by key. A pending source whose last compile failed shows as
@@ -638,9 +766,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(sources)
     }
 
-    /// One source with its current text, or `None`.
+    /// One source with its current text, or `None`. `key` is matched in Unicode NFC, and a source
+    /// stored under the NFD form of the key is found too ([`Wiki::find_source`]).
     pub async fn source(&self, key: &str) -> Result<Option<SourceWithText>> {
-        let Some((mut source, _)) = self.read::<Source>(Store::Sources, key).await? else {
+        let Some((mut source, _, _)) = self.find_source(key).await? else {
             return Ok(None);
         };
         show_failure(&mut source, &self.compile_failures().await?);
@@ -928,6 +1057,17 @@ fn normalize_mime(mime: &str) -> Result<String> {
     } else {
         Err(Error::UnsupportedMime(mime.to_string()))
     }
+}
+
+/// A source key as stored: trimmed and in Unicode NFC (UAX #15), like page keys, so a file name
+/// written in NFD (as macOS writes `Zu\u{308}rich.md`) and the same name in NFC are one key.
+///
+/// ```
+/// use llm_wiki::wiki::source_key;
+/// assert_eq!(source_key(" Zu\u{308}rich.md "), "Z\u{fc}rich.md");
+/// ```
+pub fn source_key(key: &str) -> String {
+    unicode_normalization::UnicodeNormalization::nfc(key.trim()).collect()
 }
 
 /// The first ATX heading's text, else the first non-empty line (≤ 80 characters), else the key.

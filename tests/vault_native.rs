@@ -1158,3 +1158,102 @@ fn f43_a_drawing_gives_its_text_a_template_is_skipped_a_canvas_is_an_attachment(
         vec![".obsidian/app.json: hidden".to_string()]
     );
 }
+
+#[test]
+fn nfd_file_names_in_a_vault_import_become_nfc_source_keys() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "nfd-vault");
+    let note = "# Zürich\n\nThe Limmat flows through Zürich.\n";
+    // macOS writes decomposed names.
+    let nfd = zip_of(&[
+        ("Zu\u{308}rich.md", note.as_bytes()),
+        ("Cafe\u{301}s/Bern.md", b"# Bern\n\nBern is a city.\n"),
+    ]);
+    let report = block_on(w.import_vault(&nfd)).unwrap();
+    assert_eq!(
+        report.sources_added,
+        vec![
+            "Caf\u{e9}s/Bern.md".to_string(),
+            "Z\u{fc}rich.md".to_string()
+        ]
+    );
+    // The same vault zipped elsewhere (NFC names) is the same two sources.
+    let nfc = zip_of(&[
+        ("Z\u{fc}rich.md", note.as_bytes()),
+        ("Caf\u{e9}s/Bern.md", b"# Bern\n\nBern is a city.\n"),
+    ]);
+    let again = block_on(w.import_vault(&nfc)).unwrap();
+    assert_eq!(again.sources_unchanged.len(), 2);
+    assert_eq!(again.op, None);
+    assert_eq!(block_on(w.sources()).unwrap().len(), 2);
+    // A note added by hand under the NFD name is that source too.
+    let r = block_on(w.add_source(NewSource {
+        key: Some("Zu\u{308}rich.md".into()),
+        mime: "text/markdown".into(),
+        content: note.into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(r.op, None);
+    assert_eq!(block_on(w.sources()).unwrap().len(), 2);
+    // Two entries that are one name in NFC: a clear error, nothing written.
+    let ops = block_on(w.operations()).unwrap().len();
+    let both = zip_of(&[("Zu\u{308}rich.md", b"one"), ("Z\u{fc}rich.md", b"two")]);
+    assert!(matches!(
+        block_on(w.import_vault(&both)),
+        Err(Error::InvalidInput(_))
+    ));
+    assert_eq!(block_on(w.operations()).unwrap().len(), ops);
+}
+
+#[test]
+fn a_vault_import_moves_a_source_an_older_build_stored_under_an_nfd_key() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "nfd-legacy-vault");
+    let note = "# Zürich\n\nThe Limmat flows through Zürich.\n";
+    let version = llm_wiki::text::content_version(note);
+    let legacy = llm_wiki::model::Source {
+        key: "Zu\u{308}rich.md".into(),
+        version: version.clone(),
+        title: "Zürich".into(),
+        url: None,
+        mime: "text/markdown".into(),
+        captured_at: None,
+        added_at: 0,
+        op: 0,
+        text_bytes: note.len() as u64,
+        original: None,
+        previous_versions: vec![],
+        status: llm_wiki::model::SourceStatus::Pending,
+        summary_page: None,
+        parts: vec![],
+    };
+    let mut b = Batch::new();
+    b.put(
+        Store::Raw,
+        format!("text/{version}"),
+        note.as_bytes().to_vec(),
+        Expect::Any,
+    );
+    b.put(
+        Store::Sources,
+        "Zu\u{308}rich.md",
+        serde_json::to_vec(&legacy).unwrap(),
+        Expect::Absent,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    assert_eq!(
+        block_on(w.sources()).unwrap().len(),
+        1,
+        "the legacy record reads"
+    );
+    let report = block_on(w.import_vault(&zip_of(&[("Z\u{fc}rich.md", note.as_bytes())]))).unwrap();
+    assert_eq!(report.sources_unchanged, vec!["Z\u{fc}rich.md".to_string()]);
+    assert!(report.op.is_some());
+    let keys: Vec<String> = block_on(w.sources())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.key)
+        .collect();
+    assert_eq!(keys, vec!["Z\u{fc}rich.md".to_string()]);
+}

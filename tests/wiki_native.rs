@@ -312,3 +312,152 @@ fn a_new_wiki_has_its_documents_and_reopens_with_them() {
     assert_eq!(block_on(w.sources()).unwrap().len(), 1);
     assert_eq!(block_on(w.operations()).unwrap().len(), 2);
 }
+
+/// Stores `text` as a pending source under `key` exactly as given, as a build before keys were
+/// normalised stored a key handed to it in NFD.
+fn store_legacy_source(w: &W, key: &str, text: &str) -> String {
+    let normalized = llm_wiki::text::normalize_source_text(text);
+    let version = llm_wiki::text::content_version(text);
+    let legacy = Source {
+        key: key.into(),
+        version: version.clone(),
+        title: "Zürich".into(),
+        url: None,
+        mime: "text/markdown".into(),
+        captured_at: None,
+        added_at: 0,
+        op: 0,
+        text_bytes: normalized.len() as u64,
+        original: None,
+        previous_versions: vec![],
+        status: SourceStatus::Pending,
+        summary_page: None,
+        parts: vec![],
+    };
+    let mut b = Batch::new();
+    b.put(
+        Store::Raw,
+        format!("text/{version}"),
+        normalized.into_bytes(),
+        Expect::Any,
+    );
+    b.put(
+        Store::Sources,
+        key,
+        serde_json::to_vec(&legacy).unwrap(),
+        Expect::Absent,
+    );
+    block_on(w.storage().commit(b)).unwrap();
+    version
+}
+
+const ZURICH_NFD: &str = "notes/Zu\u{308}rich.md";
+const ZURICH_NFC: &str = "notes/Z\u{fc}rich.md";
+const ZURICH_TEXT: &str = "# Zürich\n\n## Limmat\n\nThe Limmat flows through Zürich.\n";
+
+#[test]
+fn source_keys_are_stored_in_nfc_whatever_form_they_come_in() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "nfc");
+    let r = block_on(w.add_source(md(ZURICH_NFD, ZURICH_TEXT))).unwrap();
+    assert_eq!(r.key, ZURICH_NFC);
+    assert_eq!(r.outcome, AddOutcome::Added);
+    // The same note under the other form is the same source.
+    let again = block_on(w.add_source(md(ZURICH_NFC, ZURICH_TEXT))).unwrap();
+    assert_eq!(again.outcome, AddOutcome::Unchanged);
+    assert_eq!(again.op, None);
+    let keys: Vec<String> = block_on(w.sources())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.key)
+        .collect();
+    assert_eq!(keys, vec![ZURICH_NFC.to_string()]);
+    // Lookups normalise: either form finds it, and removes it.
+    assert!(block_on(w.source(ZURICH_NFD)).unwrap().is_some());
+    let removed = block_on(w.remove_source(ZURICH_NFD)).unwrap();
+    assert_eq!(removed.key, ZURICH_NFC);
+    assert!(block_on(w.sources()).unwrap().is_empty());
+}
+
+#[test]
+fn a_source_stored_under_an_nfd_key_is_found_and_rekeyed_in_one_operation() {
+    use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
+    use llm_wiki::llm::scripted::ScriptedLlm;
+    use llm_wiki::llm::Cancel;
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "nfd");
+    store_legacy_source(&w, ZURICH_NFD, ZURICH_TEXT);
+    let llm = ScriptedLlm::new();
+    let model = LlmCompiler {
+        llm: &llm,
+        max_output_tokens: None,
+        model_name: "scripted".into(),
+    };
+    block_on(w.compile(&model, &CompileOptions::default(), &|_| {}, &Cancel::new())).unwrap();
+    let claims_of = |w: &W| -> Vec<llm_wiki::model::Claim> {
+        block_on(w.storage().scan(Store::Claims, ""))
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
+            .collect()
+    };
+    // As an older build left it: claims and pages name the NFD key.
+    assert!(claims_of(&w).iter().all(|c| c.source_key == ZURICH_NFD));
+    assert!(!claims_of(&w).is_empty());
+    let listing = |w: &W, key: &str| {
+        block_on(w.all_pages())
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.sources.iter().any(|s| s == key))
+            .count()
+    };
+    let pages_before = listing(&w, ZURICH_NFD);
+    assert!(pages_before >= 2, "{pages_before}");
+    // Found through the NFC key.
+    assert_eq!(
+        block_on(w.source(ZURICH_NFC)).unwrap().unwrap().source.key,
+        ZURICH_NFD
+    );
+
+    // Adding the same note under the NFC key moves the source, in one operation.
+    let ops = block_on(w.operations()).unwrap().len();
+    let r = block_on(w.add_source(md(ZURICH_NFC, ZURICH_TEXT))).unwrap();
+    assert_eq!(r.key, ZURICH_NFC);
+    assert_eq!(r.outcome, AddOutcome::Unchanged);
+    assert!(r.op.is_some());
+    assert_eq!(block_on(w.operations()).unwrap().len(), ops + 1);
+    let sources = block_on(w.sources()).unwrap();
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0].key, ZURICH_NFC);
+    assert!(
+        matches!(sources[0].status, SourceStatus::Compiled { .. }),
+        "{:?}",
+        sources[0].status
+    );
+    assert!(sources[0].summary_page.is_some());
+    assert!(claims_of(&w).iter().all(|c| c.source_key == ZURICH_NFC));
+    assert_eq!(listing(&w, ZURICH_NFD), 0);
+    assert_eq!(listing(&w, ZURICH_NFC), pages_before);
+    // Nothing left to compile, and adding it again writes nothing.
+    block_on(w.compile(&model, &CompileOptions::default(), &|_| {}, &Cancel::new())).unwrap();
+    assert_eq!(block_on(w.sources()).unwrap().len(), 1);
+    let again = block_on(w.add_source(md(ZURICH_NFD, ZURICH_TEXT))).unwrap();
+    assert_eq!((again.outcome, again.op), (AddOutcome::Unchanged, None));
+}
+
+#[test]
+fn a_changed_note_under_the_nfc_key_corrects_the_source_stored_in_nfd() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "nfd-corrected");
+    let old = store_legacy_source(&w, ZURICH_NFD, ZURICH_TEXT);
+    let r = block_on(w.add_source(md(ZURICH_NFC, "# Zürich\n\nA city on a lake.\n"))).unwrap();
+    assert_eq!(r.outcome, AddOutcome::Corrected);
+    assert_eq!(r.key, ZURICH_NFC);
+    assert_eq!(r.previous_version, Some(old));
+    let keys: Vec<String> = block_on(w.sources())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.key)
+        .collect();
+    assert_eq!(keys, vec![ZURICH_NFC.to_string()]);
+}

@@ -898,7 +898,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?
             .into_iter()
             .filter(|s| match &options.sources {
-                Some(keys) => keys.contains(&s.key),
+                // Keys compare in Unicode NFC, as they are stored.
+                Some(keys) => keys
+                    .iter()
+                    .any(|k| crate::wiki::source_key(k) == crate::wiki::source_key(&s.key)),
                 None => true,
             })
             .filter(|s| {

@@ -55,9 +55,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Pages the source alone supported stay (lint reports pages without sources); the raw text
     /// and original bytes stay in `raw/`, content-addressed.
     ///
+    /// `key` is matched as [`Wiki::source`] matches it (Unicode NFC, or a source stored in NFD).
+    ///
     /// Errors: [`Error::NotFound`] for an unknown key; [`Error::Conflict`] when another operation
     /// landed meanwhile (nothing written: call again).
     pub async fn remove_source(&self, key: &str) -> Result<RemoveSourceReport> {
+        // The key as stored (NFC, or an NFD key kept from before keys were normalised).
+        let stored = self.find_source(key).await?.map(|(_, _, k)| k);
+        let key = stored.as_deref().unwrap_or(key);
         let mut snap = self.snapshot(key).await?;
         let Some(source) = snap.sources.get(key).cloned() else {
             return Err(Error::NotFound(format!("source {key:?}")));
