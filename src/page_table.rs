@@ -110,7 +110,7 @@ pub struct PageRow {
     /// Bytes of the body.
     pub bytes: u64,
     /// The distinct link targets of the body's wikilinks and embeds, as written, in order of
-    /// first use (`[[#heading]]` links to the page itself are left out).
+    /// first use (`[[#heading]]` links to the page itself are left out; `[[C#]]` keeps its `#`).
     #[serde(default)]
     pub links: Vec<String>,
     /// The body's headings, folded as links name them.
@@ -133,8 +133,18 @@ impl PageRow {
     pub fn of(page: &Page, history: Option<HistoryMark>) -> PageRow {
         let mut links: Vec<String> = Vec::new();
         for l in crate::markdown::wikilinks::links(&page.body) {
-            if !l.target.is_empty() && !links.contains(&l.target) {
-                links.push(l.target);
+            // `[[C#]]` (an empty heading) names the page `C#` when there is one: keep the `#`,
+            // which resolves to C# first and to C otherwise.
+            let target = match &l.fragment {
+                Some(crate::markdown::wikilinks::Fragment::Heading(h))
+                    if h.is_empty() && !l.target.is_empty() =>
+                {
+                    format!("{}#", l.target)
+                }
+                _ => l.target,
+            };
+            if !target.is_empty() && !links.contains(&target) {
+                links.push(target);
             }
         }
         PageRow {

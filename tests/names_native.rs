@@ -152,6 +152,31 @@ fn names_that_differ_only_in_a_symbol_become_pages_of_their_own() {
         );
     }
 
+    // A person's `[[C#]]` is the page C#, not a heading of C.
+    block_on(w.put_page(PageEdit {
+        title: Some("Comparison notes".into()),
+        body: Some("Compare [[C#]] with [[C++]] and [[c]].\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let findings = block_on(w.lint(&LintOptions::default())).unwrap();
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.kind != FindingKind::MissingHeading && f.kind != FindingKind::BrokenLink),
+        "{findings:?}"
+    );
+    for key in ["C＃", "C++", "C"] {
+        assert!(
+            block_on(w.backlinks(key))
+                .unwrap()
+                .iter()
+                .any(|b| b == "Comparison notes"),
+            "{key}"
+        );
+    }
+    let ks = keys(&w);
+
     // A full-width name is the same name: a second source about `Ｃ＋＋` adds to C++.
     add(
         &w,

@@ -40,8 +40,14 @@ fn rewrite_one(link: &WikiLink, resolver: &Resolver, self_key: &str) -> Option<S
             let alias = (shown != key).then_some(shown);
             let written =
                 wikilinks::write_link(false, &key, fragment, alias.as_deref(), link.in_table);
-            let original = &link.target;
-            (written != format!("[[{original}]]")).then_some(written)
+            let original = wikilinks::write_link(
+                false,
+                &link.target,
+                link.fragment.as_ref(),
+                link.alias.as_deref(),
+                link.in_table,
+            );
+            (written != original).then_some(written)
         }
         Resolution::Missing | Resolution::Asset(_) => Some(link.display()),
         Resolution::Ambiguous(_) => None,

@@ -881,7 +881,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         )),
                         Resolution::Page(to) => {
                             let target = table.get(&to);
+                            // `[[C#]]`: the `#` is part of the name, not a heading.
+                            let whole = resolver.fragment_is_name(&l);
                             match (&l.fragment, target) {
+                                (Some(Fragment::Heading(_)), Some(_)) if whole => {}
                                 (Some(Fragment::Heading(h)), Some(t))
                                     if !t.headings.contains(&fold_name(
                                         h.rsplit('#').next().unwrap_or(h),
