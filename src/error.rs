@@ -167,12 +167,16 @@ pub enum Error {
 
     /// An HTML page came back instead of an API response: the base URL points at a web page
     /// (a login page, a web UI, a proxy's error page), not an LLM API.
-    #[error("{url} answered with a web page (HTTP {status}), not an LLM API; check the base URL (it usually ends in /v1 for OpenAI-compatible servers)")]
+    #[error("{url} answered with a web page (HTTP {status}), not an LLM API{}; check the base URL (it usually ends in /v1 for OpenAI-compatible servers)", page_text_suffix(.text))]
     LlmNotAnEndpoint {
         /// The URL.
         url: String,
         /// HTTP status.
         status: u16,
+        /// The start of the page's visible text (title and body, tags and scripts removed,
+        /// whitespace collapsed, at most about 200 characters), so the user sees whose page it
+        /// is (a proxy's 502 page, a login page); empty when the page shows none.
+        text: String,
     },
 
     /// The prompt (plus the requested output) does not fit the model's context window.
@@ -263,6 +267,14 @@ fn provider_suffix(message: &str) -> String {
         String::new()
     } else {
         format!(": {message}")
+    }
+}
+
+fn page_text_suffix(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" (the page says: \"{text}\")")
     }
 }
 
@@ -368,6 +380,7 @@ mod tests {
             Error::LlmNotAnEndpoint {
                 url: "u".into(),
                 status: 200,
+                text: String::new(),
             },
             Error::LlmContextOverflow {
                 message: "m".into(),

@@ -5,6 +5,8 @@
 //! `InProcess` runs the scripted endpoint in-process (replies derived from the request).
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
@@ -1149,7 +1151,8 @@ fn typed_errors_for_html_server_errors_timeouts_and_empty_answers() {
         e,
         Error::LlmNotAnEndpoint {
             url: "http://x/fault/html/v1/chat/completions".into(),
-            status: 200
+            status: 200,
+            text: "Open WebUI Sign in".into(),
         }
     );
     for (path, message) in [
@@ -1556,4 +1559,470 @@ fn ollama_native_sends_the_context_window_and_format() {
     assert_eq!(body["options"]["num_ctx"], 16_384);
     assert_eq!(body["stream"], false);
     assert_eq!(body["format"], page_schema().schema);
+}
+
+// ------------------------------------------------------------------ issue 21: prompts the server cut
+
+/// A config for the scripted server at `base` with a small context window.
+fn windowed(base: &str, window: u32) -> Config {
+    Config {
+        context_window: window,
+        max_output_tokens: 200,
+        ..openai(base)
+    }
+}
+
+/// A prompt of about `tokens` estimated tokens (English, 4 characters a token).
+fn english_prompt(tokens: usize) -> String {
+    "Tokio is an asynchronous runtime for Rust. ".repeat(tokens * 4 / 43)
+}
+
+#[test]
+fn a_prompt_above_the_window_that_the_server_cut_is_a_context_overflow_and_unused() {
+    let est = llm_wiki::text::TokenEstimator::default();
+    let prompt = english_prompt(1100);
+    let estimate = est.estimate(&prompt);
+    assert!((1050..1200).contains(&estimate), "{estimate}");
+    // The server keeps the last 600 tokens and answers from them, counting 600.
+    for (provider, base, setting) in [
+        (
+            Provider::OpenAiCompatible,
+            "http://127.0.0.1:8000/fault/cut-prompt=600/v1",
+            "--ctx-size",
+        ),
+        (
+            Provider::Ollama,
+            "http://127.0.0.1:11434/fault/cut-prompt=600",
+            "num_ctx",
+        ),
+        (
+            Provider::OpenAiCompatible,
+            "http://localhost:11434/fault/cut-prompt=600/v1",
+            "OLLAMA_CONTEXT_LENGTH",
+        ),
+    ] {
+        let t = InProcess::new(vec![]);
+        let cfg = Config {
+            provider,
+            ..windowed(base, 1000)
+        };
+        let llm = HttpLlm::new(cfg, t.clone()).unwrap();
+        let tokens = RefCell::new(String::new());
+        let on_token = |s: &str| tokens.borrow_mut().push_str(s);
+        let e = block_on(llm.chat(&ask_json(&prompt), None, &Cancel::new())).unwrap_err();
+        assert_eq!(e.code(), "LLM_CONTEXT_OVERFLOW", "{provider:?}: {e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("contextWindow") && text.contains(setting),
+            "{text}"
+        );
+        assert!(
+            text.contains("prompt tokens for a prompt estimated at"),
+            "{text}"
+        );
+        // It was sent (the server's count decided), once: no retry, no other structured mode.
+        let path = if provider == Provider::Ollama {
+            "api/chat"
+        } else {
+            "chat/completions"
+        };
+        assert_eq!(t.requests_to(path).len(), 1, "{provider:?}");
+        // Nothing was learned from the cut call (no structured mode remembered for it).
+        assert!(llm.learned().modes().modes.is_empty());
+        // Streamed: the same error at the end of the stream.
+        let e = block_on(llm.chat(&ask(&prompt), Some(&on_token), &Cancel::new())).unwrap_err();
+        assert_eq!(
+            e.code(),
+            "LLM_CONTEXT_OVERFLOW",
+            "{provider:?} streamed: {e}"
+        );
+    }
+}
+
+#[test]
+fn the_issue_figures_4096_counted_for_about_6000_sent_are_a_context_overflow() {
+    let prompt = english_prompt(6000);
+    let est = llm_wiki::text::TokenEstimator::default();
+    let sent = est.estimate(&prompt) + est.estimate("You maintain a wiki.") + 4;
+    let (_, t) = canned_llm(&[]);
+    let reply = json!({"id": "x", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Pages from the last part."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 4096, "completion_tokens": 7, "total_tokens": 4103}});
+    t.json(200, &reply);
+    t.json(200, &reply);
+    let llm = HttpLlm::new(windowed("http://localhost:1234/v1", 5000), t.clone()).unwrap();
+    let e = block_on(llm.chat(&ask(&prompt), None, &Cancel::new())).unwrap_err();
+    assert_eq!(e.code(), "LLM_CONTEXT_OVERFLOW", "{e}");
+    assert!(
+        e.to_string().contains(&format!("estimated at {sent}")),
+        "{e}"
+    );
+    // The same count for a prompt that fits the window says nothing: the answer is used.
+    let fits = english_prompt(4500);
+    let r = block_on(llm.chat(&ask(&fits), None, &Cancel::new())).unwrap();
+    assert_eq!(r.text, "Pages from the last part.");
+    assert_eq!(r.usage.input, 4096);
+}
+
+#[test]
+fn a_prompt_the_server_counts_whole_or_a_cjk_prompt_that_fits_is_used() {
+    // Above the window, but the server counts 95 % of the estimate: it received it whole.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(
+        windowed("http://x/fault/prompt-share=95/v1", 1000),
+        t.clone(),
+    )
+    .unwrap();
+    let r = block_on(llm.chat(&ask_json(&english_prompt(1100)), None, &Cancel::new())).unwrap();
+    assert!(!r.text.is_empty() && !r.usage.estimated);
+    // A Chinese prompt that fits the window, counted at 0.6× the estimate (a CJK vocabulary).
+    let chinese = "东京是日本的首都，也是世界上人口最多的城市之一。".repeat(30);
+    let est = llm_wiki::text::TokenEstimator::default();
+    let estimate = est.estimate(&chinese);
+    assert!((600..900).contains(&estimate), "{estimate}");
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(
+        windowed("http://x/fault/prompt-share=60/v1", 1000),
+        t.clone(),
+    )
+    .unwrap();
+    for request in [ask(&chinese), ask_json(&chinese)] {
+        let r = block_on(llm.chat(&request, None, &Cancel::new())).unwrap();
+        assert!(!r.text.is_empty());
+        assert!(
+            r.usage.input * 10 < estimate * 7,
+            "{} of {estimate}",
+            r.usage.input
+        );
+    }
+    // Far above the window (more than 1.25×): refused before sending, naming the setting.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(windowed("http://x/v1", 1000), t.clone()).unwrap();
+    let e = block_on(llm.chat(&ask(&english_prompt(1400)), None, &Cancel::new())).unwrap_err();
+    assert_eq!(e.code(), "LLM_CONTEXT_OVERFLOW");
+    assert!(e.to_string().contains("--ctx-size"), "{e}");
+    assert!(t.state().requests().is_empty());
+}
+
+#[test]
+fn a_compile_whose_prompt_the_server_cut_writes_nothing() {
+    use llm_wiki::storage::memory::MemoryBackend;
+    let backend = MemoryBackend::new();
+    let w = common::open(&backend, "cut");
+    let mut source = String::from("# Kestrel drone\n\n");
+    for i in 0..60 {
+        source.push_str(&format!(
+            "The Kestrel drone model {i} flies for {} minutes on one battery and carries a camera.\n\n",
+            30 + i
+        ));
+    }
+    common::add(&w, "kestrel.md", &source);
+    let config = Config {
+        context_window: CUT_WINDOW,
+        max_output_tokens: 256,
+        ..openai("http://127.0.0.1:8000/fault/no-json-schema,cut-prompt=300/v1")
+    };
+    block_on(w.set_llm_config(config)).unwrap();
+    let before = block_on(w.pages()).unwrap();
+    let t = InProcess::new(vec![]);
+    let r = common::compile_with_settings(&w, t.clone());
+    assert!(r.compiled.is_empty(), "{:?}", r.compiled);
+    assert_eq!(r.failed.len(), 1, "{:?}", r.failed);
+    assert_eq!(r.failed[0].code, "LLM_CONTEXT_OVERFLOW", "{:?}", r.failed);
+    assert!(
+        !t.requests_to("chat/completions").is_empty(),
+        "the prompt was sent and judged by the server's count"
+    );
+    assert_eq!(block_on(w.pages()).unwrap(), before, "no page written");
+}
+
+const CUT_WINDOW: u32 = 1000;
+
+// ------------------------------------------------------------------ issue 21: a web page as the error
+
+#[test]
+fn a_proxy_error_page_is_not_an_endpoint_and_quotes_its_visible_text() {
+    let page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>502 Bad Gateway</title>\
+        <style>body { font-family: sans-serif; }</style><script>var t = 'hidden';</script></head>\
+        <body><!-- cf-ray --><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3 &amp; \
+        Cloudflare&nbsp;&#8212; Ray&#x20;ID 8f2c</center>\n</body></html>";
+    let t = Canned::new();
+    t.push(
+        502,
+        "text/html; charset=UTF-8",
+        vec![page.as_bytes().to_vec()],
+    );
+    let llm = HttpLlm::new(openai("http://localhost:1234/v1"), t).unwrap();
+    let e = block_on(llm.chat(&ask("x"), None, &Cancel::new())).unwrap_err();
+    assert_eq!(e.code(), "LLM_NOT_AN_ENDPOINT");
+    let Error::LlmNotAnEndpoint { status, text, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*status, 502);
+    assert_eq!(
+        text,
+        "502 Bad Gateway 502 Bad Gateway nginx/1.25.3 & Cloudflare — Ray ID 8f2c"
+    );
+    assert!(e.to_string().contains("nginx/1.25.3"), "{e}");
+    assert!(!e.to_string().contains("hidden") && !e.to_string().contains("font-family"));
+    // A long page: about the first 200 characters of its text, never its markup; no key leaks.
+    let long = format!(
+        "<html><body><p>{}</p><p>Bearer sk-SECRET-1234567890</p></body></html>",
+        "Das Gateway antwortet nicht. ".repeat(20)
+    );
+    let t = Canned::new();
+    t.push(200, "text/html", vec![long.into_bytes()]);
+    let cfg = Config {
+        api_key: Some(Secret::new("sk-SECRET-1234567890")),
+        ..openai("http://localhost:1234/v1")
+    };
+    let llm = HttpLlm::new(cfg, t).unwrap();
+    let e = block_on(llm.list_models(&Cancel::new())).unwrap_err();
+    let Error::LlmNotAnEndpoint { text, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(text.chars().count(), 201, "{text}");
+    assert!(text.starts_with("Das Gateway antwortet nicht.") && text.ends_with('…'));
+    assert!(!text.contains('<'));
+    // A page that shows no text: no quote at all.
+    let t = Canned::new();
+    t.push(
+        404,
+        "text/html",
+        vec![b"<html><body><script>x()</script></body></html>".to_vec()],
+    );
+    let llm = HttpLlm::new(openai("http://localhost:1234/v1"), t).unwrap();
+    let e = block_on(llm.chat(&ask("x"), None, &Cancel::new())).unwrap_err();
+    assert!(
+        matches!(&e, Error::LlmNotAnEndpoint { text, .. } if text.is_empty()),
+        "{e:?}"
+    );
+    assert!(!e.to_string().contains("the page says"));
+}
+
+// ------------------------------------------------------------------ issue 21: Python-style JSON
+
+#[test]
+fn a_single_quoted_python_style_object_is_repaired_locally_without_a_round_trip() {
+    use llm_wiki::llm::parse::parse_json;
+    let schema = json!({"type": "object", "required": ["title"], "properties": {
+        "title": {"type": "string"}, "links": {"type": "array", "items": {"type": "string"}}}});
+    let cases: &[(&str, Value)] = &[
+        ("{'title': 'Tokio', 'links': ['Rust', 'Futures']}", json!({"title": "Tokio", "links": ["Rust", "Futures"]})),
+        // Nested, Python constants, a trailing comma.
+        ("{'title': 'Tokio', 'meta': {'stable': True, 'deprecated': False, 'parent': None, 'tags': [{'n': 1}, {'n': 2.5}],},}",
+         json!({"title": "Tokio", "meta": {"stable": true, "deprecated": false, "parent": null, "tags": [{"n": 1}, {"n": 2.5}]}})),
+        // repr() escapes: \' inside, a double-quoted string holding an apostrophe, " inside '…'.
+        (r#"{'title': 'Rust\'s borrow checker', 'alt': "Tom's notes", 'q': 'say "hi"', 'x': '\x41'}"#,
+         json!({"title": "Rust's borrow checker", "alt": "Tom's notes", "q": "say \"hi\"", "x": "A"})),
+        // CJK, a colon and a comma inside values, after prose and in a fence.
+        ("Here is the page:\n```python\n{'title': '东京：首都, 人口', 'links': ['日本']}\n```", json!({"title": "东京：首都, 人口", "links": ["日本"]})),
+        ("Sure! {'title': 'Tokio'} Hope it's useful.", json!({"title": "Tokio"})),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse_json(text, &schema).as_ref(), Ok(want), "{text}");
+    }
+    // Through the client and chat_json: one call, not repaired by a round trip.
+    let (llm, t) = canned_llm(&[openai_reply(
+        json!({"role": "assistant", "content": "{'title': 'Tokio', 'links': ['Rust']}"}),
+        "stop",
+    )]);
+    let r = block_on(chat_json(&llm, &ask_json("x"), &Cancel::new())).unwrap();
+    assert_eq!(r.value, json!({"title": "Tokio", "links": ["Rust"]}));
+    assert!(!r.repaired);
+    assert_eq!(t.requests().len(), 1);
+}
+
+#[test]
+fn an_apostrophe_inside_a_single_quoted_string_goes_back_for_the_round_trip() {
+    use llm_wiki::llm::parse::{parse_json, repair_python_literal};
+    for ambiguous in [
+        "{'title': 'Rust's borrow checker'}",
+        "{'title': 'Tokio', 'summary': 'the runtime's scheduler'}",
+        "{'title': 'rock 'n' roll'}",
+        "['it's', 'fine']",
+    ] {
+        assert_eq!(repair_python_literal(ambiguous), None, "{ambiguous}");
+        assert!(parse_json(ambiguous, &json!({})).is_err(), "{ambiguous}");
+    }
+    // Not a literal at all: a bare word, unbalanced brackets.
+    assert_eq!(repair_python_literal("{'a': undefined}"), None);
+    assert_eq!(repair_python_literal("{'a': ['b'}"), None);
+    let (llm, t) = canned_llm(&[
+        openai_reply(
+            json!({"role": "assistant", "content": "{'title': 'Rust's borrow checker'}"}),
+            "stop",
+        ),
+        openai_reply(
+            json!({"role": "assistant", "content": "{\"title\": \"Rust's borrow checker\"}"}),
+            "stop",
+        ),
+    ]);
+    let r = block_on(chat_json(&llm, &ask_json("x"), &Cancel::new())).unwrap();
+    assert!(r.repaired, "the ambiguous reply went back to the model");
+    assert_eq!(r.value["title"], "Rust's borrow checker");
+    assert_eq!(t.requests().len(), 2);
+}
+
+// ------------------------------------------------------------------ issue 21: size caps in schemas
+
+fn links_request(max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        json: Some(JsonSchema {
+            name: "page".into(),
+            schema: json!({"type": "object", "required": ["title", "links"], "additionalProperties": false,
+                "properties": {"title": {"type": "string", "description": "One line: the title."},
+                               "links": {"type": "array", "items": {"type": "string"}}}}),
+        }),
+        max_tokens: Some(max_tokens),
+        ..ask("# Tokio\nTokio is a runtime for Rust.")
+    }
+}
+
+#[test]
+fn structured_schemas_carry_caps_derived_from_the_output_budget() {
+    use llm_wiki::llm::structured::{cap_schema, has_caps, strip_caps};
+    let schema = links_request(1).json.unwrap().schema;
+    let small = cap_schema(&schema, 512);
+    let large = cap_schema(&schema, 4096);
+    let cap = |s: &Value, p: &str| s.pointer(p).and_then(Value::as_u64).unwrap();
+    for p in [
+        "/properties/links/maxItems",
+        "/properties/links/items/maxLength",
+        "/properties/title/maxLength",
+    ] {
+        assert!(cap(&small, p) < cap(&large, p), "{p}: {small} vs {large}");
+    }
+    // The sum of what the caps allow stays within the budget (4 characters a token).
+    let links = cap(&small, "/properties/links/maxItems");
+    assert!(links * 26 <= 512 * 4, "{small}");
+    assert!(
+        cap(&small, "/properties/title/maxLength") <= 512 * 4 / 5,
+        "a one-line field gets a small share"
+    );
+    assert!(has_caps(&small) && !has_caps(&strip_caps(&small)));
+    assert_eq!(strip_caps(&small), schema);
+    // A property merely named like a keyword is not a cap.
+    let named = json!({"type": "object", "properties": {"maxLength": {"type": "integer"}}});
+    assert!(!has_caps(&named) && strip_caps(&named) == named);
+    // chat_json sends the capped schema in every structured mode.
+    for (base, pointer) in [
+        ("http://x/v1", "/response_format/json_schema/schema"),
+        (
+            "http://x/fault/no-json-schema/v1",
+            "/response_format/schema",
+        ),
+    ] {
+        let t = InProcess::new(vec![]);
+        let llm = HttpLlm::new(openai(base), t.clone()).unwrap();
+        block_on(chat_json(&llm, &links_request(512), &Cancel::new())).unwrap();
+        let sent = t.requests_to("chat/completions").last().unwrap()["body"]
+            .pointer(pointer)
+            .cloned()
+            .unwrap();
+        assert_eq!(sent, small, "{base}");
+    }
+}
+
+#[test]
+fn an_endpoint_refusing_cap_keywords_is_sent_the_schema_without_caps_and_it_is_remembered() {
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(openai("http://x/fault/no-caps/v1"), t.clone()).unwrap();
+    let r = block_on(chat_json(&llm, &links_request(512), &Cancel::new())).unwrap();
+    assert_eq!(r.value["title"].as_str().map(|s| !s.is_empty()), Some(true));
+    let sent = t.requests_to("chat/completions");
+    assert_eq!(sent.len(), 2, "one refused, one without caps");
+    let schema_of = |r: &Value| {
+        r["body"]
+            .pointer("/response_format/json_schema/schema")
+            .cloned()
+            .unwrap()
+    };
+    assert!(llm_wiki::llm::structured::has_caps(&schema_of(&sent[0])));
+    assert!(!llm_wiki::llm::structured::has_caps(&schema_of(&sent[1])));
+    // The structured mode did not fall back: json_schema worked, without caps.
+    assert_eq!(
+        llm.learned()
+            .get("openai-compatible http://x/fault/no-caps/v1/chat/completions scripted-chat"),
+        Some(StructuredMode::JsonSchema)
+    );
+    assert_eq!(llm.learned().modes().no_caps.len(), 1);
+    // Remembered: the next call goes without caps at once.
+    block_on(chat_json(&llm, &links_request(512), &Cancel::new())).unwrap();
+    let sent = t.requests_to("chat/completions");
+    assert_eq!(sent.len(), 3);
+    assert!(!llm_wiki::llm::structured::has_caps(&schema_of(&sent[2])));
+    // And kept with what the wiki stores (another connection starts without caps too).
+    let stored = llm.learned().merged_into(Default::default());
+    let again = HttpLlm::new(openai("http://x/fault/no-caps/v1"), t.clone())
+        .unwrap()
+        .with_learned(Learned::from_modes(stored));
+    block_on(chat_json(&again, &links_request(512), &Cancel::new())).unwrap();
+    assert_eq!(t.requests_to("chat/completions").len(), 4);
+    // The caps are enforced when parsing what the uncapped endpoint wrote: extra items dropped.
+    let cap = llm_wiki::llm::structured::cap_schema(&links_request(1).json.unwrap().schema, 64);
+    let max = cap
+        .pointer("/properties/links/maxItems")
+        .and_then(Value::as_u64)
+        .unwrap() as usize;
+    let many: Vec<String> = (0..max + 5).map(|i| format!("L{i}")).collect();
+    let (llm, t) = canned_llm(&[]);
+    t.json(400, &json!({"error": {"message": "Invalid schema for response_format 'page': In context=('properties', 'links'), 'maxItems' is not permitted.", "type": "invalid_request_error", "param": "response_format", "code": "invalid_json_schema"}}));
+    t.json(200, &openai_reply(json!({"role": "assistant", "content": json!({"title": "Tokio", "links": many}).to_string()}), "stop"));
+    let r = block_on(chat_json(&llm, &links_request(64), &Cancel::new())).unwrap();
+    assert_eq!(r.value["links"].as_array().unwrap().len(), max);
+    assert_eq!(r.value["links"][0], "L0");
+}
+
+#[test]
+fn the_readme_real_model_recipe_compiles_a_short_source_against_a_model_that_fills_arrays() {
+    use llm_wiki::storage::memory::MemoryBackend;
+    let llama_cpp = llm_wiki::llm::config::presets()
+        .into_iter()
+        .find(|p| p.id == "llama-cpp")
+        .unwrap()
+        .config;
+    // llama-cpp-python: json_schema refused, json_object with a schema taken; a small model that,
+    // under the grammar, repeats array items until the output limit unless maxItems stops it.
+    let base = "http://127.0.0.1:8000/fault/no-json-schema,fill/v1";
+    let config = Config {
+        base_url: base.into(),
+        model: "smollm2".into(),
+        context_window: 2048,
+        max_output_tokens: 512,
+        ..llama_cpp
+    };
+    // Without caps the fault does what the issue saw: cut at 512 tokens.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(config.clone(), t.clone()).unwrap();
+    let e = block_on(llm.chat(&links_request(512), None, &Cancel::new())).unwrap_err();
+    assert_eq!(e.code(), "LLM_TRUNCATED", "{e}");
+    let backend = MemoryBackend::new();
+    let w = common::open(&backend, "recipe");
+    common::add(
+        &w,
+        "kestrel.md",
+        "# Kestrel drone\n\nThe Kestrel is a survey drone built by Acme Robotics.\nIt flies for 42 minutes on one battery.\n\n## Acme Robotics\n\nAcme Robotics sells the Kestrel in Europe and Japan.\nPilots control it with the Kestrel app.\n",
+    );
+    block_on(w.set_llm_config(config)).unwrap();
+    let t = InProcess::new(vec![]);
+    let r = common::compile_with_settings(&w, t.clone());
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    assert_eq!(r.compiled.len(), 1);
+    let pages = block_on(w.pages()).unwrap();
+    assert!(r.compiled[0].claims >= 2, "{r:?}");
+    assert!(pages.iter().any(|p| p.key == "Acme Robotics"), "{pages:?}");
+    let source_page = pages.iter().find(|p| p.title == "Kestrel drone").unwrap();
+    assert!(source_page.bytes > 100, "{source_page:?}");
+    // Every structured call went in json_object mode with a capped schema.
+    let calls = t.requests_to("chat/completions");
+    let structured: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c["body"].pointer("/response_format/type") == Some(&json!("json_object")))
+        .collect();
+    assert!(!structured.is_empty());
+    for c in structured {
+        let schema = c["body"].pointer("/response_format/schema").unwrap();
+        assert!(llm_wiki::llm::structured::has_caps(schema), "{schema}");
+    }
 }

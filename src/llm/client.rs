@@ -26,6 +26,7 @@ use crate::llm::provider::{
     build_chat_request, estimate_input, parse_chat_response, StructuredMode,
 };
 use crate::llm::stream::{ChatStream, ThinkFilter};
+use crate::llm::structured::{has_caps, strip_caps};
 use crate::llm::transport::{header, HttpRequest, HttpResponse, Method, ResponseBody, Transport};
 use crate::llm::url::chat_endpoints;
 use crate::llm::{Cancel, ChatRequest, ChatResponse, Embedder, Embeddings, Llm, OnToken};
@@ -44,6 +45,7 @@ struct LearnedState {
     modes: LearnedModes,
     changed_modes: std::collections::BTreeSet<String>,
     changed_ratios: std::collections::BTreeSet<String>,
+    changed_no_caps: bool,
 }
 
 /// The serialisable content of [`Learned`].
@@ -58,6 +60,11 @@ pub struct LearnedModes {
     /// before it existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub reply_ratios: BTreeMap<String, Vec<f64>>,
+    /// Endpoint keys (as [`LearnedModes::modes`]) that rejected a schema for its size caps
+    /// (`maxItems`, `maxLength`): their schemas are sent without caps, which the parser then
+    /// enforces (issue 21, item 13). Absent in records written before it existed.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub no_caps: std::collections::BTreeSet<String>,
 }
 
 impl Learned {
@@ -86,7 +93,21 @@ impl Learned {
                 stored.reply_ratios.insert(k.clone(), r.clone());
             }
         }
+        if state.changed_no_caps {
+            stored.no_caps.extend(state.modes.no_caps.iter().cloned());
+        }
         stored
+    }
+    /// True when the endpoint `key` rejected size caps in a schema.
+    pub fn rejects_caps(&self, key: &str) -> bool {
+        self.0.borrow().modes.no_caps.contains(key)
+    }
+    /// Records that the endpoint `key` rejects size caps in a schema.
+    pub fn set_rejects_caps(&self, key: &str) {
+        let mut state = self.0.borrow_mut();
+        if state.modes.no_caps.insert(key.to_string()) {
+            state.changed_no_caps = true;
+        }
     }
     /// The mode that worked for `key`.
     pub fn get(&self, key: &str) -> Option<StructuredMode> {
@@ -282,11 +303,12 @@ impl<T: Transport> HttpLlm<T> {
             .unwrap_or(resolved.max_output_tokens)
             .max(1);
         let input = estimate_input(request, &self.config.estimator);
-        if input >= u64::from(self.config.context_window) {
+        if refused_before_sending(input, self.config.context_window) {
             return Err(Error::LlmContextOverflow {
                 message: format!(
-                    "the prompt is about {input} tokens (estimated) and the context window is {} tokens",
-                    self.config.context_window
+                    "the prompt is about {input} tokens (estimated) and the context window is {} tokens; {}",
+                    self.config.context_window,
+                    context_setting_advice(&self.config)
                 ),
             });
         }
@@ -310,19 +332,35 @@ impl<T: Transport> HttpLlm<T> {
             .and_then(|m| all.iter().position(|x| *x == m))
             .unwrap_or(0);
         let modes = &all[start..];
+        // Size caps the endpoint refused before are not sent again (the parser enforces them).
+        let capped = |r: &ChatRequest| r.json.as_ref().is_some_and(|j| has_caps(&j.schema));
+        let mut owned: Option<ChatRequest> =
+            (capped(request) && self.learned.rejects_caps(&key)).then(|| without_caps(request));
         let mut last = None;
-        for (i, mode) in modes.iter().enumerate() {
+        let mut i = 0;
+        while i < modes.len() {
+            let mode = modes[i];
+            let req = owned.as_ref().unwrap_or(request);
             match self
-                .chat_once(request, *mode, max_tokens, on_token, cancel)
+                .chat_once(req, mode, max_tokens, on_token, cancel)
                 .await
             {
                 Ok(r) => {
-                    self.learned.set(&key, *mode);
+                    self.learned.set(&key, mode);
                     return Ok(r);
+                }
+                // A strict endpoint refusing `maxItems` / `maxLength`: the same mode again,
+                // without caps, once; remembered for this endpoint and model.
+                Err(e) if mode != StructuredMode::Prompt && capped(req) && is_cap_rejection(&e) => {
+                    self.learned.set_rejects_caps(&key);
+                    let next = without_caps(req);
+                    owned = Some(next);
+                    continue;
                 }
                 Err(e) if is_format_rejection(&e) && i + 1 < modes.len() => last = Some(e),
                 Err(e) => return Err(e),
             }
+            i += 1;
         }
         Err(last.unwrap_or_else(|| Error::LlmBadResponse("no structured-output mode".into())))
     }
@@ -391,7 +429,109 @@ impl<T: Transport> HttpLlm<T> {
                 c
             }
         };
+        if let Some((reported, _)) = completion.usage {
+            let sent = estimate_sent(request, mode, &self.config.estimator);
+            if let Some(e) = server_truncation(&self.config, sent, reported) {
+                // The answer is to a prompt the server cut: not used, and its usage taught nothing.
+                return Err(e);
+            }
+        }
         completion.into_response(request, max_tokens, &self.config.estimator, &resolved.model)
+    }
+}
+
+/// `request` with the size caps taken out of its schema ([`strip_caps`]).
+fn without_caps(request: &ChatRequest) -> ChatRequest {
+    let mut r = request.clone();
+    if let Some(j) = r.json.as_mut() {
+        j.schema = strip_caps(&j.schema);
+    }
+    r
+}
+
+/// True when `e` is an endpoint refusing a schema because of a size-cap keyword (`maxItems`,
+/// `maxLength`; OpenAI strict mode: "'maxItems' is not permitted"), as a 400/422 or a 500.
+pub fn is_cap_rejection(e: &Error) -> bool {
+    let message = match e {
+        Error::LlmRejected {
+            status: 400 | 422,
+            message,
+            ..
+        }
+        | Error::LlmServer {
+            status: 500,
+            message,
+        } => message,
+        _ => return false,
+    };
+    let m = message.to_ascii_lowercase();
+    ["maxitems", "maxlength", "max_items", "max_length"]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+/// Share of the estimate the server must count for a prompt estimated above the context window
+/// to count as received whole (issue 21, item 3).
+pub const SERVER_COUNT_SHARE: f64 = 0.8;
+
+/// True when a prompt estimated at `input` tokens is refused before sending: when it exceeds
+/// `context_window` by more than the estimate's tolerance (1 / [`SERVER_COUNT_SHARE`], 1.25×).
+/// A prompt estimated between the window and that is sent, and the server's own count decides
+/// ([`server_truncation`]): the estimate is a guess, a tokenizer may need fewer tokens.
+pub fn refused_before_sending(input: u64, context_window: u32) -> bool {
+    input as f64 * SERVER_COUNT_SHARE >= f64::from(context_window)
+}
+
+/// Estimated prompt tokens of `request` as sent in structured mode `mode`: the system prompt with
+/// the structured-output instruction [`build_chat_request`] adds (the schema included unless the
+/// endpoint enforces it), and every message.
+pub fn estimate_sent(
+    request: &ChatRequest,
+    mode: StructuredMode,
+    estimator: &crate::text::TokenEstimator,
+) -> u64 {
+    let mut n = estimate_input(request, estimator);
+    if let Some(json) = &request.json {
+        let instruction =
+            crate::llm::provider::structured_instruction(json, mode != StructuredMode::JsonSchema);
+        n += estimator.estimate(&instruction);
+    }
+    n
+}
+
+/// The [`Error::LlmContextOverflow`] for a call the server cut (issue 21, item 3), or `None`.
+///
+/// Servers such as Ollama cut a prompt longer than their context window from the front and still
+/// answer; only the usage shows it. A call counts as cut when the estimate of what was sent
+/// (`sent`, with `config.estimator`) exceeds `config.context_window` *and* the server counted
+/// (`reported` prompt tokens) below [`SERVER_COUNT_SHARE`] (0.8) of it. A prompt that fits the
+/// window is never judged by its count: CJK tokenizers legitimately count 0.6× the estimate.
+/// A count of 0 (a server that reports none) says nothing.
+pub fn server_truncation(config: &Config, sent: u64, reported: u64) -> Option<Error> {
+    let window = u64::from(config.context_window);
+    if reported == 0 || sent <= window || reported as f64 >= SERVER_COUNT_SHARE * sent as f64 {
+        return None;
+    }
+    Some(Error::LlmContextOverflow {
+        message: format!(
+            "the server counted {reported} prompt tokens for a prompt estimated at {sent}, above the context window of {window}: it cut the prompt and answered the rest, so the answer was not used; {}",
+            context_setting_advice(config)
+        ),
+    })
+}
+
+/// What to change when a prompt does not fit, for `config`'s provider: `contextWindow` (the
+/// window the server really has), and for Ollama the window the server runs with (`num_ctx`,
+/// which the `ollama-native` preset sends from `contextWindow`, or `OLLAMA_CONTEXT_LENGTH`).
+pub fn context_setting_advice(config: &Config) -> String {
+    let ollama_v1 = config.provider == Provider::OpenAiCompatible
+        && (config.preset.as_deref() == Some("ollama") || config.base_url.contains(":11434"));
+    if config.provider == Provider::Ollama {
+        "the ollama-native preset sends contextWindow as options.num_ctx: raise contextWindow (up to what the model supports), or start Ollama with a larger OLLAMA_CONTEXT_LENGTH".into()
+    } else if ollama_v1 {
+        "Ollama's OpenAI-compatible /v1 endpoint ignores contextWindow and runs with its own window: start Ollama with a larger OLLAMA_CONTEXT_LENGTH, or use the ollama-native preset, which sends contextWindow as num_ctx; and set contextWindow to the window the server really has".into()
+    } else {
+        "set contextWindow to the context window the server really runs with (llama.cpp: --ctx-size; LM Studio: the model's context length; vLLM: --max-model-len), or use a model with a larger one".into()
     }
 }
 
@@ -403,7 +543,8 @@ impl<T: Transport> Llm for HttpLlm<T> {
     /// move on only when the server rejects the format (at most two extra requests; F13).
     ///
     /// Errors: [`Error::LlmContextOverflow`] before sending when the estimated prompt exceeds
-    /// the context window; the transport's errors; the typed HTTP errors (auth, rejected, server,
+    /// the context window by more than 1.25× ([`refused_before_sending`]), and after the answer
+    /// when the server cut the prompt ([`server_truncation`]: the answer is not used); the transport's errors; the typed HTTP errors (auth, rejected, server,
     /// rate limited after retries, not an endpoint); [`Error::LlmTruncated`];
     /// [`Error::LlmEmptyCompletion`]; [`Error::Cancelled`]. The API key never appears in them.
     async fn chat(

@@ -198,7 +198,10 @@ pub struct Config {
     )]
     pub secret_headers: BTreeMap<String, Secret>,
     /// The model's context window. Range 256..=10 000 000; default 8192. Prompts estimated above
-    /// it are refused before sending; for the Ollama provider it is sent as `options.num_ctx`.
+    /// 1.25× it are refused before sending; one estimated above it that the server counts below
+    /// 0.8× the estimate was cut by the server and fails with `LLM_CONTEXT_OVERFLOW`
+    /// (`llm::client::server_truncation`). For the Ollama provider it is sent as
+    /// `options.num_ctx`.
     #[serde(default = "default_context")]
     pub context_window: u32,
     /// Output-token cap per call. Range 1..=context window; default 2048.

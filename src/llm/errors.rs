@@ -37,6 +37,121 @@ pub fn is_html(headers: &[(String, String)], body: &str) -> bool {
         .any(|p| start.starts_with(p))
 }
 
+/// How much of a web page's visible text an [`Error::LlmNotAnEndpoint`] quotes, in characters.
+pub const PAGE_TEXT_CHARS: usize = 200;
+
+/// The visible text of an HTML page, at most `max` characters (then `…`): the `<title>`, then
+/// the text of the rest, with comments, `<script>`, `<style>`, `<noscript>`, `<template>`,
+/// `<svg>` and `<head>` content and every tag removed, the common character references decoded
+/// (`&amp;`, `&lt;`, `&nbsp;`, `&#8212;`, `&#x2014;`…), and whitespace collapsed. Not a full HTML
+/// parser: enough to show whose page came back (a proxy's "502 Bad Gateway", a login page).
+pub fn page_text(html: &str, max: usize) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut title = String::new();
+    if let Some(start) = lower.find("<title") {
+        if let Some(gt) = lower[start..].find('>') {
+            let from = start + gt + 1;
+            let end = lower[from..]
+                .find("</title")
+                .map_or(html.len(), |e| from + e);
+            title = html[from..end].to_string();
+        }
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    let b = lower.as_bytes();
+    while i < html.len() {
+        if b[i] == b'<' {
+            if lower[i..].starts_with("<!--") {
+                i = lower[i..].find("-->").map_or(html.len(), |e| i + e + 3);
+                continue;
+            }
+            let name: String = lower[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let skipped = [
+                "script", "style", "noscript", "template", "svg", "head", "title",
+            ];
+            let end_of_tag = lower[i..].find('>').map_or(html.len(), |e| i + e + 1);
+            if skipped.contains(&name.as_str()) {
+                let close = format!("</{name}");
+                i = lower[end_of_tag..]
+                    .find(&close)
+                    .and_then(|c| {
+                        let at = end_of_tag + c;
+                        lower[at..].find('>').map(|g| at + g + 1)
+                    })
+                    .unwrap_or(html.len());
+            } else {
+                i = end_of_tag;
+            }
+            out.push(' ');
+            continue;
+        }
+        let next = lower[i..].find('<').map_or(html.len(), |n| i + n);
+        out.push_str(&html[i..next]);
+        i = next;
+    }
+    let text = if title.trim().is_empty() {
+        out
+    } else {
+        format!("{title} {out}")
+    };
+    let text = decode_entities(&text);
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut shown: String = collapsed.chars().take(max).collect();
+    if shown.chars().count() < collapsed.chars().count() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// Decodes the character references an error page is likely to hold; others are kept as written.
+fn decode_entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let tail = &rest[amp..];
+        let end = tail.find(';').filter(|e| *e <= 10);
+        let decoded = end.and_then(|e| {
+            let name = &tail[1..e];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" | "#39" => Some('\''),
+                "nbsp" => Some(' '),
+                "mdash" => Some('—'),
+                "ndash" => Some('–'),
+                "hellip" => Some('…'),
+                "copy" => Some('©'),
+                _ => name
+                    .strip_prefix("#x")
+                    .or_else(|| name.strip_prefix("#X"))
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
+                    .and_then(char::from_u32),
+            };
+            c.map(|c| (c, e + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &tail[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The provider's message in an error body: `error.message`, an `error` string, `message`,
 /// `detail` (string, or FastAPI's list of `{loc, msg}`). Shortened to 300 characters.
 pub fn provider_message(v: &Value) -> Option<String> {
@@ -153,6 +268,7 @@ pub fn json_body(
         return Err(Error::LlmNotAnEndpoint {
             url: url.to_string(),
             status,
+            text: page_text(&text, PAGE_TEXT_CHARS),
         });
     }
     serde_json::from_slice(text.trim().as_bytes()).map_err(|e| {
@@ -174,6 +290,7 @@ pub fn classify_http_error(
         return Error::LlmNotAnEndpoint {
             url: url.to_string(),
             status,
+            text: page_text(&text, PAGE_TEXT_CHARS),
         };
     }
     let json: Option<Value> = serde_json::from_slice(text.trim().as_bytes()).ok();
@@ -350,9 +467,10 @@ pub fn scrub_error(e: Error, secrets: &[String]) -> Error {
             detail: s(detail),
         },
         Error::LlmTimeout { url, ms } => Error::LlmTimeout { url: s(url), ms },
-        Error::LlmNotAnEndpoint { url, status } => Error::LlmNotAnEndpoint {
+        Error::LlmNotAnEndpoint { url, status, text } => Error::LlmNotAnEndpoint {
             url: s(url),
             status,
+            text: s(text),
         },
         Error::LlmContextOverflow { message } => Error::LlmContextOverflow {
             message: s(message),

@@ -112,6 +112,134 @@ pub fn repair_trailing_commas(text: &str) -> String {
     out
 }
 
+/// Repairs a Python-style literal (what `repr()` of a dict prints, and what small models write)
+/// starting at the `{` or `[` that opens `text` into JSON: single-quoted strings become
+/// double-quoted (`\'` unescaped, `"` escaped, `\xNN` → `\u00NN`), `True` / `False` / `None`
+/// outside strings become `true` / `false` / `null`, and trailing commas go. Double-quoted
+/// strings are kept as they are, so `{'title': "Rust's borrow checker"}` repairs too. Stops after
+/// the value that `text` opens; what follows is dropped.
+///
+/// Returns `None` when the repair is ambiguous or the text is no such literal: a `'` inside a
+/// single-quoted string that is not followed by `,` `:` `}` `]` or the end (`'Rust's borrow
+/// checker'`: an apostrophe or the end of the string?), unbalanced brackets, or a bare word other
+/// than those three. Such a reply goes back to the model for the repair round trip.
+pub fn repair_python_literal(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if !matches!(chars.first(), Some('{') | Some('[')) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut stack: Vec<char> = Vec::new();
+    let mut i = 0;
+    let structural =
+        |c: Option<&char>| matches!(c, None | Some(',') | Some(':') | Some('}') | Some(']'));
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '{' | '[' => {
+                stack.push(if c == '{' { '}' } else { ']' });
+                out.push(c);
+            }
+            '}' | ']' => {
+                if stack.pop() != Some(c) {
+                    return None;
+                }
+                out.push(c);
+                if stack.is_empty() {
+                    return Some(repair_trailing_commas(&out));
+                }
+            }
+            '"' => {
+                // A JSON string: copied as it is, escapes included.
+                out.push('"');
+                i += 1;
+                loop {
+                    let d = *chars.get(i)?;
+                    out.push(d);
+                    if d == '\\' {
+                        out.push(*chars.get(i + 1)?);
+                        i += 2;
+                        continue;
+                    }
+                    if d == '"' {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            '\'' => {
+                out.push('"');
+                i += 1;
+                loop {
+                    let d = *chars.get(i)?;
+                    match d {
+                        '\\' => {
+                            let e = *chars.get(i + 1)?;
+                            match e {
+                                '\'' => out.push('\''),
+                                'x' => {
+                                    let hex: String = chars.get(i + 2..i + 4)?.iter().collect();
+                                    u8::from_str_radix(&hex, 16).ok()?;
+                                    out.push_str("\\u00");
+                                    out.push_str(&hex);
+                                    i += 2;
+                                }
+                                _ => {
+                                    out.push('\\');
+                                    out.push(e);
+                                }
+                            }
+                            i += 2;
+                        }
+                        '"' => {
+                            out.push_str("\\\"");
+                            i += 1;
+                        }
+                        '\n' | '\r' | '\t' => {
+                            out.push_str(match d {
+                                '\n' => "\\n",
+                                '\r' => "\\r",
+                                _ => "\\t",
+                            });
+                            i += 1;
+                        }
+                        '\'' => {
+                            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+                            if !structural(next) {
+                                return None;
+                            }
+                            out.push('"');
+                            break;
+                        }
+                        _ => {
+                            out.push(d);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            c if c.is_ascii_alphabetic() => {
+                let word: String = chars[i..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                    .collect();
+                let json = match word.as_str() {
+                    "True" | "true" => "true",
+                    "False" | "false" => "false",
+                    "None" | "null" => "null",
+                    _ => return None,
+                };
+                out.push_str(json);
+                i += word.len();
+                continue;
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The JSON values that start at a `{` or `[` in `text` and parse (trailing text ignored), in
 /// order of position.
 fn embedded_values(text: &str) -> impl Iterator<Item = Value> + '_ {
@@ -130,13 +258,15 @@ fn embedded_values(text: &str) -> impl Iterator<Item = Value> + '_ {
 }
 
 /// Parses a model's answer as one JSON value matching `schema` (a JSON Schema subset, see
-/// [`validate`]), leniently, in the order described in the module docs.
+/// [`validate`]), leniently, in the order described in the module docs. Arrays longer than
+/// their `maxItems` keep their first items first ([`crate::llm::structured::enforce_caps`]).
 ///
 /// Errors: a [`ParseFailure`] saying why the last candidate failed (the first validation error
 /// when something parsed, else the strict parser's error).
 pub fn parse_json(text: &str, schema: &Value) -> Result<Value, ParseFailure> {
     let mut first_invalid: Option<String> = None;
-    let try_value = |v: Value, first_invalid: &mut Option<String>| -> Option<Value> {
+    let try_value = |mut v: Value, first_invalid: &mut Option<String>| -> Option<Value> {
+        crate::llm::structured::enforce_caps(&mut v, schema);
         match validate(&v, schema) {
             Ok(()) => Some(v),
             Err(e) => {
@@ -193,6 +323,28 @@ pub fn parse_json(text: &str, schema: &Value) -> Result<Value, ParseFailure> {
             return Ok(v);
         }
     }
+    // A Python-style literal (`{'title': 'Tokio', 'ok': True}`), repaired only when unambiguous,
+    // as a whole candidate or after prose (from each `{` / `[`, bounded like `embedded_values`).
+    let python = candidates
+        .iter()
+        .map(|c| c.trim_start())
+        .chain(
+            no_reasoning
+                .char_indices()
+                .filter(|(_, c)| *c == '{' || *c == '[')
+                .take(256)
+                .map(|(i, _)| &no_reasoning[i..]),
+        )
+        .filter(|c| c.contains('\''));
+    for c in python {
+        if let Some(v) = repair_python_literal(c)
+            .and_then(|r| serde_json::from_slice::<Value>(r.as_bytes()).ok())
+        {
+            if let Some(v) = try_value(v, &mut first_invalid) {
+                return Ok(v);
+            }
+        }
+    }
     let message = match (first_invalid, strict_error) {
         (Some(invalid), _) => format!("the JSON does not match the expected shape: {invalid}"),
         (None, Some(e)) if no_reasoning.is_empty() => {
@@ -206,7 +358,7 @@ pub fn parse_json(text: &str, schema: &Value) -> Result<Value, ParseFailure> {
 
 /// Validates `value` against `schema`, a JSON Schema subset: `type` (a name or a list), `enum`,
 /// `const`, `properties`, `required`, `additionalProperties: false`, `items`, `minItems`,
-/// `maxItems`, `minLength`, `anyOf`/`oneOf` (any branch), `minimum`/`maximum`. Other keywords
+/// `maxItems`, `minLength`, `maxLength`, `anyOf`/`oneOf` (any branch), `minimum`/`maximum`. Other keywords
 /// are ignored (accepted). `true`/`{}` accept everything.
 ///
 /// Errors: the first violation, with its path (`$.related[1]: expected string, found number`).
@@ -326,6 +478,14 @@ fn validate_at(v: &Value, schema: &Value, path: &str) -> Result<(), String> {
             if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
                 if (text.chars().count() as u64) < min {
                     return Err(format!("{path}: expected at least {min} characters"));
+                }
+            }
+            if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
+                let n = text.chars().count() as u64;
+                if n > max {
+                    return Err(format!(
+                        "{path}: expected at most {max} characters, found {n}: shorten it"
+                    ));
                 }
             }
         }

@@ -44,6 +44,21 @@ pub async fn chat_json<L: Llm>(
     let json = request.json.as_ref().ok_or_else(|| {
         Error::InvalidInput("chat_json needs a request with a JSON schema".into())
     })?;
+    // Caps derived from the output budget, so a grammar-constrained model stops by itself; the
+    // reply is held to them too (the client may have had to send the schema without them).
+    let capped;
+    let request = match request.max_tokens {
+        Some(max_tokens) if !has_caps(&json.schema) => {
+            let mut r = request.clone();
+            if let Some(j) = r.json.as_mut() {
+                j.schema = cap_schema(&j.schema, max_tokens);
+            }
+            capped = r;
+            &capped
+        }
+        _ => request,
+    };
+    let json = request.json.as_ref().unwrap_or(json);
     let first = llm.chat(request, None, cancel).await?;
     let failure = match parse_json(&first.text, &json.schema) {
         Ok(value) => {
@@ -83,6 +98,203 @@ pub async fn chat_json<L: Llm>(
             "task {:?}, after one repair: {}",
             json.name, f.message
         ))),
+    }
+}
+
+/// The JSON Schema keywords that cap a reply's size: `maxItems` (arrays) and `maxLength`
+/// (strings).
+pub const CAP_KEYWORDS: [&str; 2] = ["maxItems", "maxLength"];
+
+/// Characters of reply per output token the caps assume (English prose with BPE tokenizers).
+/// Text that needs more tokens per character (CJK, code) reaches the token limit first, which is
+/// reported as `LLM_TRUNCATED` as before.
+pub const CAP_CHARS_PER_TOKEN: u64 = 4;
+
+/// The least `maxLength` of a "one line" / "one sentence" string (when the budget allows it).
+pub const ONE_LINE_CHARS: u64 = 200;
+
+/// True when `schema` has a cap keyword anywhere.
+pub fn has_caps(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => {
+            CAP_KEYWORDS
+                .iter()
+                .any(|k| m.get(*k).is_some_and(Value::is_u64))
+                || m.values().any(has_caps)
+        }
+        Value::Array(a) => a.iter().any(has_caps),
+        _ => false,
+    }
+}
+
+/// `schema` without its cap keywords (for an endpoint that rejects them).
+pub fn strip_caps(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                // A keyword's value is a number; a property that happens to be named so is not.
+                .filter(|(k, v)| !(CAP_KEYWORDS.contains(&k.as_str()) && v.is_u64()))
+                .map(|(k, v)| (k.clone(), strip_caps(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_caps).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The smallest size, in characters of JSON, that a value of `schema` reasonably takes: a short
+/// phrase for a string (24), 6 for a number, boolean or enum value, nothing but brackets for an
+/// array, the sum of the fields (with their keys) for an object. What the array caps divide by.
+fn floor_chars(schema: &Value) -> u64 {
+    let Some(s) = schema.as_object() else {
+        return 6;
+    };
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        return e
+            .iter()
+            .map(|v| v.to_string().chars().count() as u64)
+            .max()
+            .unwrap_or(6);
+    }
+    match s.get("type").and_then(Value::as_str) {
+        Some("string") => 24,
+        Some("array") => 2,
+        Some("object") => {
+            2 + s
+                .get("properties")
+                .and_then(Value::as_object)
+                .map_or(0, |p| {
+                    p.iter()
+                        .map(|(k, v)| k.chars().count() as u64 + 4 + floor_chars(v))
+                        .sum()
+                })
+        }
+        _ => 6,
+    }
+}
+
+/// How much of an object's budget a field gets, relative to its siblings: a string described as
+/// "one line" or "one sentence" a tenth, a number, boolean or enum none (it is small anyway),
+/// anything else one share.
+fn weight(schema: &Value) -> f64 {
+    let Some(s) = schema.as_object() else {
+        return 0.0;
+    };
+    if s.contains_key("enum") || s.contains_key("const") {
+        return 0.0;
+    }
+    match s.get("type").and_then(Value::as_str) {
+        Some("string") => {
+            let d = s
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_lowercase();
+            if d.contains("one line") || d.contains("one sentence") {
+                0.1
+            } else {
+                1.0
+            }
+        }
+        Some("array") | Some("object") => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// `schema` with size caps derived from an output budget of `max_output_tokens` (issue 21, item
+/// 13): what lets a grammar-constrained model (llama.cpp, Ollama's `format`) stop by itself
+/// instead of filling arrays and strings until the token limit.
+///
+/// The budget is `max_output_tokens × 4` characters ([`CAP_CHARS_PER_TOKEN`]). An object splits
+/// its budget, less its keys, among its fields by [`weight`]; a string gets `maxLength` = its
+/// share (at least 16, and at least [`ONE_LINE_CHARS`] for a line or a sentence); an array gets `maxItems` = its share ÷ the smallest size of one item (at
+/// least 1, at most 100), and its items are capped within the array's share. Keywords already
+/// present are kept. Only the two [`CAP_KEYWORDS`] are added, so strict endpoints that refuse
+/// them can be sent [`strip_caps`] of it.
+pub fn cap_schema(schema: &Value, max_output_tokens: u32) -> Value {
+    let budget = u64::from(max_output_tokens.max(1)) * CAP_CHARS_PER_TOKEN;
+    cap_within(schema, budget)
+}
+
+fn cap_within(schema: &Value, budget: u64) -> Value {
+    let Some(s) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = s.clone();
+    if s.contains_key("enum") || s.contains_key("const") {
+        return Value::Object(out);
+    }
+    match s.get("type").and_then(Value::as_str) {
+        Some("string") => {
+            out.entry("maxLength")
+                .or_insert_with(|| Value::from(budget.max(16)));
+        }
+        Some("array") => {
+            if let Some(items) = s.get("items") {
+                let each = floor_chars(items).max(1) + 1;
+                out.entry("maxItems")
+                    .or_insert_with(|| Value::from((budget / each).clamp(1, 100)));
+                out.insert("items".into(), cap_within(items, budget));
+            }
+        }
+        Some("object") => {
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                let keys: u64 = props.keys().map(|k| k.chars().count() as u64 + 4).sum();
+                let total: f64 = props.values().map(weight).sum();
+                let left = budget.saturating_sub(keys + 2);
+                let capped = props
+                    .iter()
+                    .map(|(k, v)| {
+                        let w = weight(v);
+                        let mut share = if total > 0.0 {
+                            (left as f64 * w / total) as u64
+                        } else {
+                            left
+                        };
+                        if w > 0.0 && w < 1.0 {
+                            // A line or a sentence gets room for one, within the object's budget.
+                            share = share.max(ONE_LINE_CHARS.min(left));
+                        }
+                        (k.clone(), cap_within(v, share))
+                    })
+                    .collect();
+                out.insert("properties".into(), Value::Object(capped));
+            }
+        }
+        _ => {}
+    }
+    Value::Object(out)
+}
+
+/// Holds `value` to the array caps of `schema`: an array longer than its `maxItems` keeps its
+/// first `maxItems` items (an endpoint that could not be sent the caps, or ignored them). Strings
+/// over `maxLength` are left to validation (`parse::validate`), which sends them back for the
+/// repair round trip rather than cutting text.
+pub fn enforce_caps(value: &mut Value, schema: &Value) {
+    let Some(s) = schema.as_object() else {
+        return;
+    };
+    match value {
+        Value::Array(items) => {
+            if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
+                items.truncate(max as usize);
+            }
+            if let Some(item_schema) = s.get("items") {
+                for item in items {
+                    enforce_caps(item, item_schema);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                for (k, v) in map.iter_mut() {
+                    if let Some(sub) = props.get(k) {
+                        enforce_caps(v, sub);
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -38,6 +38,10 @@
 //! | `no-response-format` | 400 for any `response_format` |
 //! | `no-usage` | no usage in responses |
 //! | `ctx=N` | prompts (or embedding inputs) over N estimated tokens get the provider's context error |
+//! | `no-caps` | 400 (OpenAI strict mode's "'maxItems' is not permitted") for a schema with `maxItems` or `maxLength` |
+//! | `fill` | structured replies repeat the items of their first non-empty array up to its `maxItems`, or without one until past the output limit (a small model under a grammar) |
+//! | `cut-prompt=N` | prompts over N estimated tokens lose their front until N are left (as Ollama cuts them), are answered anyway, and the usage counts what was kept |
+//! | `prompt-share=P` | the usage counts P % of the prompt's estimate (a tokenizer with a large CJK vocabulary) |
 //! | `auth=KEY` | require `Authorization: Bearer KEY` / `x-api-key: KEY`, else 401 |
 //! | `cors` | refuse every origin not on the server's allow-list: 403, empty body, no `Access-Control-Allow-Origin`, for preflights too |
 //!
@@ -695,6 +699,19 @@ fn chat(
         }
         _ => {}
     }
+    if faults.has("no-caps") {
+        let sent = body
+            .pointer("/response_format/json_schema/schema")
+            .or_else(|| body.pointer("/response_format/schema"))
+            .or_else(|| body.get("format").filter(|f| f.is_object()));
+        if let Some(keyword) = sent.and_then(cap_keyword) {
+            // OpenAI strict mode's wording.
+            return bad(
+                400,
+                &format!("Invalid schema for response_format: In context=('properties'), '{keyword}' is not permitted."),
+            );
+        }
+    }
     let (request, stream) = match to_chat_request(r, body) {
         Ok(x) => x,
         Err(e) => return bad(400, &e),
@@ -718,6 +735,21 @@ fn chat(
             return bad(400, &msg);
         }
     }
+    // `cut-prompt=N`: the server's window is N tokens; a longer prompt loses its front (as
+    // Ollama cuts it) and is answered anyway, its usage counting what was kept.
+    let (request, prompt_tokens) = match faults.num("cut-prompt") {
+        Some(window) if prompt_tokens > window => {
+            let cut = cut_from_front(request, window, &est);
+            let kept = provider::estimate_input(&cut, &est);
+            (cut, kept)
+        }
+        _ => (request, prompt_tokens),
+    };
+    // `prompt-share=P`: the server's tokenizer counts P % of the estimate (CJK vocabularies).
+    let prompt_tokens = match faults.num("prompt-share") {
+        Some(p) => (prompt_tokens * p / 100).max(1),
+        None => prompt_tokens,
+    };
     let mut full = reply(&request).text;
     for (name, echo) in [
         ("echo-outline", Echo::Outline),
@@ -729,6 +761,11 @@ fn chat(
         }
     }
     let max_tokens = request.max_tokens.unwrap_or(4096);
+    if faults.has("fill") {
+        if let Some(j) = &request.json {
+            full = fill_first_array(&full, &j.schema, max_tokens, &est);
+        }
+    }
     let (mut content, mut cut) = fit_to_max_tokens(&full, max_tokens, &est);
     let mut reasoning = String::new();
     if faults.has("truncate") {
@@ -799,6 +836,96 @@ fn chat(
         };
         ServerResponse::json(200, &v)
     }
+}
+
+/// The first size-cap keyword (`maxItems`, `maxLength`) in a schema, if any.
+fn cap_keyword(schema: &Value) -> Option<&'static str> {
+    match schema {
+        Value::Object(m) => ["maxItems", "maxLength"]
+            .into_iter()
+            .find(|k| m.get(*k).is_some_and(Value::is_u64))
+            .or_else(|| m.values().find_map(cap_keyword)),
+        Value::Array(a) => a.iter().find_map(cap_keyword),
+        _ => None,
+    }
+}
+
+/// The `fill` fault, a small model under a grammar: the reply's first non-empty top-level array
+/// is repeated item by item up to the schema's `maxItems` for it when there is one, else until
+/// the reply is past `max_tokens` (and so is cut there).
+fn fill_first_array(full: &str, schema: &Value, max_tokens: u32, est: &TokenEstimator) -> String {
+    let Ok(Value::Object(mut reply)) = serde_json::from_str::<Value>(full) else {
+        return full.to_string();
+    };
+    let Some((name, items)) = reply.iter().find_map(|(k, v)| {
+        v.as_array()
+            .filter(|a| !a.is_empty())
+            .map(|a| (k.clone(), a.clone()))
+    }) else {
+        return full.to_string();
+    };
+    let cap = schema
+        .pointer(&format!("/properties/{name}/maxItems"))
+        .and_then(Value::as_u64);
+    let mut filled = items.clone();
+    let mut n = 0;
+    loop {
+        let done = match cap {
+            Some(cap) => filled.len() as u64 >= cap,
+            None => {
+                reply.insert(name.clone(), Value::Array(filled.clone()));
+                est.estimate(&Value::Object(reply.clone()).to_string()) > u64::from(max_tokens)
+            }
+        };
+        if done {
+            break;
+        }
+        filled.push(items[n % items.len()].clone());
+        n += 1;
+    }
+    reply.insert(name, Value::Array(filled));
+    Value::Object(reply).to_string()
+}
+
+/// `request` with its front cut until its estimate is at most `window` tokens: the system prompt
+/// first, then the messages in order (what a server that keeps the end of an overlong prompt
+/// keeps). The requested schema stays (it is not part of the prompt).
+fn cut_from_front(mut request: ChatRequest, window: u64, est: &TokenEstimator) -> ChatRequest {
+    let over = |r: &ChatRequest| provider::estimate_input(r, est) > window;
+    let drop_front = |text: &mut String, r_over: &dyn Fn(&str) -> bool| {
+        // Halve the kept length until it fits, then grow back by quarters: O(log n) estimates.
+        let chars: Vec<char> = text.chars().collect();
+        let (mut lo, mut hi) = (0usize, chars.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let rest: String = chars[mid..].iter().collect();
+            if r_over(&rest) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        *text = chars[lo..].iter().collect();
+    };
+    if over(&request) {
+        let probe = request.clone();
+        drop_front(&mut request.system, &|rest| {
+            let mut r = probe.clone();
+            r.system = rest.to_string();
+            over(&r)
+        });
+    }
+    let mut i = 0;
+    while over(&request) && i < request.messages.len() {
+        let probe = request.clone();
+        drop_front(&mut request.messages[i].content, &|rest| {
+            let mut r = probe.clone();
+            r.messages[i].content = rest.to_string();
+            over(&r)
+        });
+        i += 1;
+    }
+    request
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
