@@ -2026,3 +2026,152 @@ fn the_readme_real_model_recipe_compiles_a_short_source_against_a_model_that_fil
         assert!(llm_wiki::llm::structured::has_caps(schema), "{schema}");
     }
 }
+
+// ------------------------------------------------------------------ F38: reasoning-model parameters
+
+fn gpt5() -> Config {
+    let openai = llm_wiki::llm::config::presets()
+        .into_iter()
+        .find(|p| p.id == "openai")
+        .unwrap()
+        .config;
+    Config {
+        model: "gpt-5-mini".into(),
+        api_key: Some(Secret::new("sk-TEST-1234567890")),
+        ..openai
+    }
+}
+
+fn body_of(r: &HttpRequest) -> Value {
+    serde_json::from_str(r.body.as_deref().unwrap()).unwrap()
+}
+
+const F38A: &str = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+const F38B: &str = r#"{"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}"#;
+const F38D: &str = r#"{"message":"invalid temperature: only 1 is allowed for this model","type":"invalid_request_error"}"#;
+
+#[test]
+fn f38_a_refused_max_tokens_or_temperature_is_corrected_once_and_remembered() {
+    let ok = openai_reply(json!({"role": "assistant", "content": "OK"}), "stop");
+    let request = ChatRequest {
+        temperature: Some(0.2),
+        ..ask("Reply OK.")
+    };
+    // a then b on the same call: one corrected retry each, then the answer.
+    let t = Canned::new();
+    t.json(400, &serde_json::from_str(F38A).unwrap());
+    t.json(400, &serde_json::from_str(F38B).unwrap());
+    t.json(200, &ok);
+    t.json(200, &ok);
+    let llm = HttpLlm::new(gpt5(), t.clone()).unwrap();
+    let r = block_on(llm.chat(&request, None, &Cancel::new())).unwrap();
+    assert_eq!(r.text, "OK");
+    let sent: Vec<Value> = t.requests().iter().map(body_of).collect();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[0]["max_tokens"], json!(2048));
+    assert_eq!(sent[1]["max_completion_tokens"], json!(2048));
+    assert!(sent[1].get("max_tokens").is_none());
+    assert!(sent[2].get("temperature").is_none());
+    assert_eq!(
+        sent[2]["max_completion_tokens"],
+        json!(2048),
+        "the cap is never dropped"
+    );
+    // Remembered for this endpoint and model: the next call succeeds first time.
+    block_on(llm.chat(&request, None, &Cancel::new())).unwrap();
+    let last = body_of(t.requests().last().unwrap());
+    assert_eq!(t.requests().len(), 4);
+    assert!(last.get("max_tokens").is_none() && last.get("temperature").is_none());
+    assert_eq!(last["max_completion_tokens"], json!(2048));
+    let stored = llm.learned().merged_into(Default::default());
+    assert_eq!(stored.params.len(), 1);
+    assert!(llm
+        .adjustments(Purpose::Query)
+        .contains("max_completion_tokens"));
+    // d) another vendor's words, top-level `message`: the temperature goes, the cap stays.
+    let t = Canned::new();
+    t.json(400, &serde_json::from_str(F38D).unwrap());
+    t.json(200, &ok);
+    let llm = HttpLlm::new(openai("https://vendor.example.test/v1"), t.clone()).unwrap();
+    block_on(llm.chat(&request, None, &Cancel::new())).unwrap();
+    let sent: Vec<Value> = t.requests().iter().map(body_of).collect();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].get("temperature").is_none());
+    assert_eq!(sent[1]["max_tokens"], json!(2048));
+    // A refusal the adjustment does not explain is not retried: LLM_REJECTED after one request.
+    let t = Canned::new();
+    t.json(400, &serde_json::from_str(F38A).unwrap());
+    t.json(400, &serde_json::from_str(F38A).unwrap());
+    let llm = HttpLlm::new(gpt5(), t.clone()).unwrap();
+    assert_eq!(
+        code(block_on(llm.chat(&request, None, &Cancel::new()))),
+        "LLM_REJECTED"
+    );
+    assert_eq!(t.requests().len(), 2, "one corrected retry, no loop");
+}
+
+#[test]
+fn f38_local_servers_keep_getting_max_tokens_and_the_connection_test_reports_adjustments() {
+    // c) every OpenAI-compatible preset sends max_tokens (never only max_completion_tokens).
+    for p in llm_wiki::llm::config::presets() {
+        if p.config.provider != Provider::OpenAiCompatible {
+            continue;
+        }
+        let cfg = Config {
+            model: "m".into(),
+            ..p.config.clone()
+        };
+        let r = build_chat_request(&cfg, &ask("x"), StructuredMode::Prompt, false).unwrap();
+        let body = body_of(&r);
+        assert_eq!(body["max_tokens"], json!(2048), "{}", p.id);
+        assert!(body.get("max_completion_tokens").is_none(), "{}", p.id);
+    }
+    // A server that ignores max_completion_tokens and stops at 16 tokens without max_tokens.
+    let t = InProcess::new(vec![]);
+    let cfg = Config {
+        max_output_tokens: 300,
+        ..openai("http://127.0.0.1:8000/fault/local-caps/v1")
+    };
+    let llm = HttpLlm::new(cfg, t.clone()).unwrap();
+    let doc = llm_wiki::llm::prompt::source_block(
+        "t.md",
+        &"Tokio is an asynchronous runtime for the Rust programming language. ".repeat(3),
+    );
+    let r = block_on(llm.chat(
+        &ask(&format!("{doc}\nWhat is Tokio?")),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert!(
+        r.usage.output > 16 && r.usage.output <= 300,
+        "{:?}",
+        r.usage
+    );
+    // The connection test against a reasoning model: chat passes, and says what was adjusted.
+    let t = InProcess::new(vec![]);
+    let cfg = Config {
+        model: "gpt-5-mini".into(),
+        ..openai("http://x/fault/reasoning-model/v1")
+    };
+    let report = block_on(test_connection(
+        &cfg,
+        t.clone(),
+        Learned::default(),
+        &Cancel::new(),
+    ));
+    let chat = report.checks.iter().find(|c| c.name == "chat").unwrap();
+    assert_eq!(chat.status, CheckStatus::Ok, "{chat:?}");
+    assert!(
+        chat.detail.contains("max_completion_tokens") && chat.detail.contains("temperature"),
+        "{}",
+        chat.detail
+    );
+    for r in t.requests_to("chat/completions") {
+        let b = &r["body"];
+        assert!(
+            b.get("max_tokens").is_some() || b.get("max_completion_tokens").is_some(),
+            "{b}"
+        );
+    }
+}

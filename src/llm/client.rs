@@ -23,7 +23,7 @@ use crate::llm::errors::{
 };
 use crate::llm::offline::OfflineEmbedder;
 use crate::llm::provider::{
-    build_chat_request, estimate_input, parse_chat_response, StructuredMode,
+    build_chat_request_with, estimate_input, parse_chat_response, ParamAdjust, StructuredMode,
 };
 use crate::llm::stream::{ChatStream, ThinkFilter};
 use crate::llm::structured::{has_caps, strip_caps};
@@ -46,6 +46,7 @@ struct LearnedState {
     changed_modes: std::collections::BTreeSet<String>,
     changed_ratios: std::collections::BTreeSet<String>,
     changed_no_caps: bool,
+    changed_params: std::collections::BTreeSet<String>,
 }
 
 /// The serialisable content of [`Learned`].
@@ -65,6 +66,10 @@ pub struct LearnedModes {
     /// enforces (issue 21, item 13). Absent in records written before it existed.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub no_caps: std::collections::BTreeSet<String>,
+    /// Request-parameter changes by endpoint key (field case F38: `max_completion_tokens` for
+    /// `max_tokens`, no `temperature`). Absent in records written before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, ParamAdjust>,
 }
 
 impl Learned {
@@ -93,10 +98,32 @@ impl Learned {
                 stored.reply_ratios.insert(k.clone(), r.clone());
             }
         }
+        for k in &state.changed_params {
+            if let Some(p) = state.modes.params.get(k) {
+                stored.params.insert(k.clone(), *p);
+            }
+        }
         if state.changed_no_caps {
             stored.no_caps.extend(state.modes.no_caps.iter().cloned());
         }
         stored
+    }
+    /// The request-parameter changes the endpoint `key` needs (F38).
+    pub fn params(&self, key: &str) -> ParamAdjust {
+        self.0
+            .borrow()
+            .modes
+            .params
+            .get(key)
+            .copied()
+            .unwrap_or_default()
+    }
+    /// Records the request-parameter changes the endpoint `key` needs.
+    pub fn set_params(&self, key: &str, adjust: ParamAdjust) {
+        let mut state = self.0.borrow_mut();
+        if state.modes.params.insert(key.to_string(), adjust) != Some(adjust) {
+            state.changed_params.insert(key.to_string());
+        }
     }
     /// True when the endpoint `key` rejected size caps in a schema.
     pub fn rejects_caps(&self, key: &str) -> bool {
@@ -232,6 +259,21 @@ impl<T: Transport> HttpLlm<T> {
     /// What was learned about the endpoint.
     pub fn learned(&self) -> &Learned {
         &self.learned
+    }
+
+    /// The key what is learned about the endpoint is kept under for `model`.
+    fn endpoint_key(&self, model: &str) -> Result<String> {
+        let endpoints = chat_endpoints(self.config.provider, &self.config.base_url)?;
+        Ok(endpoint_key(self.config.provider, &endpoints.chat, model))
+    }
+
+    /// The request-parameter changes learned for the model of `purpose` (F38), in words; empty
+    /// when none.
+    pub fn adjustments(&self, purpose: crate::llm::Purpose) -> String {
+        let model = self.config.resolve(purpose).model;
+        self.endpoint_key(&model)
+            .map(|k| self.learned.params(&k).describe())
+            .unwrap_or_default()
     }
 
     /// The configuration.
@@ -373,9 +415,25 @@ impl<T: Transport> HttpLlm<T> {
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> Result<ChatResponse> {
-        let http = build_chat_request(&self.config, request, mode, on_token.is_some())?;
         let resolved = self.config.resolve(request.purpose);
-        let mut resp = send_with_retry(&self.transport, &self.config, &http, cancel).await?;
+        let key = self.endpoint_key(&resolved.model)?;
+        // F38: a refused parameter is changed (never the cap dropped) and the request sent once
+        // more; each change is tried once and remembered for this endpoint and model.
+        let mut adjust = self.learned.params(&key);
+        let (http, mut resp) = loop {
+            let http =
+                build_chat_request_with(&self.config, request, mode, on_token.is_some(), adjust)?;
+            match send_with_retry(&self.transport, &self.config, &http, cancel).await {
+                Ok(resp) => break (http, resp),
+                Err(e) => match adjust.after(&e, self.config.provider) {
+                    Some(next) => {
+                        adjust = next;
+                        self.learned.set_params(&key, next);
+                    }
+                    None => return Err(e),
+                },
+            }
+        };
         let provider = self.config.provider;
         let content_type = header(&resp.headers, "content-type")
             .unwrap_or("")

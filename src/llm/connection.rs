@@ -267,6 +267,12 @@ pub async fn test_connection<T: Transport + Clone>(
                             if r.usage.estimated { ", estimated" } else { "" }
                         )
                     };
+                    let adjusted = llm.adjustments(Purpose::Query);
+                    let detail = if adjusted.is_empty() {
+                        detail
+                    } else {
+                        format!("{detail}; adjusted for this model: {adjusted}")
+                    };
                     if !stream {
                         report.chat_ok = true;
                     }

@@ -5,7 +5,7 @@
 //! | URL | `<root>/chat/completions` | `/api/chat` | `<root>/messages` |
 //! | auth | `Authorization: Bearer` | (none, or Bearer) | `x-api-key`, `anthropic-version`, `anthropic-dangerous-direct-browser-access: true` |
 //! | system | first message, role `system` | first message, role `system` | top-level `system` |
-//! | output cap | `max_tokens` | `options.num_predict` | `max_tokens` (required) |
+//! | output cap | `max_tokens` (`max_completion_tokens` for models that refuse it, F38) | `options.num_predict` | `max_tokens` (required) |
 //! | JSON | `response_format` `json_schema` → `json_object` (+ `schema`) → prompt | `format: <schema>` → `format: "json"` → prompt | prompt |
 //! | stream | SSE, `[DONE]` | NDJSON, `done: true` | SSE, `message_stop` |
 //! | cut off | `finish_reason: length` | `done_reason: length` | `stop_reason: max_tokens` |
@@ -130,19 +130,104 @@ pub fn push_extra_headers(config: &Config, headers: &mut Vec<(String, String)>) 
     }
 }
 
-/// Builds the HTTP request for one chat call.
-///
-/// `mode` is the structured-output mode (ignored when `request.json` is `None`); `stream` asks
-/// for SSE / NDJSON. The model and output cap come from `config` for `request.purpose` unless the
-/// request sets `max_tokens`.
-///
-/// Errors: [`Error::LlmConfig`] (offline provider, bad base URL, no model).
+/// Request-parameter changes an endpoint needed (field case F38), learned from its 400s and
+/// remembered per endpoint and model: reasoning models (OpenAI o-series, GPT-5, via Azure too)
+/// refuse `max_tokens` and any non-default `temperature`. The output cap is never dropped, only
+/// renamed; generic and local servers keep getting `max_tokens`, which some of them need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ParamAdjust {
+    /// Send the OpenAI-compatible output cap as `max_completion_tokens`, not `max_tokens`.
+    pub max_completion_tokens: bool,
+    /// Send no `temperature` (the model takes only its default).
+    pub no_temperature: bool,
+}
+
+impl ParamAdjust {
+    /// True when nothing is adjusted.
+    pub fn is_none(&self) -> bool {
+        *self == ParamAdjust::default()
+    }
+
+    /// The adjustments in words (for the connection test), empty when none.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.max_completion_tokens {
+            parts.push(
+                "the output cap is sent as max_completion_tokens (the model refuses max_tokens)",
+            );
+        }
+        if self.no_temperature {
+            parts.push("no temperature is sent (the model takes only its default)");
+        }
+        parts.join("; ")
+    }
+
+    /// The adjustment a refusal `e` of a request sent with `self` calls for, if it names a
+    /// parameter not yet adjusted: `max_tokens` refused (OpenAI-compatible only) → rename the cap;
+    /// `temperature` refused ("unsupported value", "only 1 is allowed", "does not support") →
+    /// drop it. `None` for anything else, so each adjustment is tried once.
+    pub fn after(&self, e: &Error, provider: Provider) -> Option<ParamAdjust> {
+        let Error::LlmRejected {
+            status: 400 | 422,
+            message,
+            ..
+        } = e
+        else {
+            return None;
+        };
+        let m = message.to_ascii_lowercase();
+        let refused = [
+            "unsupported",
+            "not supported",
+            "only",
+            "does not support",
+            "not allowed",
+        ]
+        .iter()
+        .any(|w| m.contains(w));
+        if !refused {
+            return None;
+        }
+        let mut next = *self;
+        if !self.max_completion_tokens
+            && provider == Provider::OpenAiCompatible
+            && m.contains("max_tokens")
+        {
+            next.max_completion_tokens = true;
+        } else if !self.no_temperature && m.contains("temperature") {
+            next.no_temperature = true;
+        }
+        (next != *self).then_some(next)
+    }
+}
+
+/// Builds the HTTP request for one chat call ([`build_chat_request_with`] without adjustments).
 pub fn build_chat_request(
     config: &Config,
     request: &ChatRequest,
     mode: StructuredMode,
     stream: bool,
 ) -> Result<HttpRequest> {
+    build_chat_request_with(config, request, mode, stream, ParamAdjust::default())
+}
+
+/// Builds the HTTP request for one chat call, with the parameter changes `adjust` the endpoint
+/// needs (F38).
+///
+/// `mode` is the structured-output mode (ignored when `request.json` is `None`); `stream` asks
+/// for SSE / NDJSON. The model and output cap come from `config` for `request.purpose` unless the
+/// request sets `max_tokens`.
+///
+/// Errors: [`Error::LlmConfig`] (offline provider, bad base URL, no model).
+pub fn build_chat_request_with(
+    config: &Config,
+    request: &ChatRequest,
+    mode: StructuredMode,
+    stream: bool,
+    adjust: ParamAdjust,
+) -> Result<HttpRequest> {
+    let temperature = request.temperature.filter(|_| !adjust.no_temperature);
     let endpoints = chat_endpoints(config.provider, &config.base_url)?;
     let resolved = config.resolve(request.purpose);
     if resolved.model.trim().is_empty() {
@@ -181,8 +266,13 @@ pub fn build_chat_request(
             }
             messages.extend(turns);
             body.insert("messages".into(), Value::Array(messages));
-            body.insert("max_tokens".into(), json!(max_tokens));
-            if let Some(t) = request.temperature {
+            let cap = if adjust.max_completion_tokens {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(cap.into(), json!(max_tokens));
+            if let Some(t) = temperature {
                 body.insert("temperature".into(), json!(t));
             }
             body.insert("stream".into(), json!(stream));
@@ -220,7 +310,7 @@ pub fn build_chat_request(
             body.insert("messages".into(), Value::Array(messages));
             body.insert("stream".into(), json!(stream));
             let mut options = json!({"num_ctx": config.context_window, "num_predict": max_tokens});
-            if let Some(t) = request.temperature {
+            if let Some(t) = temperature {
                 options["temperature"] = json!(t);
             }
             body.insert("options".into(), options);
@@ -242,7 +332,7 @@ pub fn build_chat_request(
                 body.insert("system".into(), json!(system));
             }
             body.insert("messages".into(), Value::Array(turns));
-            if let Some(t) = request.temperature {
+            if let Some(t) = temperature {
                 body.insert("temperature".into(), json!(t));
             }
             if stream {

@@ -38,6 +38,8 @@
 //! | `no-response-format` | 400 for any `response_format` |
 //! | `no-usage` | no usage in responses |
 //! | `ctx=N` | prompts (or embedding inputs) over N estimated tokens get the provider's context error |
+//! | `reasoning-model` | 400 (OpenAI's words) for `max_tokens` and for a `temperature` other than 1 (F38) |
+//! | `local-caps` | `max_completion_tokens` ignored, `max_tokens` honoured, 16 tokens and `length` without a cap it reads (F38c) |
 //! | `no-caps` | 400 (OpenAI strict mode's "'maxItems' is not permitted") for a schema with `maxItems` or `maxLength` |
 //! | `fill` | structured replies repeat the items of their first non-empty array up to its `maxItems`, or without one until past the output limit (a small model under a grammar) |
 //! | `cut-prompt=N` | prompts over N estimated tokens lose their front until N are left (as Ollama cuts them), are answered anyway, and the usage counts what was kept |
@@ -699,6 +701,25 @@ fn chat(
         }
         _ => {}
     }
+    if faults.has("reasoning-model") && r == Route::OpenAiChat {
+        // OpenAI's o-series / GPT-5 (F38a, b): no `max_tokens`, only the default temperature.
+        if body.get("max_tokens").is_some() {
+            return ServerResponse::json(
+                400,
+                &json!({"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}),
+            );
+        }
+        if let Some(t) = body
+            .get("temperature")
+            .and_then(Value::as_f64)
+            .filter(|t| *t != 1.0)
+        {
+            return ServerResponse::json(
+                400,
+                &json!({"error": {"message": format!("Unsupported value: 'temperature' does not support {t} with this model. Only the default (1) value is supported."), "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}),
+            );
+        }
+    }
     if faults.has("no-caps") {
         let sent = body
             .pointer("/response_format/json_schema/schema")
@@ -760,7 +781,15 @@ fn chat(
             full = echoed(&request, &full, echo);
         }
     }
-    let max_tokens = request.max_tokens.unwrap_or(4096);
+    // `local-caps` (F38c): `max_completion_tokens` ignored, `max_tokens` honoured, 16 tokens
+    // when no cap it reads is sent (llama-cpp-python's default).
+    let max_tokens = if faults.has("local-caps") {
+        body.get("max_tokens")
+            .and_then(Value::as_u64)
+            .map_or(16, |n| n.min(u64::from(u32::MAX)) as u32)
+    } else {
+        request.max_tokens.unwrap_or(4096)
+    };
     if faults.has("fill") {
         if let Some(j) = &request.json {
             full = fill_first_array(&full, &j.schema, max_tokens, &est);
