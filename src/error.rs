@@ -156,8 +156,10 @@ pub enum Error {
         detail: String,
     },
 
-    /// The endpoint did not answer (or stopped streaming) within the configured timeout.
-    #[error("the LLM endpoint {url} did not answer within {ms} ms; raise the timeout for slow local models, or check the server")]
+    /// The endpoint did not start answering within `timeoutMs` (plus the allowance for a long
+    /// prompt), or a reply that started went silent for `idleTimeoutMs` (field case F37); the
+    /// request was aborted.
+    #[error("the LLM endpoint {url} sent nothing for {ms} ms; for slow local models raise timeoutMs (the wait for a reply to start) or idleTimeoutMs (the longest pause in a stream), or check the server")]
     LlmTimeout {
         /// The URL.
         url: String,

@@ -19,7 +19,7 @@ use llm_wiki::llm::provider::{build_chat_request, StructuredMode};
 use llm_wiki::llm::scripted::server::InProcess;
 use llm_wiki::llm::stream::ChatStream;
 use llm_wiki::llm::structured::{chat_json, Budgeted};
-use llm_wiki::llm::transport::{ChunkedBody, HttpRequest, HttpResponse, Transport};
+use llm_wiki::llm::transport::{ChunkedBody, HttpRequest, HttpResponse, Timeouts, Transport};
 use llm_wiki::llm::url::{chat_endpoints, embeddings_url};
 use llm_wiki::llm::{
     Cancel, ChatRequest, Embedder, FinishReason, JsonSchema, Llm, Message, Purpose, Role,
@@ -74,7 +74,7 @@ impl Transport for Canned {
         &self,
         request: &HttpRequest,
         cancel: &Cancel,
-        _timeout_ms: u64,
+        _timeouts: Timeouts,
     ) -> llm_wiki::Result<HttpResponse<ChunkedBody>> {
         cancel.check()?;
         self.requests.borrow_mut().push(request.clone());
@@ -2174,4 +2174,107 @@ fn f38_local_servers_keep_getting_max_tokens_and_the_connection_test_reports_adj
             "{b}"
         );
     }
+}
+
+// ------------------------------------------------------------------ F37: stalled and slow streams
+
+/// A chat streaming through `llm`, with what reached `on_token`.
+fn stream_chat<T: Transport>(
+    llm: &HttpLlm<T>,
+    request: &ChatRequest,
+    cancel: &Cancel,
+) -> (llm_wiki::Result<llm_wiki::llm::ChatResponse>, String) {
+    let shown = RefCell::new(String::new());
+    let on_token = |s: &str| shown.borrow_mut().push_str(s);
+    let r = block_on(llm.chat(request, Some(&on_token), cancel));
+    (r, shown.into_inner())
+}
+
+#[test]
+fn f37_a_stream_that_stalls_fails_after_the_idle_gap_not_a_total_timeout() {
+    // a) headers at once, three chunks a second apart, then silence with the connection open.
+    let t = InProcess::new(vec![]);
+    let cfg = openai("http://x/fault/chunk=200,chunk-delay=1000,stall-after=3/v1");
+    assert_eq!((cfg.timeout_ms, cfg.idle_timeout_ms), (120_000, 60_000));
+    let llm = HttpLlm::new(cfg, t.clone()).unwrap();
+    let start = t.clock().now_ms();
+    let (r, shown) = stream_chat(&llm, &ask("What is Tokio?"), &Cancel::new());
+    let e = r.unwrap_err();
+    assert_eq!(e.code(), "LLM_TIMEOUT", "{e}");
+    let waited = t.clock().now_ms() - start;
+    assert_eq!(
+        waited,
+        2_000 + 60_000,
+        "two gaps of 1 s, then the 60 s idle timeout"
+    );
+    assert!(e.to_string().contains("60000 ms"), "{e}");
+    assert!(
+        !shown.is_empty(),
+        "the partial answer was shown, and is not returned"
+    );
+    assert_eq!(t.requests_to("chat/completions").len(), 1, "not resent");
+    // The idle gap is configurable.
+    let t = InProcess::new(vec![]);
+    let cfg = Config {
+        idle_timeout_ms: 5_000,
+        ..openai("http://x/fault/chunk=200,chunk-delay=1000,stall-after=3/v1")
+    };
+    let llm = HttpLlm::new(cfg, t.clone()).unwrap();
+    let start = t.clock().now_ms();
+    assert_eq!(
+        code(stream_chat(&llm, &ask("What is Tokio?"), &Cancel::new()).0),
+        "LLM_TIMEOUT"
+    );
+    assert_eq!(t.clock().now_ms() - start, 2_000 + 5_000);
+}
+
+#[test]
+fn f37_a_stream_slow_to_start_on_a_long_prompt_succeeds_and_is_never_cut_while_producing() {
+    // b) first delta at 240 s, then a chunk every 200 ms: a 3,000-token prompt may take that long.
+    let doc = llm_wiki::llm::prompt::source_block(
+        "tokio.md",
+        &"Tokio is an asynchronous runtime for the Rust programming language. ".repeat(175),
+    );
+    let long = ask(&format!("{doc}\nWhat is Tokio?"));
+    let est = llm_wiki::text::TokenEstimator::default();
+    assert!(llm_wiki::llm::provider::estimate_input(&long, &est) >= 2_900);
+    let base = "http://x/fault/first-byte=240000,chunk-delay=200,chunk=40/v1";
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(openai(base), t.clone()).unwrap();
+    let start = t.clock().now_ms();
+    let (r, shown) = stream_chat(&llm, &long, &Cancel::new());
+    let r = r.unwrap();
+    assert_eq!(r.finish, FinishReason::Stop);
+    assert_eq!(shown, r.text);
+    let took = t.clock().now_ms() - start;
+    // Far past timeoutMs (120 s) in all: no total timeout cuts a stream that is producing.
+    assert!(took > 240_000 + 5_000, "{took}");
+    // The same wait before a short prompt's first byte is a stall: timeoutMs, then LLM_TIMEOUT.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(openai(base), t.clone()).unwrap();
+    let start = t.clock().now_ms();
+    let (r, _) = stream_chat(&llm, &ask("What is Tokio?"), &Cancel::new());
+    assert_eq!(code(r), "LLM_TIMEOUT");
+    let waited = t.clock().now_ms() - start;
+    assert!((120_000..130_000).contains(&waited), "{waited}");
+    // c) a non-streaming body at 170 s: LLM_TIMEOUT naming timeoutMs, sent once.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(openai("http://x/fault/first-byte=170000/v1"), t.clone()).unwrap();
+    let e = block_on(llm.chat(&ask("What is Tokio?"), None, &Cancel::new())).unwrap_err();
+    assert_eq!(e.code(), "LLM_TIMEOUT");
+    assert!(e.to_string().contains("timeoutMs"), "{e}");
+    assert_eq!(t.requests_to("chat/completions").len(), 1);
+    // d) the caller aborts mid-stream: CANCELLED at once, no further chunk read.
+    let t = InProcess::new(vec![]);
+    let llm = HttpLlm::new(openai(base), t.clone()).unwrap();
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    let at = RefCell::new(None);
+    let on_token = |_: &str| {
+        at.borrow_mut().get_or_insert(t.clock().now_ms());
+        c.cancel();
+    };
+    let e = block_on(llm.chat(&long, Some(&on_token), &cancel)).unwrap_err();
+    assert_eq!(e.code(), "CANCELLED");
+    assert!(t.clock().now_ms() - at.borrow().unwrap() < 1_000);
 }

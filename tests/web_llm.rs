@@ -12,7 +12,7 @@ use llm_wiki::llm::config::{Config, EmbeddingConfig, EmbeddingProvider, Provider
 use llm_wiki::llm::http::{cancel_from_signal, page_origin, FetchTransport};
 use llm_wiki::llm::prompt::source_block;
 use llm_wiki::llm::structured::chat_json;
-use llm_wiki::llm::transport::{HttpRequest, Method, ResponseBody, Transport};
+use llm_wiki::llm::transport::{HttpRequest, Method, ResponseBody, Timeouts, Transport};
 use llm_wiki::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Llm, Message, Purpose, Role};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
@@ -83,7 +83,10 @@ async fn recorded(needle: &str) -> Vec<Value> {
                 stream: false,
             },
             &Cancel::new(),
-            10_000,
+            Timeouts {
+                start_ms: 10_000,
+                idle_ms: 10_000,
+            },
         )
         .await
         .expect("the scripted server runs (scripts/test.sh starts it)");

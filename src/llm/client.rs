@@ -27,7 +27,9 @@ use crate::llm::provider::{
 };
 use crate::llm::stream::{ChatStream, ThinkFilter};
 use crate::llm::structured::{has_caps, strip_caps};
-use crate::llm::transport::{header, HttpRequest, HttpResponse, Method, ResponseBody, Transport};
+use crate::llm::transport::{
+    header, HttpRequest, HttpResponse, Method, ResponseBody, Timeouts, Transport,
+};
 use crate::llm::url::chat_endpoints;
 use crate::llm::{Cancel, ChatRequest, ChatResponse, Embedder, Embeddings, Llm, OnToken};
 use crate::model::TokenUsage;
@@ -176,13 +178,14 @@ pub async fn send_with_retry<T: Transport>(
     config: &Config,
     request: &HttpRequest,
     cancel: &Cancel,
+    timeouts: Timeouts,
 ) -> Result<HttpResponse<T::Body>> {
     let mut attempts = 0u32;
     let mut waited = 0u64;
     loop {
         cancel.check()?;
         attempts += 1;
-        let mut resp = match transport.send(request, cancel, config.timeout_ms).await {
+        let mut resp = match transport.send(request, cancel, timeouts).await {
             Ok(r) => r,
             Err(Error::LlmOriginNotAllowed { origin, url, .. }) => {
                 return Err(origin_not_allowed(config.provider, &url, &origin))
@@ -300,7 +303,14 @@ impl<T: Transport> HttpLlm<T> {
                 body: None,
                 stream: false,
             };
-            let mut resp = send_with_retry(&self.transport, &self.config, &request, cancel).await?;
+            let mut resp = send_with_retry(
+                &self.transport,
+                &self.config,
+                &request,
+                cancel,
+                self.config.timeouts(0),
+            )
+            .await?;
             let body = resp.body.read_all().await?;
             let v = json_body(
                 resp.status,
@@ -423,7 +433,10 @@ impl<T: Transport> HttpLlm<T> {
         let (http, mut resp) = loop {
             let http =
                 build_chat_request_with(&self.config, request, mode, on_token.is_some(), adjust)?;
-            match send_with_retry(&self.transport, &self.config, &http, cancel).await {
+            let timeouts =
+                self.config
+                    .timeouts(estimate_sent(request, mode, &self.config.estimator));
+            match send_with_retry(&self.transport, &self.config, &http, cancel, timeouts).await {
                 Ok(resp) => break (http, resp),
                 Err(e) => match adjust.after(&e, self.config.provider) {
                     Some(next) => {
@@ -658,7 +671,14 @@ impl<T: Transport> HttpEmbedder<T> {
         for group in pieces.chunks(batch) {
             cancel.check()?;
             let request = build_embed_request(&self.config, group)?;
-            let mut resp = send_with_retry(&self.transport, &self.config, &request, cancel).await?;
+            let mut resp = send_with_retry(
+                &self.transport,
+                &self.config,
+                &request,
+                cancel,
+                self.config.timeouts(0),
+            )
+            .await?;
             let body = resp.body.read_all().await?;
             let (vs, t) = parse_embed_response(
                 e.provider,

@@ -207,10 +207,16 @@ pub struct Config {
     /// Output-token cap per call. Range 1..=context window; default 2048.
     #[serde(default = "default_max_output")]
     pub max_output_tokens: u32,
-    /// Milliseconds to wait for a response to start, and between two streamed chunks.
-    /// Range 1000..=3 600 000; default 120 000 (small local models on CPU are slow).
+    /// Milliseconds to wait for a response to start (its headers, then its first byte), plus
+    /// [`START_MS_PER_PROMPT_TOKEN`] per estimated prompt token (a model on CPU reads a long
+    /// prompt for minutes before its first token). Range 1000..=3 600 000; default 120 000.
     #[serde(default = "default_timeout")]
     pub timeout_ms: u64,
+    /// Milliseconds a response that started may go without a byte before it fails with
+    /// `LLM_TIMEOUT` and is aborted (a stalled stream); a stream that keeps producing is never
+    /// cut. Range 1000..=3 600 000; default 60 000. Absent in settings stored before it existed.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_ms: u64,
     /// Token budget (input + output of all calls) of one operation. Range 1..; default 200 000.
     #[serde(default = "default_budget")]
     pub token_budget: u64,
@@ -247,6 +253,26 @@ fn default_max_output() -> u32 {
 fn default_timeout() -> u64 {
     120_000
 }
+fn default_idle_timeout() -> u64 {
+    60_000
+}
+
+/// Milliseconds of start wait added per estimated prompt token (20 tokens a second: a small
+/// model's prompt processing on two CPU cores).
+pub const START_MS_PER_PROMPT_TOKEN: u64 = 50;
+
+impl Config {
+    /// The timeouts of a request whose prompt is estimated at `prompt_tokens`.
+    pub fn timeouts(&self, prompt_tokens: u64) -> crate::llm::transport::Timeouts {
+        crate::llm::transport::Timeouts {
+            start_ms: self
+                .timeout_ms
+                .saturating_add(prompt_tokens.saturating_mul(START_MS_PER_PROMPT_TOKEN)),
+            idle_ms: self.idle_timeout_ms,
+        }
+    }
+}
+
 fn default_budget() -> u64 {
     200_000
 }
@@ -264,6 +290,7 @@ impl Default for Config {
             context_window: default_context(),
             max_output_tokens: default_max_output(),
             timeout_ms: default_timeout(),
+            idle_timeout_ms: default_idle_timeout(),
             token_budget: default_budget(),
             compile: PurposeSettings::default(),
             query: PurposeSettings::default(),
@@ -392,6 +419,12 @@ impl Config {
             return bad(format!(
                 "timeoutMs must be 1000..=3600000, not {}",
                 self.timeout_ms
+            ));
+        }
+        if !(1000..=3_600_000).contains(&self.idle_timeout_ms) {
+            return bad(format!(
+                "idleTimeoutMs must be 1000..=3600000, not {}",
+                self.idle_timeout_ms
             ));
         }
         for (what, v) in [

@@ -23,7 +23,7 @@ use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit
 
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::error::{Error, Result};
-use crate::llm::transport::{HttpRequest, HttpResponse, Method, ResponseBody, Transport};
+use crate::llm::transport::{HttpRequest, HttpResponse, Method, ResponseBody, Timeouts, Transport};
 use crate::llm::{Cancel, CancelListener};
 
 #[wasm_bindgen]
@@ -124,7 +124,9 @@ pub struct FetchBody {
     reader: Option<ReadableStreamDefaultReader>,
     controller: Rc<AbortController>,
     cancel: Cancel,
-    timeout_ms: u64,
+    timeouts: Timeouts,
+    /// True once a chunk arrived: later waits are `timeouts.idle_ms`, the first `start_ms`.
+    started: bool,
     url: String,
     done: bool,
     _listener: CancelListener,
@@ -156,17 +158,25 @@ impl ResponseBody for FetchBody {
         };
         self.cancel.check()?;
         let read = JsFuture::from(reader.read());
-        let timeout = TimeoutFuture::new(self.timeout_ms.min(u64::from(u32::MAX)) as u32);
+        let wait = if self.started {
+            self.timeouts.idle_ms
+        } else {
+            self.timeouts.start_ms
+        };
+        let timeout = TimeoutFuture::new(wait.min(u64::from(u32::MAX)) as u32);
         let result = match select(read, timeout).await {
             Either::Left((r, _)) => r,
             Either::Right(_) => {
+                // Stalled (or never started): abort, so the server stops generating.
+                self.done = true;
                 self.controller.abort();
                 return Err(Error::LlmTimeout {
                     url: self.url.clone(),
-                    ms: self.timeout_ms,
+                    ms: wait,
                 });
             }
         };
+        self.started = true;
         let result = match result {
             Ok(r) => r,
             Err(e) => {
@@ -200,8 +210,9 @@ impl Transport for FetchTransport {
         &self,
         request: &HttpRequest,
         cancel: &Cancel,
-        timeout_ms: u64,
+        timeouts: Timeouts,
     ) -> Result<HttpResponse<FetchBody>> {
+        let timeout_ms = timeouts.start_ms;
         cancel.check()?;
         let controller = Rc::new(
             AbortController::new()
@@ -287,7 +298,8 @@ impl Transport for FetchTransport {
                 reader,
                 controller,
                 cancel: cancel.clone(),
-                timeout_ms,
+                timeouts,
+                started: false,
                 url: request.url.clone(),
                 done: false,
                 _listener: listener,

@@ -115,6 +115,17 @@ pub trait ResponseBody {
     }
 }
 
+/// How long a request may stay silent (field case F37), in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The wait for the response to start: its headers, and then its first body byte (a local
+    /// model may think over a long prompt for minutes before its first token).
+    pub start_ms: u64,
+    /// The longest gap between two body chunks once the first arrived: a stream that stalls
+    /// fails after this, however long it has run; one that keeps producing is never cut.
+    pub idle_ms: u64,
+}
+
 /// Sends HTTP requests, sleeps and tells the time: everything the endpoint client needs from the
 /// platform.
 #[allow(async_fn_in_trait)] // see `ResponseBody`
@@ -122,8 +133,10 @@ pub trait Transport {
     /// The body type of responses.
     type Body: ResponseBody;
 
-    /// Sends `request` and resolves once the response headers arrived. `timeout_ms` bounds the
-    /// wait for the headers and, for the body, the wait for each chunk.
+    /// Sends `request` and resolves once the response headers arrived. `timeouts.start_ms`
+    /// bounds the wait for the headers and then for the body's first chunk; `timeouts.idle_ms`
+    /// the wait for each later chunk. A timeout aborts the request (the server sees a
+    /// disconnect).
     ///
     /// Errors: [`crate::Error::Cancelled`]; [`crate::Error::LlmTimeout`];
     /// [`crate::Error::LlmOriginNotAllowed`] when the browser refused the response (CORS) while
@@ -133,7 +146,7 @@ pub trait Transport {
         &self,
         request: &HttpRequest,
         cancel: &Cancel,
-        timeout_ms: u64,
+        timeouts: Timeouts,
     ) -> Result<HttpResponse<Self::Body>>;
 
     /// Sleeps `ms` milliseconds. Errors: [`crate::Error::Cancelled`] (ends the sleep at once).
@@ -157,9 +170,9 @@ impl<T: Transport> Transport for &T {
         &self,
         request: &HttpRequest,
         cancel: &Cancel,
-        timeout_ms: u64,
+        timeouts: Timeouts,
     ) -> Result<HttpResponse<Self::Body>> {
-        (**self).send(request, cancel, timeout_ms).await
+        (**self).send(request, cancel, timeouts).await
     }
 
     async fn sleep(&self, ms: u64, cancel: &Cancel) -> Result<()> {

@@ -140,7 +140,15 @@ fn serve(mut stream: TcpStream, state: &ServerState, verbose: bool) -> std::io::
     if resp.streamed {
         stream.flush()?;
         let pause = Duration::from_millis(resp.chunk_delay_ms.max(1));
-        for chunk in &resp.chunks {
+        std::thread::sleep(Duration::from_millis(resp.first_chunk_delay_ms));
+        for (i, chunk) in resp.chunks.iter().enumerate() {
+            if resp.stall_after == Some(i) {
+                // A stalled stream: nothing more, the connection open until the client gives up.
+                let mut probe = [0u8; 1];
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+                let _ = (&stream).read(&mut probe);
+                return Ok(());
+            }
             stream.write_all(chunk)?;
             stream.flush()?;
             std::thread::sleep(pause);

@@ -18,6 +18,8 @@
 //! | fault | effect |
 //! |---|---|
 //! | `delay=MS` | wait before the response headers |
+//! | `first-byte=MS` | wait after the headers before the first body chunk (a model reading a long prompt) |
+//! | `stall-after=N` | send N body chunks, then nothing more, the connection left open |
 //! | `chunk=N`, `chunk-delay=MS` | stream chunk size in bytes (default 5: splits frames and UTF-8 characters) and the pause between chunks |
 //! | `ratelimit=N`, `retry-after=S` | the first N requests get 429 with `Retry-After: S` (default 1) |
 //! | `overloaded=N` | the first N requests get 529 (Anthropic) / 503 (others) |
@@ -61,7 +63,9 @@ use crate::compile::scripted::Echo;
 use crate::error::{Error, Result};
 use crate::llm::provider::{self, StructuredMode};
 use crate::llm::scripted::{echoed, fit_to_max_tokens, malformed, reply, scripted_dimension};
-use crate::llm::transport::{header, ChunkedBody, HttpRequest, HttpResponse, Method, Transport};
+use crate::llm::transport::{
+    header, HttpRequest, HttpResponse, Method, ResponseBody, Timeouts, Transport,
+};
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Message, Purpose, Role};
 use crate::text::TokenEstimator;
 
@@ -93,6 +97,10 @@ pub struct ServerResponse {
     pub delay_ms: u64,
     /// Wait between chunks, ms.
     pub chunk_delay_ms: u64,
+    /// Wait after the headers before the first chunk, ms (a model reading a long prompt).
+    pub first_chunk_delay_ms: u64,
+    /// Send only this many chunks, then nothing, the connection left open (a stalled stream).
+    pub stall_after: Option<usize>,
 }
 
 impl ServerResponse {
@@ -104,6 +112,8 @@ impl ServerResponse {
             streamed: false,
             delay_ms: 0,
             chunk_delay_ms: 0,
+            first_chunk_delay_ms: 0,
+            stall_after: None,
         }
     }
     fn json(status: u16, v: &Value) -> Self {
@@ -386,6 +396,12 @@ pub fn handle(state: &ServerState, req: &ServerRequest) -> ServerResponse {
     };
     if let Some(d) = faults.num("delay") {
         resp.delay_ms = d;
+    }
+    if let Some(d) = faults.num("first-byte") {
+        resp.first_chunk_delay_ms = d;
+    }
+    if let Some(n) = faults.num("stall-after") {
+        resp.stall_after = Some(n as usize);
     }
     // The wasm-bindgen test page is cross-origin isolated (COEP: require-corp): without this, a
     // `no-cors` reachability probe is blocked by the page, not by the server.
@@ -1256,14 +1272,14 @@ fn path_of(url: &str) -> String {
 }
 
 impl Transport for InProcess {
-    type Body = ChunkedBody;
+    type Body = TimedBody;
 
     async fn send(
         &self,
         request: &HttpRequest,
         cancel: &Cancel,
-        timeout_ms: u64,
-    ) -> Result<HttpResponse<ChunkedBody>> {
+        timeouts: Timeouts,
+    ) -> Result<HttpResponse<TimedBody>> {
         cancel.check()?;
         if self.down {
             return Err(Error::LlmUnreachable {
@@ -1318,7 +1334,7 @@ impl Transport for InProcess {
             if refused(&resp) {
                 return Err(self.cors_failure(&request.url));
             }
-            return self.finish(resp, &request.url, timeout_ms);
+            return self.finish(resp, &request.url, timeouts, cancel);
         }
         let resp = handle(
             &self.state,
@@ -1329,7 +1345,7 @@ impl Transport for InProcess {
                 body: request.body.clone().unwrap_or_default().into_bytes(),
             },
         );
-        self.finish(resp, &request.url, timeout_ms)
+        self.finish(resp, &request.url, timeouts, cancel)
     }
 
     async fn sleep(&self, ms: u64, cancel: &Cancel) -> Result<()> {
@@ -1364,8 +1380,10 @@ impl InProcess {
         &self,
         resp: ServerResponse,
         url: &str,
-        timeout_ms: u64,
-    ) -> Result<HttpResponse<ChunkedBody>> {
+        timeouts: Timeouts,
+        cancel: &Cancel,
+    ) -> Result<HttpResponse<TimedBody>> {
+        let timeout_ms = timeouts.start_ms;
         if resp.delay_ms > timeout_ms {
             self.clock.advance(timeout_ms as Millis);
             return Err(Error::LlmTimeout {
@@ -1377,7 +1395,67 @@ impl InProcess {
         Ok(HttpResponse {
             status: resp.status,
             headers: resp.headers,
-            body: ChunkedBody::new(resp.chunks),
+            body: TimedBody {
+                chunks: resp.chunks.into(),
+                sent: 0,
+                first_delay_ms: resp.first_chunk_delay_ms,
+                chunk_delay_ms: resp.chunk_delay_ms,
+                stall_after: resp.stall_after,
+                start_left_ms: timeout_ms - resp.delay_ms,
+                idle_ms: timeouts.idle_ms,
+                clock: self.clock.clone(),
+                cancel: cancel.clone(),
+                url: url.to_string(),
+            },
         })
+    }
+}
+
+/// The body [`InProcess`] hands out: its chunks on the fake clock, each after its delay (the
+/// first after `first-byte=`, later ones after `chunk-delay=`, none after `stall-after=`), with
+/// the timeouts a browser `fetch` would apply: a wait longer than what is left of the start
+/// timeout (first chunk) or than the idle timeout (later ones) advances the clock by that much
+/// and fails with `LlmTimeout`, as the fetch transport does after aborting.
+#[derive(Debug)]
+pub struct TimedBody {
+    chunks: std::collections::VecDeque<Vec<u8>>,
+    sent: usize,
+    first_delay_ms: u64,
+    chunk_delay_ms: u64,
+    stall_after: Option<usize>,
+    start_left_ms: u64,
+    idle_ms: u64,
+    clock: ManualClock,
+    cancel: Cancel,
+    url: String,
+}
+
+impl ResponseBody for TimedBody {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        self.cancel.check()?;
+        if self.chunks.is_empty() {
+            return Ok(None);
+        }
+        let (delay, limit) = if self.sent == 0 {
+            (self.first_delay_ms, self.start_left_ms)
+        } else {
+            (self.chunk_delay_ms, self.idle_ms)
+        };
+        let delay = if self.stall_after == Some(self.sent) {
+            u64::MAX
+        } else {
+            delay
+        };
+        if delay > limit {
+            self.clock.advance(limit as Millis);
+            self.chunks.clear();
+            return Err(Error::LlmTimeout {
+                url: self.url.clone(),
+                ms: limit,
+            });
+        }
+        self.clock.advance(delay as Millis);
+        self.sent += 1;
+        Ok(self.chunks.pop_front())
     }
 }
