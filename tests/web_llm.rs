@@ -614,3 +614,79 @@ async fn js_api_endpoint_embeddings_re_embed_on_confirmation_and_serve_hybrid_se
     wiki.close();
     let _ = JsFuture::from(Wiki::delete(name.into())).await;
 }
+
+/// Issue 21 over `fetch`: a web page's text in the error (item 5), a prompt the server cut
+/// (item 3), a schema whose caps the endpoint refuses (item 13).
+#[wasm_bindgen_test]
+async fn issue21_page_text_server_cut_prompts_and_refused_caps_over_fetch() {
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &fault("html")),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let e = llm.chat(&ask("x"), None, &Cancel::new()).await.unwrap_err();
+    assert!(e.to_string().contains("Open WebUI Sign in"), "{e}");
+    let mut cfg = config(Provider::OpenAiCompatible, &fault("cut-prompt=300"));
+    cfg.context_window = 1000;
+    cfg.max_output_tokens = 200;
+    let llm = HttpLlm::new(cfg, FetchTransport::new()).unwrap();
+    let prompt = "Tokio is an asynchronous runtime for Rust. ".repeat(100);
+    let e = llm
+        .chat(&ask(&prompt), None, &Cancel::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "LLM_CONTEXT_OVERFLOW", "{e}");
+    let llm = HttpLlm::new(
+        config(Provider::OpenAiCompatible, &fault("no-caps")),
+        FetchTransport::new(),
+    )
+    .unwrap();
+    let request = ChatRequest {
+        json: Some(llm_wiki::llm::JsonSchema {
+            name: "page".into(),
+            schema: serde_json::json!({"type": "object", "required": ["title"],
+                "properties": {"title": {"type": "string"}, "links": {"type": "array", "items": {"type": "string"}}}}),
+        }),
+        max_tokens: Some(256),
+        ..ask("# Tokio\nTokio is a runtime.")
+    };
+    let r = llm_wiki::llm::structured::chat_json(&llm, &request, &Cancel::new())
+        .await
+        .unwrap();
+    assert!(r.value.get("title").is_some());
+    assert_eq!(llm.learned().modes().no_caps.len(), 1);
+}
+
+/// F37 over `fetch`: a stream that stalls fails after the idle gap and is aborted; one that is
+/// slow to start on a longer prompt is waited for.
+#[wasm_bindgen_test]
+async fn f37_stalled_and_slow_streams_over_fetch() {
+    let mut cfg = config(
+        Provider::OpenAiCompatible,
+        &fault("chunk=200,chunk-delay=100,stall-after=3"),
+    );
+    cfg.idle_timeout_ms = 1500;
+    let llm = HttpLlm::new(cfg, FetchTransport::new()).unwrap();
+    let on_token = |_: &str| {};
+    let t0 = now();
+    let e = llm
+        .chat(&ask("What is Tokio?"), Some(&on_token), &Cancel::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "LLM_TIMEOUT", "{e}");
+    let waited = now() - t0;
+    assert!((1400.0..8000.0).contains(&waited), "{waited} ms");
+    // First byte after 2.5 s with timeoutMs 1 s: a 100-token prompt adds 5 s to the start wait.
+    let mut cfg = config(
+        Provider::OpenAiCompatible,
+        &fault("first-byte=2500,chunk-delay=10"),
+    );
+    cfg.timeout_ms = 1000;
+    let llm = HttpLlm::new(cfg, FetchTransport::new()).unwrap();
+    let prompt = "Tokio is an asynchronous runtime for Rust. ".repeat(10);
+    let r = llm
+        .chat(&ask(&prompt), Some(&on_token), &Cancel::new())
+        .await
+        .unwrap();
+    assert!(!r.text.is_empty());
+}
