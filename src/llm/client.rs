@@ -607,6 +607,19 @@ pub fn context_setting_advice(config: &Config) -> String {
 }
 
 impl<T: Transport> Llm for HttpLlm<T> {
+    /// False when this endpoint and model refused size caps before ([`Learned::rejects_caps`]).
+    fn sends_schema_caps(&self, request: &ChatRequest) -> bool {
+        let resolved = self.config.resolve(request.purpose);
+        match chat_endpoints(self.config.provider, &self.config.base_url) {
+            Ok(endpoints) => !self.learned.rejects_caps(&endpoint_key(
+                self.config.provider,
+                &endpoints.chat,
+                &resolved.model,
+            )),
+            Err(_) => true,
+        }
+    }
+
     /// One chat completion; streams through `on_token` when given.
     ///
     /// Structured calls (`request.json`) try the modes of

@@ -266,6 +266,15 @@ pub trait Llm {
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> crate::Result<ChatResponse>;
+
+    /// Whether a structured `request` goes out with the size caps of its schema (`maxItems`,
+    /// `maxLength`): false once the endpoint refused them and the client sends the schema
+    /// without (issue 21, item 13). [`structured::chat_json`] then holds the reply to the caps
+    /// itself. The default: true.
+    fn sends_schema_caps(&self, request: &ChatRequest) -> bool {
+        let _ = request;
+        true
+    }
 }
 
 /// Embedding vectors for a batch of texts.

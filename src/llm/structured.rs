@@ -44,8 +44,11 @@ pub async fn chat_json<L: Llm>(
     let json = request.json.as_ref().ok_or_else(|| {
         Error::InvalidInput("chat_json needs a request with a JSON schema".into())
     })?;
-    // Caps derived from the output budget, so a grammar-constrained model stops by itself; the
-    // reply is held to them too (the client may have had to send the schema without them).
+    // Caps derived from the output budget, so a grammar-constrained model stops by itself. A
+    // reply is held to them only where the endpoint refused them (the client then sends the
+    // schema without): a model that was sent them and wrote more finished its reply, and every
+    // item it wrote is kept (pages have bounds of their own).
+    let uncapped = json;
     let capped;
     let request = match request.max_tokens {
         Some(max_tokens) if !has_caps(&json.schema) => {
@@ -58,8 +61,13 @@ pub async fn chat_json<L: Llm>(
         }
         _ => request,
     };
-    let json = request.json.as_ref().unwrap_or(json);
     let first = llm.chat(request, None, cancel).await?;
+    // Asked after the call: a refusal of the caps is learned during it.
+    let json = if llm.sends_schema_caps(request) {
+        uncapped
+    } else {
+        request.json.as_ref().unwrap_or(json)
+    };
     let failure = match parse_json(&first.text, &json.schema) {
         Ok(value) => {
             return Ok(JsonReply {
@@ -355,6 +363,10 @@ impl<'a, L: Llm> Budgeted<'a, L> {
 }
 
 impl<L: Llm> Llm for Budgeted<'_, L> {
+    fn sends_schema_caps(&self, request: &ChatRequest) -> bool {
+        self.inner.sends_schema_caps(request)
+    }
+
     async fn chat(
         &self,
         request: &ChatRequest,
