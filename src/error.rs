@@ -115,6 +115,11 @@ pub enum Error {
     #[error("not found: {0}")]
     NotFound(String),
 
+    /// `saveAnswer` got an answer that rests on no page (`grounded: false`: declined, or no
+    /// valid citation): it is not written to the wiki.
+    #[error("ungrounded answer: {0}")]
+    Ungrounded(String),
+
     /// The operation was cancelled by the caller (an `AbortSignal`).
     #[error("cancelled")]
     Cancelled,
@@ -306,6 +311,7 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::UnsupportedMime(_) => "UNSUPPORTED_MIME",
             Error::NotFound(_) => "NOT_FOUND",
+            Error::Ungrounded(_) => "UNGROUNDED",
             Error::Cancelled => "CANCELLED",
             Error::LlmConfig(_) => "LLM_CONFIG",
             Error::LlmAuth { .. } => "LLM_AUTH",
@@ -360,6 +366,7 @@ mod tests {
             Error::InvalidInput("x".into()),
             Error::UnsupportedMime("text/html".into()),
             Error::NotFound("x".into()),
+            Error::Ungrounded("x".into()),
             Error::Cancelled,
             Error::LlmConfig("x".into()),
             Error::LlmAuth {

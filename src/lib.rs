@@ -17,6 +17,7 @@ pub mod compile;
 pub mod documents;
 pub mod error;
 pub mod history;
+pub mod injection;
 pub mod lint;
 pub mod llm;
 pub mod markdown;

@@ -287,6 +287,57 @@ pub struct Claim {
     pub quote: String,
     /// Whether the quote was found in the source text (after whitespace and Unicode normalisation).
     pub verified: bool,
+    /// How the source states it (the model's reading; `asserted` when not given). Only an
+    /// asserted claim can be a side of a contradiction record. Omitted from the record when
+    /// `asserted`, so records written before it existed read the same.
+    #[serde(default, skip_serializing_if = "Stance::is_asserted")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub stance: Stance,
+}
+
+/// How a source states a claim.
+///
+/// Read leniently: a missing or empty value is `asserted` (replies and records from before the
+/// field existed); a value that is none of the four is `reported`, so it can never open a
+/// contradiction record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum Stance {
+    /// The source says it is so, in its own voice.
+    #[default]
+    Asserted,
+    /// The source reports that someone else said it ("a reviewer claimed…").
+    Reported,
+    /// The source says it was withdrawn or is no longer so.
+    Retracted,
+    /// The source states it as a possibility or a condition ("if…", "might…").
+    Hypothetical,
+}
+
+impl Stance {
+    /// True for [`Stance::Asserted`].
+    pub fn is_asserted(&self) -> bool {
+        *self == Stance::Asserted
+    }
+
+    /// The stance a word names (`asserted`, `reported`, `retracted`, `hypothetical`; any case,
+    /// surrounding whitespace ignored): empty is `asserted`, anything else `reported`.
+    pub fn from_word(word: &str) -> Stance {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "" | "asserted" => Stance::Asserted,
+            "retracted" => Stance::Retracted,
+            "hypothetical" => Stance::Hypothetical,
+            _ => Stance::Reported,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Stance {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = Option::<String>::deserialize(d)?;
+        Ok(v.map_or(Stance::Asserted, |w| Stance::from_word(&w)))
+    }
 }
 
 /// Status of a contradiction record.

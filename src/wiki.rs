@@ -62,6 +62,38 @@ pub struct NewSource {
     pub captured_at: Option<f64>,
 }
 
+/// A source flagged for instruction-like text ([`Wiki::source_flags`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SourceFlag {
+    /// The source key.
+    pub key: String,
+    /// The source version the text was checked in.
+    pub version: String,
+    /// The phrases found (normalised: lower case, punctuation as spaces; at most 5).
+    pub instruction_like: Vec<String>,
+}
+
+/// Meta key prefix of the [`SourceFlag`] records (`source-flag/<key>`).
+pub const SOURCE_FLAG_PREFIX: &str = "source-flag/";
+
+/// Adds to `batch` the [`SourceFlag`] of source `key` at `version` when it has instruction-like
+/// `phrases`, else the deletion of any flag it had. Nothing else changes.
+pub(crate) fn put_source_flag(batch: &mut Batch, key: &str, version: &str, phrases: Vec<String>) {
+    let record = format!("{SOURCE_FLAG_PREFIX}{key}");
+    if phrases.is_empty() {
+        batch.delete(Store::Meta, record, Expect::Any);
+    } else {
+        let flag = SourceFlag {
+            key: key.to_string(),
+            version: version.to_string(),
+            instruction_like: phrases,
+        };
+        batch.put(Store::Meta, record, to_json(&flag), Expect::Any);
+    }
+}
+
 /// What [`Wiki::add_source`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -666,6 +698,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         ob.batch
             .put(Store::Sources, key.clone(), to_json(&source), expect);
+        put_source_flag(
+            &mut ob.batch,
+            &key,
+            &version,
+            crate::injection::instruction_like(&text),
+        );
         let op = self.finish(ob).await?;
         Ok(AddSourceReport {
             key,
@@ -764,6 +802,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             show_failure(s, &failures);
         }
         Ok(sources)
+    }
+
+    /// The sources whose current text holds instruction-like phrases
+    /// ([`crate::injection::instruction_like`]), in key order: a flag to show beside the source
+    /// (the text was compiled as data, not followed). Recorded when a source is added or
+    /// compiled; a full lint checks every source's text as well.
+    pub async fn source_flags(&self) -> Result<Vec<SourceFlag>> {
+        let mut out = Vec::new();
+        for (k, r) in self.storage.scan(Store::Meta, SOURCE_FLAG_PREFIX).await? {
+            let Ok(flag) = serde_json::from_slice::<SourceFlag>(&r.data) else {
+                continue;
+            };
+            let current = self
+                .read::<Source>(Store::Sources, &flag.key)
+                .await?
+                .is_some_and(|(s, _)| s.version == flag.version);
+            if current && k.strip_prefix(SOURCE_FLAG_PREFIX) == Some(flag.key.as_str()) {
+                out.push(flag);
+            }
+        }
+        Ok(out)
     }
 
     /// One source with its current text, or `None`. `key` is matched in Unicode NFC, and a source

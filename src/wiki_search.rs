@@ -93,10 +93,68 @@ impl Default for EmbedOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct EmbedProgress {
-    /// Pages embedded and saved.
+    /// Pages embedded and saved (those whose vector was unusable included).
     pub done: usize,
     /// Pages that needed a vector when the run started.
     pub total: usize,
+}
+
+/// Why a page's vector was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
+pub enum BadVector {
+    /// A value is NaN or infinite (or `null` in the response).
+    NotFinite,
+    /// Every value is zero.
+    Zero,
+}
+
+/// A page whose vector the endpoint returned unusable: recorded as null (the page is found by
+/// BM25 only until it changes and is embedded again); the other pages of its batch are stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedEmbedding {
+    /// The page key.
+    pub page: String,
+    /// What was wrong with its vector.
+    pub reason: BadVector,
+}
+
+/// What is wrong with `v`, if anything.
+pub fn bad_vector(v: &[f32]) -> Option<BadVector> {
+    if v.iter().any(|x| !x.is_finite()) {
+        Some(BadVector::NotFinite)
+    } else if v.iter().all(|x| *x == 0.0) {
+        Some(BadVector::Zero)
+    } else {
+        None
+    }
+}
+
+/// [`Wiki::embedding_status`]: where the configured model stands, and the pages whose last
+/// vector came back unusable (still without one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingState {
+    /// The status (`state`, and its fields).
+    #[serde(flatten)]
+    pub status: EmbeddingStatus,
+    /// Pages whose vector from the configured model came back unusable, still without one.
+    #[serde(default)]
+    pub skipped: Vec<SkippedEmbedding>,
+}
+
+/// Search store key of the pages the last `embed_pages` skipped ([`SkippedRecord`]).
+pub const SKIPPED_KEY: &str = "embed-skipped";
+
+/// The contents of the [`SKIPPED_KEY`] record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct SkippedRecord {
+    model: String,
+    pages: Vec<SkippedEmbedding>,
 }
 
 /// What [`Wiki::embed_pages`] did.
@@ -106,10 +164,13 @@ pub struct EmbedProgress {
 pub struct EmbedReport {
     /// The embedding model.
     pub model: String,
-    /// Pages embedded and saved in this run.
+    /// Pages embedded and saved in this run (with a usable vector; see `skipped`).
     pub embedded: usize,
     /// Where the model stands now (`reembedRequired` when it needs `confirm`).
     pub status: EmbeddingStatus,
+    /// Pages whose vector came back unusable in this run (NaN or all zero): not stored; the
+    /// rest of their batch was.
+    pub skipped: Vec<SkippedEmbedding>,
     /// Token usage of the embedding calls.
     pub usage: TokenUsage,
 }
@@ -611,7 +672,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Where the configured embedding stands: `ready` (with pages still `missing` a vector),
     /// `noVectors`, `reembedding` (done of total) or `reembedRequired` (the stored vectors are of
     /// another model: search uses BM25 until [`Wiki::embed_pages`] runs with `confirm`).
-    pub async fn embedding_status(&self) -> Result<EmbeddingStatus> {
+    ///
+    /// `skipped`: the pages whose vector came back unusable (NaN or all zero) from this model
+    /// and that still have no usable one (recorded as null: found by BM25 only; a page edit
+    /// drops the record, and the next `embed_pages` asks again).
+    pub async fn embedding_status(&self) -> Result<EmbeddingState> {
         let config = self.llm_config().await?;
         let model = match config.embeddings.provider {
             EmbeddingProvider::Offline => OFFLINE_MODEL.to_string(),
@@ -619,7 +684,58 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let index = self.search_index_shared().await?;
         let dim = self.configured_dim(&index, &model).await?;
-        Ok(index.embedding_status(&model, dim))
+        let missing: std::collections::HashSet<String> = match index.embedding_dim(&model) {
+            Some(d) => index.missing_embeddings(&model, d).into_iter().collect(),
+            None => index.keys().into_iter().collect(),
+        };
+        let skipped = self
+            .storage
+            .get(Store::Search, SKIPPED_KEY)
+            .await?
+            .and_then(|r| serde_json::from_slice::<SkippedRecord>(&r.data).ok())
+            .filter(|r| r.model == model)
+            .map(|r| r.pages)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| index.contains(&s.page) && !missing.contains(&s.page))
+            .collect();
+        Ok(EmbeddingState {
+            status: index.embedding_status(&model, dim),
+            skipped,
+        })
+    }
+
+    /// Records the pages of `model` whose vector came back unusable: those `skipped` in this
+    /// run, and those of the last record not `attempted` again. Written when that changes it.
+    async fn note_skipped(
+        &self,
+        model: &str,
+        skipped: &[SkippedEmbedding],
+        attempted: &std::collections::HashSet<String>,
+    ) -> Result<()> {
+        let old = self.storage.get(Store::Search, SKIPPED_KEY).await?;
+        let mut pages: Vec<SkippedEmbedding> = old
+            .as_ref()
+            .and_then(|r| serde_json::from_slice::<SkippedRecord>(&r.data).ok())
+            .filter(|r| r.model == model)
+            .map(|r| r.pages)
+            .unwrap_or_default();
+        pages.retain(|p| !attempted.contains(&p.page));
+        pages.extend(skipped.iter().cloned());
+        crate::util::sort_by_key(&mut pages, |p| p.page.clone());
+        let record = SkippedRecord {
+            model: model.to_string(),
+            pages,
+        };
+        let bytes = serde_json::to_vec(&record).map_err(|e| Error::Storage(e.to_string()))?;
+        if old.as_ref().map(|r| &r.data) == Some(&bytes)
+            || (old.is_none() && record.pages.is_empty())
+        {
+            return Ok(());
+        }
+        let mut batch = Batch::new();
+        batch.put(Store::Search, SKIPPED_KEY, bytes, Expect::Any);
+        self.storage.commit(batch).await.map(|_| ())
     }
 
     /// The dimension `model` is expected to return: the one its last call returned when
@@ -683,6 +799,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 model,
                 embedded,
                 status,
+                skipped: vec![],
                 usage,
             });
         }
@@ -690,17 +807,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // Confirmed, and the model is known to return another dimension now.
             index.confirm_reembed(&model, dim);
         }
-        let todo = |index: &SearchIndex| match index.embedding_dim(&model) {
-            Some(dim) => index.missing_embeddings(&model, dim),
-            None => index.keys(),
+        // Pages whose vector came back unusable (not asked for again in this run), and every page
+        // a vector was asked for.
+        let mut skipped: Vec<SkippedEmbedding> = Vec::new();
+        let mut attempted: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // Pages saved in this run, skipped ones included (the progress count).
+        let mut done = 0;
+        let todo = |index: &SearchIndex, skipped: &[SkippedEmbedding]| {
+            let mut keys = match index.embedding_dim(&model) {
+                Some(dim) => index.missing_embeddings(&model, dim),
+                None => index.keys(),
+            };
+            keys.retain(|k| !skipped.iter().any(|s| &s.page == k));
+            keys
         };
-        let total = todo(&index).len();
+        let total = todo(&index, &skipped).len();
         // Each round either saves a batch or reloads after a conflict; bounded so a wiki that
         // keeps changing underneath cannot loop forever.
         let mut rounds = 2 * total.div_ceil(batch_size) + 8;
         loop {
             cancel.check()?;
-            let keys = todo(&index);
+            let keys = todo(&index, &skipped);
             if keys.is_empty() || rounds == 0 {
                 break;
             }
@@ -730,26 +857,38 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         model,
                         embedded,
                         status,
+                        skipped,
                         usage,
                     });
                 }
                 index.confirm_reembed(&model, e.dimension);
             }
+            // One unusable vector skips its page only, never its batch: it is recorded as null
+            // (the page is found by BM25 only, and a re-embed can still complete) and reported.
             let items: Vec<(&str, &[f32])> = batch_keys
                 .iter()
                 .map(String::as_str)
                 .zip(e.vectors.iter().map(Vec::as_slice))
                 .collect();
+            let mut bad = 0;
+            for (k, v) in &items {
+                attempted.insert(k.to_string());
+                if let Some(reason) = bad_vector(v) {
+                    bad += 1;
+                    skipped.push(SkippedEmbedding {
+                        page: k.to_string(),
+                        reason,
+                    });
+                }
+            }
             index
                 .put_embeddings(&model, &items)
                 .map_err(|err| Error::LlmBadResponse(format!("embeddings: {err}")))?;
             match self.save_search_index(&mut index).await {
                 Ok(()) => {
-                    embedded += items.len();
-                    on_progress(EmbedProgress {
-                        done: embedded,
-                        total,
-                    });
+                    embedded += items.len() - bad;
+                    done += items.len();
+                    on_progress(EmbedProgress { done, total });
                 }
                 // An operation landed meanwhile: its pages may have changed; start from it.
                 Err(Error::Conflict { .. }) => index = self.search_index().await?,
@@ -758,10 +897,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let dim = self.configured_dim(&index, &model).await?;
         let status = index.embedding_status(&model, dim);
+        self.note_skipped(&model, &skipped, &attempted).await?;
         Ok(EmbedReport {
             model,
             embedded,
             status,
+            skipped,
             usage,
         })
     }

@@ -219,6 +219,7 @@ fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
         source_version: "v".into(),
         quote: text.into(),
         verified: true,
+        stance: Default::default(),
     };
     let claims = vec![
         claim("c1", "The bridge is painted red."),
@@ -267,6 +268,7 @@ fn claims_that_score_the_same_are_listed_in_page_then_id_order_every_time() {
         source_version: "v".into(),
         quote: text,
         verified: true,
+        stance: Default::default(),
     };
     // The same sentence on two pages, among others sharing some of its words: their scores are
     // sums over several tokens of different weights.
@@ -750,7 +752,7 @@ fn a_shared_reply_is_taken_only_page_by_page_as_given() {
 }
 
 #[test]
-fn a_source_is_checked_against_claims_on_pages_it_does_not_name() {
+fn a_source_is_checked_against_claims_on_pages_it_does_not_name_and_a_record_needs_one_page() {
     use llm_wiki::storage::{Storage, Store};
     let backend = MemoryBackend::new();
     let w = open(&backend, "tokens");
@@ -767,11 +769,26 @@ fn a_source_is_checked_against_claims_on_pages_it_does_not_name() {
         "notes/two.md",
         "# Backpressure in Stream Pipelines\n\nA pipeline connects a producer to a consumer. The default stream buffer holds 64 chunks before the producer pauses.\n",
     );
-    compile(&w, &llm, &CompileOptions::default());
-    let ledger = block_on(w.storage().scan(Store::Ledger, "")).unwrap();
-    assert_eq!(ledger.len(), 1, "one contradiction recorded");
-    let record = String::from_utf8(ledger[0].1.data.clone()).unwrap();
-    assert!(record.contains("\"open\""), "{record}");
+    let r = compile(&w, &llm, &CompileOptions::default());
+    // The claim was checked: the model proposed the disagreement. But the two claims sit on
+    // two summary pages and no page states both, so no record opens on it (issue 21, item 7);
+    // the report says what was turned away.
+    let rejected = &r.compiled[0].contradictions_rejected;
+    assert_eq!(rejected.len(), 1, "{r:#?}");
+    assert_eq!(
+        rejected[0].reason,
+        llm_wiki::compile::pipeline::RejectReason::DifferentPages
+    );
+    assert_eq!(
+        rejected[0].pages,
+        [
+            "Understanding Backpressure",
+            "Backpressure in Stream Pipelines"
+        ]
+    );
+    assert!(block_on(w.storage().scan(Store::Ledger, ""))
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

@@ -37,6 +37,7 @@ fn claim(id: &str, page: &str, text: &str, source: &str) -> Claim {
         source_version: String::new(),
         quote: text.into(),
         verified: true,
+        stance: Default::default(),
     }
 }
 

@@ -439,6 +439,7 @@ fn claim(id: &str, page: &str, text: &str) -> llm_wiki::model::Claim {
         source_version: String::new(),
         quote: text.into(),
         verified: true,
+        stance: Default::default(),
     }
 }
 

@@ -13,7 +13,7 @@ use llm_wiki::model::{Page, PageKind};
 use llm_wiki::offline::terms::singular;
 use llm_wiki::offline::OfflineCompiler;
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::OpenOptions;
+use llm_wiki::storage::{OpenOptions, Storage};
 use llm_wiki::wiki::{NewSource, Wiki};
 
 type W = Wiki<MemoryStorage, ManualClock>;
@@ -240,4 +240,43 @@ fn graph_of_an_offline_wiki_marks_its_pages_and_names_their_sources() {
     assert!(!edges.is_empty());
     assert_eq!(edges, expected);
     assert!(edges.iter().any(|(_, to)| to == "背压"), "{edges:?}");
+}
+
+#[test]
+fn offline_contradictions_need_two_asserted_figures_on_one_page() {
+    let a = "# Kestrel review\n\nThe Kestrel drone has a flight time of 42 minutes. The Kestrel drone folds into a backpack. The Kestrel drone uses a carbon frame.\n".to_string();
+    let b = "# Kestrel spec sheet\n\nThe Kestrel drone has a flight time of 38 minutes. The Kestrel drone charges over USB. The Kestrel drone weighs little.\n".to_string();
+    let (_b1, w) = wiki(&[("a", a.clone()), ("b", b)]);
+    let r = compile_offline(&w);
+    let opened: usize = r.compiled.iter().map(|s| s.contradictions.len()).sum();
+    assert_eq!(opened, 1, "{r:#?}");
+    assert!(
+        r.compiled
+            .iter()
+            .all(|s| s.contradictions_rejected.is_empty()),
+        "{r:#?}"
+    );
+
+    // The same figures as someone's word on both sides: no proposal, no record.
+    let a = "# Kestrel review\n\nReportedly the Kestrel drone has a flight time of 42 minutes. The Kestrel drone folds into a backpack. The Kestrel drone uses a carbon frame.\n".to_string();
+    let b = "# Kestrel spec sheet\n\nReportedly the Kestrel drone has a flight time of 38 minutes. The Kestrel drone charges over USB. The Kestrel drone weighs little.\n".to_string();
+    let (_b2, w) = wiki(&[("a", a), ("b", b)]);
+    let r = compile_offline(&w);
+    assert!(
+        r.compiled
+            .iter()
+            .all(|s| s.contradictions.is_empty() && s.contradictions_rejected.is_empty()),
+        "{r:#?}"
+    );
+    let claims: Vec<llm_wiki::model::Claim> =
+        block_on(w.storage().scan(llm_wiki::storage::Store::Claims, ""))
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| serde_json::from_slice(&r.data).unwrap())
+            .collect();
+    assert!(claims
+        .iter()
+        .filter(|c| c.quote.starts_with("Reportedly"))
+        .all(|c| c.stance == llm_wiki::model::Stance::Reported));
+    assert!(claims.iter().any(|c| c.quote.starts_with("Reportedly")));
 }

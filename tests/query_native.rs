@@ -623,3 +623,93 @@ fn a_routed_page_gives_its_other_passages_too_when_they_share_no_word_with_the_q
     assert!(text.contains("headquarters are in Oslo"), "{text}");
     assert!(text.contains("sells gadgets"), "{text}");
 }
+
+#[test]
+fn a_question_on_an_empty_wiki_is_declined_without_a_model_call() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "empty");
+    // A model that would answer from nowhere, as the small model did.
+    let llm = Recording {
+        answer_override: Some("The Kestrel is a 1980s aircraft designed for military use.".into()),
+        ..Default::default()
+    };
+    let model = LlmQuery {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+    };
+    let options = AskOptions {
+        write_back: true,
+        ..AskOptions::default()
+    };
+    let a = block_on(w.ask(
+        &model,
+        "How long does the Kestrel fly on one battery?",
+        &options,
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert!(llm.prompts.borrow().is_empty(), "no model call");
+    assert!(a.declined && !a.grounded, "{a:?}");
+    assert!(a.suggestions.is_empty() && a.citations.is_empty() && a.saved.is_none());
+    assert_eq!(a.answer, llm_wiki::query::DECLINED_ANSWER);
+    let err = block_on(w.write_back("How long does the Kestrel fly?", &a)).unwrap_err();
+    assert_eq!(err.code(), "UNGROUNDED");
+    assert!(block_on(w.all_pages()).unwrap().is_empty());
+}
+
+#[test]
+fn an_answer_without_a_valid_citation_is_ungrounded_and_not_saved() {
+    let (_b, w) = compiled();
+    // Cites a page it was not given (removed) and nothing else.
+    let llm = Recording {
+        answer_override: Some("Widgetron came out in 2015 [[Gadget Weekly]].".into()),
+        ..Default::default()
+    };
+    let model = LlmQuery {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+    };
+    let options = AskOptions {
+        write_back: true,
+        ..AskOptions::default()
+    };
+    let pages_before = block_on(w.all_pages()).unwrap().len();
+    let a = block_on(w.ask(
+        &model,
+        "When was Widgetron released?",
+        &options,
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert!(!a.declined && !a.grounded, "{a:?}");
+    assert_eq!(a.removed_citations, ["Gadget Weekly"]);
+    assert!(a.saved.is_none());
+    assert_eq!(
+        block_on(w.write_back("When was Widgetron released?", &a))
+            .unwrap_err()
+            .code(),
+        "UNGROUNDED"
+    );
+    assert_eq!(block_on(w.all_pages()).unwrap().len(), pages_before);
+    // A cited answer is grounded and saved.
+    let llm = Recording::default();
+    let model = LlmQuery {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+    };
+    let a = block_on(w.ask(
+        &model,
+        "When was Widgetron released?",
+        &options,
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert!(a.grounded && !a.declined, "{a:?}");
+    assert!(a.saved.is_some());
+}

@@ -190,7 +190,7 @@ fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batc
     }
     // The offline vectors are there (the default embedding).
     assert_eq!(
-        block_on(w.embedding_status()).unwrap(),
+        block_on(w.embedding_status()).unwrap().status,
         EmbeddingStatus::Ready { missing: 0 }
     );
     let model = Folded::new();
@@ -321,7 +321,7 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     assert_eq!(r.status, required);
     // The status says so from now on, without a call; so does a search with the new vectors.
     let calls = model.calls.get();
-    assert_eq!(block_on(w.embedding_status()).unwrap(), required);
+    assert_eq!(block_on(w.embedding_status()).unwrap().status, required);
     let r = block_on(w.embed_pages(&model, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
     assert_eq!((r.embedded, &r.status), (0, &required));
     assert_eq!(model.calls.get(), calls);
@@ -366,7 +366,7 @@ fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
         Some(("folded-32", 48))
     );
     assert_eq!(
-        block_on(w.embedding_status()).unwrap(),
+        block_on(w.embedding_status()).unwrap().status,
         EmbeddingStatus::Ready { missing: 0 }
     );
     let r = block_on(w.search("owner", &with)).unwrap();
@@ -613,4 +613,102 @@ fn a_declined_graph_build_is_remembered_until_the_vectors_grow_by_half() {
         block_on(w.vector_rebuild_job()).unwrap().is_some(),
         "60 = 40 × 1.5"
     );
+}
+
+#[test]
+fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
+    use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
+    use llm_wiki::wiki_search::{BadVector, EmbedOptions, SkippedEmbedding};
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for (t, b) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("Borrowing", "References borrow a value without owning it."),
+        ("Slices", "A slice references a contiguous sequence."),
+        ("静夜思", "床前明月光，疑是地上霜。"),
+        ("Threads", "Threads run code at the same time."),
+    ] {
+        put(&w, t, b);
+    }
+    // One batch of five: the endpoint answers one input with NaN and another with zeros.
+    let model = llm_wiki::llm::scripted::ScriptedEmbedder::new("scripted-embed-32")
+        .bad_vector_for("contiguous", false)
+        .bad_vector_for("床前", true);
+    let none = llm_wiki::llm::Cancel::new();
+    let options = EmbedOptions {
+        confirm: true,
+        batch_size: 8,
+    };
+    let r = block_on(w.embed_pages(&model, &options, &|_| {}, &none)).unwrap();
+    assert_eq!(model.calls(), 1);
+    assert_eq!(r.embedded, 3, "{r:?}");
+    let skipped = vec![
+        SkippedEmbedding {
+            page: "Slices".into(),
+            reason: BadVector::NotFinite,
+        },
+        SkippedEmbedding {
+            page: "静夜思".into(),
+            reason: BadVector::Zero,
+        },
+    ];
+    assert_eq!(r.skipped, skipped);
+    // The re-embed completed: the new model's vectors serve the other pages.
+    assert_eq!(r.status, EmbeddingStatus::Ready { missing: 0 });
+    let index = block_on(w.search_index()).unwrap();
+    assert_eq!(index.active_model(), Some(("scripted-embed-32", 32)));
+    let q = block_on(llm_wiki::llm::Embedder::embed(
+        &model,
+        &["Each value in Rust has one owner.".into()],
+        &none,
+    ))
+    .unwrap();
+    let vector = SearchOptions {
+        query_vector: Some(QueryVector {
+            model: "scripted-embed-32".into(),
+            vector: q.vectors[0].clone(),
+        }),
+        mode: SearchMode::Vector,
+        k: 10,
+        ..SearchOptions::default()
+    };
+    let hits = block_on(w.search("owner", &vector)).unwrap();
+    assert_eq!(
+        (hits.mode, &hits.status),
+        (SearchMode::Vector, &SearchStatus::Ok)
+    );
+    assert_eq!(hits.hits[0].key, "Ownership");
+    let keys: Vec<&str> = hits.hits.iter().map(|h| h.key.as_str()).collect();
+    assert!(
+        !keys.contains(&"Slices") && !keys.contains(&"静夜思"),
+        "{keys:?}"
+    );
+    // The skipped pages are still found by BM25.
+    assert_eq!(
+        block_on(w.search("contiguous", &bm25())).unwrap().hits[0].key,
+        "Slices"
+    );
+    // The status names them per page, also after reopening, until they are embedded again.
+    w.storage().close();
+    let w = open(&backend);
+    let mut cfg = block_on(w.llm_config()).unwrap();
+    cfg.embeddings.provider = llm_wiki::llm::config::EmbeddingProvider::OpenAi;
+    cfg.embeddings.model = "scripted-embed-32".into();
+    cfg.provider = llm_wiki::llm::config::Provider::OpenAiCompatible;
+    cfg.base_url = "http://scripted.test/v1".into();
+    cfg.model = "scripted-chat".into();
+    block_on(w.set_llm_config(cfg)).unwrap();
+    let status = block_on(w.embedding_status()).unwrap();
+    assert_eq!(status.skipped, skipped);
+    block_on(w.put_page(PageEdit {
+        key: Some("Slices".into()),
+        body: Some("A slice references a contiguous run of elements.".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let good = llm_wiki::llm::scripted::ScriptedEmbedder::new("scripted-embed-32");
+    let r = block_on(w.embed_pages(&good, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
+    assert_eq!((r.embedded, r.skipped.len()), (1, 0));
+    let status = block_on(w.embedding_status()).unwrap();
+    assert_eq!(status.skipped, skipped[1..]);
 }

@@ -229,16 +229,26 @@ async function refresh() {
 
 async function renderSources() {
   const sources = await state.wiki.sources();
+  // Sources holding instruction-like text get a badge (compiled as data all the same).
+  const flagged = new Map((await state.wiki.sourceFlags()).map((f) => [f.key, f.instructionLike]));
   const tbody = $("#sources-table tbody");
   tbody.replaceChildren(...sources.map((s) => {
     const tr = document.createElement("tr");
     const title = document.createElement("a");
     title.href = "#"; title.textContent = s.title;
     title.addEventListener("click", (e) => { e.preventDefault(); viewSource(s.key).catch(showError); });
+    const titleCell = document.createElement("span"); titleCell.append(title);
+    if (flagged.has(s.key)) {
+      const badge = document.createElement("span");
+      badge.className = "badge warn"; badge.dataset.testid = "instruction-like";
+      badge.textContent = t("instructionLike");
+      badge.title = t("instructionLikeHint", flagged.get(s.key));
+      titleCell.append(" ", badge);
+    }
     const remove = document.createElement("button");
     remove.className = "danger"; remove.textContent = t("remove"); remove.dataset.testid = "remove-source";
     remove.addEventListener("click", () => removeSource(s).catch(showError));
-    const cells = [title, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt), remove];
+    const cells = [titleCell, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt), remove];
     for (const c of cells) {
       const td = document.createElement("td");
       if (c instanceof Node) td.append(c); else td.textContent = c;
@@ -694,10 +704,14 @@ function turnElement(turn, index) {
   const div = document.createElement("div");
   div.className = "turn";
   const q = document.createElement("p"); q.className = "question"; q.textContent = turn.question;
-  const a = document.createElement("div"); a.className = "answer markdown"; a.innerHTML = answerHtml(turn.answer);
+  // An answer that rests on no page of the wiki (`grounded: false`) is marked as such.
+  const ungrounded = turn.grounded === false;
+  const a = document.createElement("div"); a.className = `answer markdown${ungrounded ? " ungrounded" : ""}`; a.innerHTML = answerHtml(turn.answer);
+  if (ungrounded) a.dataset.testid = "answer-ungrounded";
   div.append(q, a);
   const meta = document.createElement("p"); meta.className = "meta";
   const bits = [];
+  if (ungrounded) bits.push(t(turn.declined ? "declinedNote" : "ungroundedNote"));
   if (turn.extractive) bits.push(t("extractiveNote"));
   if (turn.removed) bits.push(t("removedCitations", turn.removed));
   if (turn.usage && turn.usage.calls) bits.push(t("usage", turn.usage));
@@ -705,7 +719,7 @@ function turnElement(turn, index) {
   div.append(meta);
   if (turn.saved) {
     const s = document.createElement("p"); s.className = "meta"; s.innerHTML = answerHtml(t("savedAs", turn.saved)); div.append(s);
-  } else if (turn.citations && turn.citations.length) {
+  } else if (!ungrounded && turn.citations && turn.citations.length) {
     const b = document.createElement("button"); b.textContent = t("saveToWiki"); b.dataset.testid = "save-answer";
     b.addEventListener("click", async () => {
       try {
@@ -760,6 +774,7 @@ async function ask(question) {
     session.turns.push({
       question, answer: answer.answer, citations: answer.citations, removed: answer.removedCitations.length,
       extractive: answer.extractive, usage: answer.usage, saved: answer.saved || null, raw: answer,
+      grounded: answer.grounded, declined: answer.declined,
     });
     session.updated = Date.now();
     sessions = [session, ...sessions.filter((s) => s.id !== session.id)];

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
-use crate::model::{Claim, Page, PageKind};
+use crate::model::{Claim, Page, PageKind, Stance};
 use crate::query::passages::{closes_fence, cut_fence_or_table, fence_marker};
 use crate::text::TokenEstimator;
 
@@ -21,6 +21,10 @@ pub struct ExtractedClaim {
     /// Names of the entities or concepts it is about (as in `entities`).
     #[serde(default)]
     pub about: Vec<String>,
+    /// How the source states it ([`Stance`]; `asserted` when the reply leaves it out). Only an
+    /// asserted claim can open a contradiction record.
+    #[serde(default)]
+    pub stance: Stance,
 }
 
 /// An entity or concept the source talks about.
@@ -200,8 +204,10 @@ impl Extraction {
     }
 }
 
-/// The JSON Schema of [`Extraction`] (OpenAI strict-mode compatible: every property required,
-/// no additional properties).
+/// The JSON Schema of [`Extraction`]: every property required and no additional properties,
+/// except a claim's `stance`, which is asked for but optional — a reply without it (an older
+/// prompt's, a model that leaves it out) reads as `asserted` instead of failing validation. So
+/// it is not OpenAI strict-mode compatible, and goes out with `strict: false`.
 pub fn extraction_schema() -> serde_json::Value {
     let s = |d: &str| serde_json::json!({"type": "string", "description": d});
     let list = |items: serde_json::Value| serde_json::json!({"type": "array", "items": items});
@@ -213,7 +219,8 @@ pub fn extraction_schema() -> serde_json::Value {
             "claims": list(obj(serde_json::json!({
                 "text": s("The claim, one sentence."),
                 "quote": s("A verbatim quote from the source supporting the claim."),
-                "about": list(s("Name of an entity or concept the claim is about, as in entities."))
+                "about": list(s("Name of an entity or concept the claim is about, as in entities.")),
+                "stance": {"type": "string", "enum": ["asserted", "reported", "retracted", "hypothetical"], "description": "asserted: the source says it in its own voice; reported: it says someone else claimed it; retracted: it says the claim was withdrawn or is no longer so; hypothetical: a possibility or condition."}
             }), &["text", "quote", "about"])),
             "entities": list(obj(serde_json::json!({
                 "name": s("Name as the source writes it; CJK names stay CJK."),
@@ -900,16 +907,19 @@ mod tests {
                     text: "x".into(),
                     quote: "q".into(),
                     about: vec!["".into()],
+                    stance: Stance::Asserted,
                 },
                 ExtractedClaim {
                     text: "x".into(),
                     quote: "q".into(),
                     about: vec![],
+                    stance: Stance::Asserted,
                 },
                 ExtractedClaim {
                     text: "".into(),
                     quote: "q".into(),
                     about: vec![],
+                    stance: Stance::Asserted,
                 },
             ],
             entities: vec![
@@ -957,8 +967,24 @@ mod tests {
     }
 
     #[test]
-    fn schema_is_strict() {
+    fn schema_asks_for_a_stance_without_requiring_it() {
         let s = extraction_schema();
+        assert_eq!(
+            s["properties"]["claims"]["items"]["properties"]["stance"]["enum"],
+            serde_json::json!(["asserted", "reported", "retracted", "hypothetical"])
+        );
+        let without: Extraction = serde_json::from_value(serde_json::json!({"summary": "s", "one_line": "s", "claims": [{"text": "t", "quote": "q", "about": []}], "entities": [], "relations": [], "contradictions": []})).unwrap();
+        assert_eq!(without.claims[0].stance, Stance::Asserted);
+        assert!(crate::llm::parse::validate(&serde_json::to_value(&without).unwrap(), &s).is_ok());
+        let odd: ExtractedClaim = serde_json::from_value(
+            serde_json::json!({"text": "t", "quote": "q", "stance": "Quoted"}),
+        )
+        .unwrap();
+        assert_eq!(
+            odd.stance,
+            Stance::Reported,
+            "an unknown stance cannot open a record"
+        );
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"].as_array().unwrap().len(), 6);
         assert_eq!(

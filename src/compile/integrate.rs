@@ -647,6 +647,7 @@ mod tests {
             source_version: "v".into(),
             quote: format!("quote of {text}"),
             verified,
+            stance: Default::default(),
         }
     }
 

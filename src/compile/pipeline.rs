@@ -379,10 +379,75 @@ pub struct SourceReport {
     pub unverified: usize,
     /// Contradiction records opened.
     pub contradictions: Vec<String>,
+    /// Contradictions the model proposed that the app turned away, each with why
+    /// ([`RejectedContradiction`]).
+    pub contradictions_rejected: Vec<RejectedContradiction>,
     /// Pages whose update was held as a proposal (it would have dropped a human edit).
     pub held: Vec<String>,
+    /// Pages whose update was asked again, and why (a reply cut at the output limit is asked
+    /// again in append mode with fewer facts, or with fewer pages per call; the facts left out
+    /// are listed under `## Facts`, so nothing is lost).
+    pub retried: Vec<Retried>,
     /// Token usage.
     pub usage: TokenUsage,
+}
+
+/// Why a page's update was asked again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryReason {
+    /// The reply was cut at the output limit (`maxOutputTokens`).
+    Truncated,
+}
+
+/// A page whose update was asked again ([`SourceReport::retried`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Retried {
+    /// The page key.
+    pub page: String,
+    /// Why.
+    pub reason: RetryReason,
+}
+
+/// Why a proposed contradiction opened no record. A record opens only when both claims are
+/// asserted, both quotes occur verbatim in their own sources, and both claims are on one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "kebab-case")]
+pub enum RejectReason {
+    /// The proposal names no existing claim the extract call was shown.
+    UnknownClaim,
+    /// The existing claim is this source's own.
+    SameSource,
+    /// The new quote does not occur in this source.
+    QuoteNotInSource,
+    /// The existing claim's quote was not found in its source.
+    UnverifiedExisting,
+    /// No claim of this source has the proposed quote.
+    NoSuchClaim,
+    /// The source states its side as reported, retracted or hypothetical.
+    NotAsserted,
+    /// The existing claim is stated as reported, retracted or hypothetical.
+    ExistingNotAsserted,
+    /// The two claims are not on one page.
+    DifferentPages,
+}
+
+/// A contradiction the model proposed and the app turned away.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RejectedContradiction {
+    /// The pages of the two claims (the existing claim's first; empty when it names none).
+    pub pages: Vec<String>,
+    /// The existing claim's quote (when there is such a claim), then the quote the model gave
+    /// from this source.
+    pub quotes: Vec<String>,
+    /// Why no record opened.
+    pub reason: RejectReason,
 }
 
 /// A source that failed.
@@ -550,9 +615,13 @@ fn claims_to_check<'a>(
     canonical: &'a HashMap<String, String>,
     source_key: &'a str,
 ) -> impl Iterator<Item = &'a Claim> {
-    claims
-        .values()
-        .filter(move |c| c.source_key != source_key && canonical.get(&c.id) == Some(&c.id))
+    claims.values().filter(move |c| {
+        // Only a verified, asserted claim can be a side of a record: no other is offered.
+        c.source_key != source_key
+            && c.verified
+            && c.stance.is_asserted()
+            && canonical.get(&c.id) == Some(&c.id)
+    })
 }
 
 /// The snapshot of the wiki a plan is made from: every page's metadata (from the page table),
@@ -1418,8 +1487,9 @@ impl<'a> FoldedNames<'a> {
     }
 }
 
-/// A page draft and whether it is to be appended (append mode) rather than replace the body.
-type Draft = (PageDraft, bool);
+/// A page draft, whether it is to be appended (append mode) rather than replace the body, and
+/// whether a reply for it was cut at the output limit and asked again.
+type Draft = (PageDraft, bool, bool);
 
 /// What the extract step produced for one source.
 struct Extracted {
@@ -1446,6 +1516,11 @@ struct Plan {
     retracted: BTreeSet<String>,
     /// New ledger records.
     new_records: Vec<Contradiction>,
+    /// Proposed contradictions turned away.
+    rejected: Vec<RejectedContradiction>,
+    /// Instruction-like phrases in the source's text (a flag on the source; nothing compiled
+    /// changes because of them).
+    instruction_like: Vec<String>,
     /// The source's summary page key.
     source_page: String,
     /// The summary page and the parts continuing it, in order.
@@ -1626,6 +1701,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     source_version: source.version.clone(),
                     quote: c.quote.clone(),
                     verified,
+                    stance: c.stance,
                 });
             }
         }
@@ -1651,50 +1727,44 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             claims_after.insert(id.clone(), c.clone());
         }
 
-        // Contradictions with claims of other sources.
+        // Contradictions with claims of other sources: a record opens on the app's checks, not
+        // on the model's word — both claims asserted, both quotes verbatim in their own
+        // sources, both claims on one page.
         let mut new_records: Vec<Contradiction> = Vec::new();
+        let mut rejected: Vec<RejectedContradiction> = Vec::new();
         for cand in &extraction.contradictions {
-            let Some(existing) = claims_after.get(cand.existing_claim.trim()) else {
-                continue;
-            };
-            let existing = canonical_claim(existing, &claims_after, &pages);
-            if existing.source_key == source.key {
-                continue;
+            match check_contradiction(
+                cand,
+                &claims_after,
+                &new_claims,
+                &pages,
+                &source.key,
+                &source_plain,
+            ) {
+                Err(r) => {
+                    if !rejected.contains(&r) {
+                        rejected.push(r);
+                    }
+                }
+                Ok((existing, new)) => {
+                    let id = contradiction_id(&[existing.id.clone(), new.id.clone()]);
+                    if snap.ledger.contains_key(&id) || new_records.iter().any(|r| r.id == id) {
+                        continue;
+                    }
+                    let mut record_claims = vec![existing.id.clone(), new.id.clone()];
+                    crate::util::sort(&mut record_claims);
+                    new_records.push(Contradiction {
+                        id,
+                        pages: vec![existing.page.clone()],
+                        claims: record_claims,
+                        description: cand.explanation.clone(),
+                        status: ContradictionStatus::Open,
+                        note: None,
+                        opened_by: op,
+                        closed_by: None,
+                    });
+                }
             }
-            let cq = plain_text(&cand.quote);
-            let mut candidates: Vec<&Claim> = new_claims
-                .values()
-                .filter(|c| {
-                    let q = plain_text(&c.quote);
-                    !q.is_empty() && (q == cq || q.contains(&cq) || cq.contains(&q))
-                })
-                .collect();
-            crate::util::sort_by_key(&mut candidates, |c| {
-                (c.page != existing.page, c.page == source_page, c.id.clone())
-            });
-            let Some(new) = candidates.first() else {
-                continue;
-            };
-            let id = contradiction_id(&[existing.id.clone(), new.id.clone()]);
-            if snap.ledger.contains_key(&id) || new_records.iter().any(|r| r.id == id) {
-                continue;
-            }
-            // Sorted, so the record is the same whichever source compiled first.
-            let mut record_pages = vec![existing.page.clone(), new.page.clone()];
-            crate::util::sort(&mut record_pages);
-            record_pages.dedup();
-            let mut record_claims = vec![existing.id.clone(), new.id.clone()];
-            crate::util::sort(&mut record_claims);
-            new_records.push(Contradiction {
-                id,
-                pages: record_pages,
-                claims: record_claims,
-                description: cand.explanation.clone(),
-                status: ContradictionStatus::Open,
-                note: None,
-                opened_by: op,
-                closed_by: None,
-            });
         }
 
         // Which pages the model rewrites, and which only get their callouts refreshed.
@@ -1881,6 +1951,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             new_claims: fresh,
             retracted,
             new_records,
+            rejected,
+            instruction_like: crate::injection::instruction_like(text),
             source_page,
             source_parts,
             op,
@@ -1922,6 +1994,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             mut new_claims,
             retracted,
             mut new_records,
+            rejected,
+            instruction_like,
             source_page,
             source_parts,
             op,
@@ -1993,7 +2067,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut held: Vec<(String, Page)> = Vec::new();
         for input in &integrate {
             let ck = serde_json::to_string(input).expect("serialisable");
-            let (draft, append) = drafts.get(&ck).expect("every integrate input has a draft");
+            let (draft, append, retried) =
+                drafts.get(&ck).expect("every integrate input has a draft");
+            if *retried {
+                report.retried.push(Retried {
+                    page: input.key.clone(),
+                    reason: RetryReason::Truncated,
+                });
+            }
             // Decision 5: a human edit since the last LLM revision must survive word for word.
             let human = if created.contains(&input.key) {
                 Vec::new()
@@ -2264,6 +2345,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .put(Store::Ledger, r.id.clone(), to_json(r), Expect::Absent);
             report.contradictions.push(r.id.clone());
         }
+        report.contradictions_rejected = rejected;
         let mut updated_source = source.clone();
         updated_source.status = SourceStatus::Compiled {
             op,
@@ -2281,6 +2363,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Store::Meta,
             format!("{FAILURE_PREFIX}{}", source.key),
             Expect::Any,
+        );
+        crate::wiki::put_source_flag(
+            &mut ob.batch,
+            &source.key,
+            &source.version,
+            instruction_like,
         );
 
         let source_claims: Vec<&Claim> = claims_after
@@ -2481,6 +2569,8 @@ async fn integrate_batch<M: CompileModel>(
     let mut out = Vec::new();
     let mut usage = TokenUsage::default();
     let mut queue: std::collections::VecDeque<Vec<IntegrateJob>> = [batch].into();
+    // The pages (draft cache keys) of a group whose reply was cut at the output limit.
+    let mut cut: BTreeSet<String> = BTreeSet::new();
     while let Some(mut group) = queue.pop_front() {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
@@ -2494,11 +2584,12 @@ async fn integrate_batch<M: CompileModel>(
                         + options.max_output_tokens,
                 )?;
             }
-            let (draft, append, u) = integrate_fitting(model, input, cancel).await?;
+            let (draft, append, retried, u) = integrate_fitting(model, input, cancel).await?;
             budget.spend(&u);
             usage.add(&u);
             on_done(&page);
-            out.push((ck, (draft, append)));
+            let retried = retried || cut.contains(&ck);
+            out.push((ck, (draft, append, retried)));
             continue;
         }
         let inputs: Vec<IntegrateInput> = group.iter().map(|(_, i, _)| i.clone()).collect();
@@ -2522,7 +2613,8 @@ async fn integrate_batch<M: CompileModel>(
                     match draft {
                         Some(draft) => {
                             on_done(&page);
-                            out.push((ck, (draft, false)));
+                            let retried = cut.contains(&ck);
+                            out.push((ck, (draft, false, retried)));
                         }
                         // Left out (or not its own text): a call of its own, budget checked.
                         None => queue.push_back(vec![(page, input, ck)]),
@@ -2531,6 +2623,7 @@ async fn integrate_batch<M: CompileModel>(
             }
             // The pages did not fit one reply: half of them at a time (never parse a cut reply).
             Err(Error::LlmTruncated { .. }) => {
+                cut.extend(group.iter().map(|(_, _, ck)| ck.clone()));
                 let second = group.split_off(group.len() / 2);
                 queue.push_front(second);
                 queue.push_front(group);
@@ -2543,23 +2636,24 @@ async fn integrate_batch<M: CompileModel>(
 
 /// One integrate call that fits the reply cap: when the reply is cut off (F03), ask again in append
 /// mode with half the facts (the others are listed by the app under `## Facts`), at most twice.
-/// Returns the draft, whether it is to be appended, and the usage of every call.
+/// Returns the draft, whether it is to be appended, whether a reply was cut and asked again,
+/// and the usage of every call.
 async fn integrate_fitting<M: CompileModel>(
     model: &M,
     mut input: IntegrateInput,
     cancel: &Cancel,
-) -> Result<(PageDraft, bool, TokenUsage)> {
+) -> Result<(PageDraft, bool, bool, TokenUsage)> {
     let mut usage = TokenUsage::default();
     if nothing_to_write(&input) {
         // A new page named by the source with nothing said about it: a model could only invent
         // its body. The page keeps an empty body (the app adds its sections) and no call is paid.
-        return Ok((PageDraft::default(), false, usage));
+        return Ok((PageDraft::default(), false, false, usage));
     }
     for attempt in 0..3 {
         match model.integrate(&input, cancel).await {
             Ok((draft, u)) => {
                 usage.add(&u);
-                return Ok((draft, input.append, usage));
+                return Ok((draft, input.append, attempt > 0, usage));
             }
             Err(Error::LlmTruncated { .. }) if attempt < 2 => {
                 if !input.append {
@@ -2636,6 +2730,128 @@ fn extract_chunk_budget(window: u64, output: u64, overhead: u64, bounded: bool) 
 /// about one claim line per two lines of text, at least 256, at most `claims_cap`.
 fn chunk_claims_budget(chunk_tokens: u64, claims_cap: u64) -> u64 {
     claims_cap.min((chunk_tokens / 2).max(256))
+}
+
+/// The app's checks on a contradiction the model proposed (the model's word opens nothing):
+/// the existing claim it names is another source's, verified and asserted; the quote it gives
+/// occurs verbatim in this source (`source_plain`, [`plain_text`]) and is the quote of a new
+/// claim this source asserts; and a copy of each claim is on one page (the most specific such
+/// page, [`claim_rank`]). Returns the two claims on that page, or why not.
+fn check_contradiction<'a>(
+    cand: &super::extract::CandidateContradiction,
+    claims_after: &'a BTreeMap<String, Claim>,
+    new_claims: &'a BTreeMap<String, Claim>,
+    pages: &BTreeMap<String, Page>,
+    source_key: &str,
+    source_plain: &str,
+) -> std::result::Result<(&'a Claim, &'a Claim), RejectedContradiction> {
+    let reject = |pages: Vec<String>, quotes: Vec<String>, reason| RejectedContradiction {
+        pages,
+        quotes,
+        reason,
+    };
+    let Some(existing) = claims_after.get(cand.existing_claim.trim()) else {
+        return Err(reject(
+            vec![],
+            vec![cand.quote.clone()],
+            RejectReason::UnknownClaim,
+        ));
+    };
+    let quotes = vec![existing.quote.clone(), cand.quote.clone()];
+    let pages_of = |claims: &[&Claim]| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for c in claims {
+            if !v.contains(&c.page) {
+                v.push(c.page.clone());
+            }
+        }
+        v
+    };
+    if existing.source_key == source_key {
+        return Err(reject(
+            vec![existing.page.clone()],
+            quotes,
+            RejectReason::SameSource,
+        ));
+    }
+    if !existing.verified {
+        return Err(reject(
+            vec![existing.page.clone()],
+            quotes,
+            RejectReason::UnverifiedExisting,
+        ));
+    }
+    if !existing.stance.is_asserted() {
+        return Err(reject(
+            vec![existing.page.clone()],
+            quotes,
+            RejectReason::ExistingNotAsserted,
+        ));
+    }
+    if !quote_occurs(&cand.quote, source_plain) {
+        return Err(reject(
+            vec![existing.page.clone()],
+            quotes,
+            RejectReason::QuoteNotInSource,
+        ));
+    }
+    // The new claim: this source's claim whose quote is the one proposed (or contains it, or is
+    // contained in it: a model may quote a clause of the sentence).
+    let cq = plain_text(&cand.quote);
+    let news: Vec<&Claim> = new_claims
+        .values()
+        .filter(|c| {
+            let q = plain_text(&c.quote);
+            c.verified && !q.is_empty() && (q == cq || q.contains(&cq) || cq.contains(&q))
+        })
+        .collect();
+    if news.is_empty() {
+        return Err(reject(
+            vec![existing.page.clone()],
+            quotes,
+            RejectReason::NoSuchClaim,
+        ));
+    }
+    let asserted: Vec<&Claim> = news
+        .iter()
+        .copied()
+        .filter(|c| c.stance.is_asserted())
+        .collect();
+    if asserted.is_empty() {
+        let mut p = vec![existing.page.clone()];
+        p.extend(pages_of(&news).into_iter().filter(|k| *k != existing.page));
+        return Err(reject(p, quotes, RejectReason::NotAsserted));
+    }
+    // Copies of the existing claim (same source and quote) on every page that states it.
+    let eq = plain_text(&existing.quote);
+    let olds: Vec<&Claim> = claims_after
+        .values()
+        .filter(|c| c.source_key == existing.source_key && plain_text(&c.quote) == eq)
+        .collect();
+    let kind = |c: &Claim| pages.get(&c.page).map(|p| p.kind);
+    let best = olds
+        .iter()
+        .filter_map(|o| {
+            asserted
+                .iter()
+                .filter(|n| n.page == o.page)
+                .min_by_key(|n| n.id.clone())
+                .map(|n| (*o, *n))
+        })
+        .min_by_key(|(o, _)| claim_rank(o, kind(o)));
+    match best {
+        Some(pair) => Ok(pair),
+        None => {
+            let canonical = canonical_claim(existing, claims_after, pages);
+            let mut p = vec![canonical.page.clone()];
+            p.extend(
+                pages_of(&asserted)
+                    .into_iter()
+                    .filter(|k| *k != canonical.page),
+            );
+            Err(reject(p, quotes, RejectReason::DifferentPages))
+        }
+    }
 }
 
 /// How claims with the same source and quote are ranked to pick the one a contradiction names:

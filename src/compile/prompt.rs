@@ -171,8 +171,9 @@ pub fn extract_system() -> String {
     format!(
         "You maintain a personal wiki compiled from the user's sources. Read one source and extract, as JSON \
 matching the given schema: a summary, a one-line description, the key claims each with a quote copied \
-verbatim from the source, the entities and concepts it is about (with aliases), relations between them, \
-and claims that contradict the existing claims listed. Follow the wiki's conventions in <schema>. Write in \
+verbatim from the source and its stance (asserted in the source's own voice, reported as someone else's \
+claim, retracted, or hypothetical), the entities and concepts it is about (with aliases), relations between \
+them, and the source's asserted claims that contradict the existing claims listed. Follow the wiki's conventions in <schema>. Write in \
 the language of the source; keep CJK names in CJK. Use the names of existing pages from <index> when the \
 source talks about them. {SAFETY}"
     )

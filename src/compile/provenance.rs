@@ -7,6 +7,8 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::model::Stance;
+
 /// Text reduced for quote matching: NFKC; `[text](url)` → `text`; `*`, `_` used as emphasis, `` ` ``
 /// and `>` line markers removed; typographic quotes and dashes mapped to ASCII; whitespace runs
 /// collapsed to one space; trimmed.
@@ -108,6 +110,86 @@ pub fn differ_only_in_numbers(a: &str, b: &str) -> bool {
     !na.is_empty() && !nb.is_empty() && na != nb && words(a) == words(b)
 }
 
+/// Words and phrases that mark a sentence's claim as withdrawn (checked first).
+const RETRACTED_MARKS: &[&str] = &[
+    "withdrew",
+    "withdrawn",
+    "retracted",
+    "retracts",
+    "recanted",
+    "took back",
+    "takes back",
+    "no longer",
+    "was corrected",
+    "later corrected",
+    "撤回",
+    "收回",
+    "更正",
+];
+/// … as someone else's word.
+const REPORTED_MARKS: &[&str] = &[
+    "claimed",
+    "claims that",
+    "claim that",
+    "said that",
+    "says that",
+    "stated that",
+    "reported",
+    "reportedly",
+    "according to",
+    "alleged",
+    "allegedly",
+    "rumored",
+    "rumoured",
+    "声称",
+    "据报道",
+    "据称",
+    "据说",
+];
+/// … as a possibility or condition.
+const HYPOTHETICAL_MARKS: &[&str] = &[
+    "if",
+    "would",
+    "might",
+    "could",
+    "suppose",
+    "supposing",
+    "hypothetically",
+    "如果",
+    "假如",
+    "假设",
+    "可能",
+];
+
+/// The stance a sentence states its claim with, read from marker words (the extractive
+/// reading the offline compiler and the scripted endpoint use; a real model answers it in the
+/// extraction's `stance`): withdrawn (`withdrew`, `retracted`, `no longer`, 撤回…) first, then
+/// someone else's word (`claimed`, `according to`, 据报道…), then a condition (`if`, `might`,
+/// 如果…); otherwise asserted. Latin marks match whole words (case-folded), CJK marks anywhere.
+pub fn stance_of(sentence: &str) -> Stance {
+    let folded = sentence.to_lowercase();
+    let words: Vec<&str> = folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |mark: &str| -> bool {
+        if mark.chars().any(crate::text::is_cjk) {
+            return folded.contains(mark);
+        }
+        let m: Vec<&str> = mark.split(' ').collect();
+        words.windows(m.len()).any(|w| w == m.as_slice())
+    };
+    if RETRACTED_MARKS.iter().any(|m| has(m)) {
+        Stance::Retracted
+    } else if REPORTED_MARKS.iter().any(|m| has(m)) {
+        Stance::Reported
+    } else if HYPOTHETICAL_MARKS.iter().any(|m| has(m)) {
+        Stance::Hypothetical
+    } else {
+        Stance::Asserted
+    }
+}
+
 /// A claim id: `c` + 10 hex digits of SHA-256 over page key, source key and the normalised quote and
 /// text. Deterministic, so a batch gives the same ids whatever the compile order.
 pub fn claim_id(page: &str, source_key: &str, text: &str, quote: &str) -> String {
@@ -134,6 +216,42 @@ pub fn contradiction_id(claims: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stance_is_read_from_reporting_withdrawal_and_condition_words() {
+        for (s, want) in [
+            (
+                "The Kestrel drone has a flight time of 42 minutes.",
+                Stance::Asserted,
+            ),
+            (
+                "A reviewer once claimed a flight time of 35 minutes, then withdrew the claim.",
+                Stance::Retracted,
+            ),
+            (
+                "According to the vendor, it flies for 40 minutes.",
+                Stance::Reported,
+            ),
+            (
+                "Critics said that the battery lasts 30 minutes.",
+                Stance::Reported,
+            ),
+            (
+                "If the wind is calm, it might fly for 50 minutes.",
+                Stance::Hypothetical,
+            ),
+            ("The model is no longer sold in Europe.", Stance::Retracted),
+            ("据报道，该无人机续航35分钟。", Stance::Reported),
+            ("评测者后来撤回了35分钟的说法。", Stance::Retracted),
+            ("如果天气好，它可以飞50分钟。", Stance::Hypothetical),
+            ("该无人机续航42分钟。", Stance::Asserted),
+            // Whole words only: "iffy", "Claimedia" and 名称 are no marks.
+            ("The iffy Claimedia name lasts 2 hours.", Stance::Asserted),
+            ("它的名称是红隼。", Stance::Asserted),
+        ] {
+            assert_eq!(stance_of(s), want, "{s}");
+        }
+    }
 
     #[test]
     fn quotes_verify_across_harmless_differences() {

@@ -178,9 +178,8 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
                         about.push(n.clone());
                     }
                 }
-                claims.push(
-                    serde_json::json!({"text": strip_md(sent), "quote": sent, "about": about}),
-                );
+                let stance = super::provenance::stance_of(sent);
+                claims.push(serde_json::json!({"text": strip_md(sent), "quote": sent, "about": about, "stance": stance}));
             }
         }
     }
@@ -250,6 +249,109 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
         "relations": relations,
         "contradictions": contradictions,
     })
+}
+
+/// The existing claims an extract prompt lists: `(id, text)` of each `- [id] text (page: key)`
+/// line of its `<existing-claims>` block.
+fn existing_claims(user: &str) -> Vec<(String, String)> {
+    let Some((_, existing)) = block(user, "existing-claims") else {
+        return vec![];
+    };
+    unescape_block(existing)
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("- [")?;
+            let (id, rest) = rest.split_once("] ")?;
+            let text = rest.rsplit_once(" (page: ").map_or(rest, |(t, _)| t);
+            Some((id.to_string(), text.to_string()))
+        })
+        .collect()
+}
+
+/// Lower-cased words of 3+ letters (the overlap a credulous model goes by).
+fn topic_words(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// An `extract` reply as a credulous model writes its contradictions: for every existing claim
+/// with a number that the source's text shares a word with, it proposes a disagreement —
+/// citing the source's sentence most alike the claim that has other numbers, whatever that
+/// sentence's stance, or, when the source has none, a quote it makes up (the claim with each
+/// number plus one), which the source does not contain. Derived from the request (Decision 14);
+/// what the app must turn away (issue 21, item 7). Other replies come back unchanged.
+pub fn credulous_contradictions(user: &str, mut reply: serde_json::Value) -> serde_json::Value {
+    let (_, text) = block(user, "source").unwrap_or(("", ""));
+    let text = unescape_block(text);
+    let text_words = topic_words(&text);
+    let quotes: Vec<String> = reply["claims"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["quote"].as_str().map(unescape_block))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut proposals = Vec::new();
+    for (id, old) in existing_claims(user) {
+        let old_nums = numbers(&old);
+        let old_words = topic_words(&old);
+        if old_nums.is_empty() || !old_words.iter().any(|w| text_words.contains(w)) {
+            continue;
+        }
+        let alike = quotes
+            .iter()
+            .filter(|q| {
+                let n = numbers(q);
+                !n.is_empty() && n != old_nums
+            })
+            .map(|q| {
+                let w = topic_words(q);
+                (old_words.iter().filter(|o| w.contains(o)).count(), q)
+            })
+            .filter(|(n, _)| *n > 0)
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, q)| q.clone());
+        let quote = alike.unwrap_or_else(|| {
+            let mut out = String::new();
+            let mut digits = String::new();
+            for c in old.chars().chain(std::iter::once(' ')) {
+                if c.is_ascii_digit() {
+                    digits.push(c);
+                    continue;
+                }
+                if !digits.is_empty() {
+                    let n: u64 = digits.parse().unwrap_or(0);
+                    out.push_str(&(n + 1).to_string());
+                    digits.clear();
+                }
+                out.push(c);
+            }
+            out.trim_end().to_string()
+        });
+        let mut p = serde_json::json!({
+            "existing_claim": id,
+            "quote": quote,
+            "explanation": format!("The source says \"{}\" where the wiki says \"{}\".", strip_md(&quote), old)
+        });
+        // As a model copying from its prompt writes it (the reply's other strings are so).
+        super::prompt::escape_strings(&mut p);
+        proposals.push(p);
+    }
+    if let Some(list) = reply["contradictions"].as_array_mut() {
+        for p in proposals {
+            if !list
+                .iter()
+                .any(|c| c["existing_claim"] == p["existing_claim"] && c["quote"] == p["quote"])
+            {
+                list.push(p);
+            }
+        }
+    }
+    reply
 }
 
 /// The reply to an `integrate_pages` call: each `<page>` block answered as [`integrate_reply`]

@@ -633,6 +633,7 @@ mod tests {
                 source_version: "v".into(),
                 quote: "q".into(),
                 verified: true,
+                stance: Default::default(),
             },
         )
     }

@@ -91,6 +91,9 @@ pub enum FindingKind {
     DataGap,
     /// LLM check: a question worth asking, with sources worth adding.
     SuggestedQuestion,
+    /// A source holds text addressed to a model ("ignore previous instructions", "you are
+    /// now…", 忽略之前的指令…). It was compiled as data, not followed; worth a look.
+    InstructionLike,
 }
 
 /// A fix the user may apply.
@@ -1070,6 +1073,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             sources.iter().map(|s| (s.key.as_str(), s)).collect();
         for s in sources.iter().filter(|_| scope.is_none()) {
             if let Ok(text) = self.source_text(&s.version).await {
+                let phrases = crate::injection::instruction_like(&text);
+                if !phrases.is_empty() {
+                    out.push(finding(
+                        FindingKind::InstructionLike,
+                        Severity::Info,
+                        s.summary_page.as_deref().unwrap_or(""),
+                        vec![s.key.clone()],
+                        format!(
+                            "source {} holds instruction-like text (\"{}\"): it was compiled as data, not followed",
+                            s.key,
+                            phrases.join("\", \"")
+                        ),
+                        None,
+                    ));
+                }
                 if crate::text::content_version(&text) != s.version {
                     out.push(finding(
                         FindingKind::SourceTextChanged,

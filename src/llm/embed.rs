@@ -64,13 +64,75 @@ fn vector(v: &Value, what: &str) -> Result<Vec<f32>> {
             "{what} is an empty vector (the legacy /api/embeddings endpoint returns one when sent `input` instead of `prompt`); nothing was stored"
         )));
     }
+    // `null` (what a server writes for NaN) and "NaN"/"Infinity" strings are a bad value of this
+    // vector, not a bad response: the caller skips this one input's page, not the batch.
     arr.iter()
-        .map(|x| {
-            x.as_f64()
+        .map(|x| match x {
+            Value::Null => Ok(f32::NAN),
+            Value::String(t) if non_finite_word(t) => Ok(f32::NAN),
+            _ => x
+                .as_f64()
                 .map(|f| f as f32)
-                .ok_or_else(|| Error::LlmBadResponse(format!("{what} holds a non-number")))
+                .ok_or_else(|| Error::LlmBadResponse(format!("{what} holds a non-number"))),
         })
         .collect()
+}
+
+fn non_finite_word(t: &str) -> bool {
+    matches!(
+        t.trim()
+            .trim_start_matches(['-', '+'])
+            .to_ascii_lowercase()
+            .as_str(),
+        "nan" | "inf" | "infinity"
+    )
+}
+
+/// `body` with the bare `NaN`, `Infinity` and `-Infinity` tokens Python's `json` module writes
+/// (outside strings) replaced by `null`, or `None` when it has none.
+fn non_finite_as_null(body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut changed = false;
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let rest = &body[i..];
+        let token = [&b"-Infinity"[..], b"Infinity", b"NaN"]
+            .into_iter()
+            .find(|t| rest.starts_with(t));
+        match token {
+            Some(t) => {
+                out.extend_from_slice(b"null");
+                i += t.len();
+                changed = true;
+            }
+            None => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    changed.then_some(out)
 }
 
 /// Parses an embeddings response into one vector per input (in input order) and the reported
@@ -97,7 +159,15 @@ pub fn parse_embed_response(
             now_ms,
         ));
     }
-    let v = json_body(status, headers, body, url, "the embeddings response")?;
+    let v = match json_body(status, headers, body, url, "the embeddings response") {
+        Ok(v) => v,
+        // Python servers write NaN as a bare token, which is not JSON: read it as null (one bad
+        // vector), never as a bad batch.
+        Err(e) => match non_finite_as_null(body) {
+            Some(fixed) => json_body(status, headers, &fixed, url, "the embeddings response")?,
+            None => return Err(e),
+        },
+    };
     let (vectors, tokens) = match provider {
         EmbeddingProvider::OpenAi => {
             let data = v
@@ -258,6 +328,41 @@ pub fn normalize(v: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nan_or_null_vector_is_one_bad_vector_not_a_bad_batch() {
+        // Python servers write NaN as a bare token (not JSON); others write null.
+        for (provider, body) in [
+            (
+                EmbeddingProvider::OpenAi,
+                r#"{"data":[{"index":0,"embedding":[0.5,0.5]},{"index":1,"embedding":[NaN,-Infinity]},{"index":2,"embedding":[null,null]}],"model":"m"}"#,
+            ),
+            (
+                EmbeddingProvider::Ollama,
+                r#"{"embeddings":[[0.5,0.5],[NaN,NaN],["NaN",0.1]],"note":"NaN in a string stays"}"#,
+            ),
+        ] {
+            let (v, _) =
+                parse_embed_response(provider, 200, &[], body.as_bytes(), "http://x/v1", 3, 0)
+                    .unwrap();
+            assert_eq!(v[0], [0.5, 0.5]);
+            assert!(
+                v[1].iter().all(|x| !x.is_finite()) && v[2][0].is_nan(),
+                "{v:?}"
+            );
+        }
+        // Anything else that is not a number still fails the response.
+        assert!(parse_embed_response(
+            EmbeddingProvider::Ollama,
+            200,
+            &[],
+            br#"{"embeddings":[[0.5,"x"]]}"#,
+            "http://x/v1",
+            1,
+            0
+        )
+        .is_err());
+    }
 
     #[test]
     fn chunks_cover_the_text_at_good_boundaries() {

@@ -27,7 +27,7 @@ use crate::compile::extract::{
 use crate::compile::integrate::{IntegrateInput, PageDraft};
 use crate::compile::pipeline::CompileModel;
 use crate::compile::prompt::escape_block;
-use crate::compile::provenance::differ_only_in_numbers;
+use crate::compile::provenance::{differ_only_in_numbers, stance_of};
 use crate::error::Result;
 use crate::llm::Cancel;
 use crate::model::{PageKind, TokenUsage};
@@ -137,6 +137,7 @@ impl OfflineCompiler {
                 text: sents[i].clone(),
                 quote: sents[i].clone(),
                 about: about(i),
+                stance: stance_of(&sents[i]),
             })
             .collect();
 
@@ -165,7 +166,9 @@ impl OfflineCompiler {
                 continue;
             };
             let old = rest.rsplit_once(" (page: ").map_or(rest, |(t, _)| t);
-            for c in &claims {
+            // Only a sentence the source asserts can disagree (a reported or withdrawn figure
+            // is no contradiction: the app would turn it away).
+            for c in claims.iter().filter(|c| c.stance.is_asserted()) {
                 if differ_only_in_numbers(old, &c.quote) {
                     contradictions.push(CandidateContradiction {
                         existing_claim: id.to_string(),

@@ -164,7 +164,26 @@ pub struct Answer {
     pub saved: Option<String>,
     /// True when the answer cites two or more pages (worth offering "save to wiki").
     pub worth_saving: bool,
+    /// True when the answer rests on the wiki: it cites at least one page it was given. An
+    /// ungrounded answer is shown as such and [`Wiki::write_back`] refuses it. Answers from
+    /// before the field existed read as grounded when they cite a page.
+    #[serde(default = "grounded_default")]
+    pub grounded: bool,
+    /// True when routing found no page for the question: no answer call was made and `answer`
+    /// says the wiki has nothing on it ([`DECLINED_ANSWER`]).
+    #[serde(default)]
+    pub declined: bool,
+    /// Questions the wiki could answer instead (empty for now; a later issue fills it).
+    #[serde(default)]
+    pub suggestions: Vec<String>,
 }
+
+fn grounded_default() -> bool {
+    true
+}
+
+/// The answer of a declined question ([`Answer::declined`]).
+pub const DECLINED_ANSWER: &str = "The wiki has nothing on this yet.";
 
 /// What an answer model needs (the LLM or the offline extractor).
 #[allow(async_fn_in_trait)] // used generically on one thread, never as dyn
@@ -618,6 +637,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 given.push((p.key.clone(), p.title.clone(), passages::render(p, picked)));
             }
         }
+        // Nothing to answer from: no answer call (a model would answer from nowhere).
+        if given.is_empty() {
+            let t2 = self.clock.now_ms();
+            return Ok(Answer {
+                answer: DECLINED_ANSWER.into(),
+                citations: vec![],
+                removed_citations: vec![],
+                routed,
+                hopped,
+                route: Some(method),
+                extractive: model.extractive(),
+                usage,
+                route_usage,
+                answer_usage: TokenUsage::default(),
+                timings: Timings {
+                    route_ms: elapsed(t0, t1),
+                    answer_ms: elapsed(t1, t2),
+                    write_ms: 0.0,
+                },
+                saved: None,
+                worth_saving: false,
+                grounded: false,
+                declined: true,
+                suggestions: vec![],
+            });
+        }
         let (raw, answer_usage) = model
             .answer(question, &options.history, &given, on_token, cancel)
             .await?;
@@ -654,6 +699,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
         let mut result = Answer {
             worth_saving: citations.len() >= 2,
+            grounded: !citations.is_empty(),
+            declined: false,
+            suggestions: vec![],
             answer,
             citations,
             removed_citations: removed,
@@ -672,7 +720,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             saved: None,
         };
         // 3. Write-back.
-        if options.write_back {
+        // (An ungrounded answer is not written back: `saved` stays empty.)
+        if options.write_back && result.grounded {
             result.saved = Some(self.write_back(question, &result).await?.key);
             result.timings.write_ms = elapsed(t2, self.clock.now_ms());
         }
@@ -683,11 +732,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// `## Sources` list of the cited pages, `sources` the union of theirs. One
     /// [`OperationKind::WriteBack`] operation (index.md, log.md and the search index with it).
     ///
-    /// Errors: [`Error::InvalidInput`] for an answer citing no page (nothing to ground it).
+    /// Errors: [`Error::Ungrounded`] for an answer that rests on no page (`grounded: false`,
+    /// declined, or citing no page).
     pub async fn write_back(&self, question: &str, answer: &Answer) -> Result<Page> {
-        if answer.citations.is_empty() {
-            return Err(Error::InvalidInput(
-                "an answer that cites no page is not saved to the wiki".into(),
+        if answer.declined || !answer.grounded || answer.citations.is_empty() {
+            return Err(Error::Ungrounded(
+                "an answer that cites no page of the wiki is not saved to it".into(),
             ));
         }
         let table = self.page_table().await?;

@@ -155,7 +155,7 @@ export interface LlmWikiError extends Error {
   code:
     | "QUOTA_EXCEEDED" | "UPGRADE_BLOCKED" | "CLOSED" | "STORAGE_UNAVAILABLE" | "SCHEMA_TOO_NEW"
     | "CONFLICT" | "STORAGE" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
-    | "NOT_FOUND" | "CANCELLED"
+    | "NOT_FOUND" | "CANCELLED" | "UNGROUNDED"
     | "LLM_CONFIG" | "LLM_AUTH" | "LLM_ORIGIN_NOT_ALLOWED" | "LLM_UNREACHABLE" | "LLM_TIMEOUT"
     | "LLM_NOT_AN_ENDPOINT" | "LLM_CONTEXT_OVERFLOW" | "LLM_TRUNCATED" | "LLM_RATE_LIMITED"
     | "LLM_EMPTY_COMPLETION" | "LLM_REJECTED" | "LLM_SERVER" | "LLM_BAD_RESPONSE" | "LLM_BAD_OUTPUT"
@@ -400,6 +400,15 @@ impl Wiki {
     pub fn sources(&self) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.sources().await) })
+    }
+
+    /// The sources whose current text holds instruction-like phrases ("ignore previous
+    /// instructions", "you are now…", 忽略之前的指令…), ordered by key: a flag to show beside
+    /// them. Such text was compiled as data, not followed; nothing compiled changes because of it.
+    #[wasm_bindgen(js_name = sourceFlags, unchecked_return_type = "Promise<SourceFlag[]>")]
+    pub fn source_flags(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.source_flags().await) })
     }
 
     /// One source with its text, or `undefined`.
@@ -749,6 +758,7 @@ impl Wiki {
     }
 
     /// Saves an answer `ask()` returned as an `analysis` page (the same as `writeBack: true`).
+    /// Throws `UNGROUNDED` for an answer with `grounded: false` (declined, or citing no page).
     #[wasm_bindgen(js_name = saveAnswer, unchecked_return_type = "Promise<Page>")]
     pub fn save_answer(
         &self,
@@ -904,7 +914,7 @@ impl Wiki {
     /// Where the configured embedding stands: `{state: "ready", missing}`, `{state:
     /// "noVectors"}`, `{state: "reembedding", done, total}` or `{state: "reembedRequired",
     /// storedModel, storedDim}` (search runs on BM25 until `embedPages({confirm: true})`).
-    #[wasm_bindgen(js_name = embeddingStatus, unchecked_return_type = "Promise<EmbeddingStatus>")]
+    #[wasm_bindgen(js_name = embeddingStatus, unchecked_return_type = "Promise<EmbeddingState>")]
     pub fn embedding_status(&self) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.embedding_status().await) })

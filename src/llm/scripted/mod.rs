@@ -430,6 +430,22 @@ pub enum Fault {
     /// not, or repeat their blocks ([`crate::compile::scripted::Echo`]); other calls are as
     /// without a fault.
     Echo(crate::compile::scripted::Echo),
+    /// Extract replies propose contradictions credulously, against every numeric existing
+    /// claim the source shares a word with ([`credulous`]); other calls are as without a fault.
+    Credulous,
+}
+
+/// `text` (the reply to `request`) as a credulous model writes it, when `request` is an
+/// `extract` call: see [`crate::compile::scripted::credulous_contradictions`]. Any other reply
+/// comes back unchanged.
+pub fn credulous(request: &ChatRequest, text: &str) -> String {
+    let extract = request.json.as_ref().is_some_and(|j| j.name == "extract");
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if extract => {
+            crate::compile::scripted::credulous_contradictions(last_user(request), v).to_string()
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// `text` (the reply to `request`) as a model that echoes writes it, when `request` is an
@@ -512,6 +528,9 @@ impl Llm for ScriptedLlm {
         if let Some(Fault::Echo(echo)) = &fault {
             text = echoed(request, &text, *echo);
         }
+        if fault == Some(Fault::Credulous) {
+            text = credulous(request, &text);
+        }
         let (mut content, cut) = fit_to_max_tokens(&text, max_tokens, &estimator);
         let mut reasoning = String::new();
         let mut finish = if cut { "length" } else { "stop" };
@@ -524,7 +543,7 @@ impl Llm for ScriptedLlm {
             Some(Fault::Malformed) => content = malformed(&text),
             Some(Fault::Empty) => content.clear(),
             Some(Fault::ReasoningOnly) => reasoning = std::mem::take(&mut content),
-            Some(Fault::Echo(_)) | None => {}
+            Some(Fault::Echo(_)) | Some(Fault::Credulous) | None => {}
             Some(Fault::Think) => {
                 content =
                     format!("<think>\nPlan: maybe {{\"draft\": true}}? No.\n</think>\n\n{content}")
@@ -577,6 +596,7 @@ pub struct ScriptedEmbedder {
     calls: Cell<u32>,
     texts: Cell<u64>,
     faults: RefCell<Vec<(u32, Error)>>,
+    bad: RefCell<Vec<(String, bool)>>,
 }
 
 impl ScriptedEmbedder {
@@ -587,7 +607,14 @@ impl ScriptedEmbedder {
             calls: Cell::new(0),
             texts: Cell::new(0),
             faults: RefCell::new(vec![]),
+            bad: RefCell::new(vec![]),
         }
+    }
+    /// Answers every input that contains `needle` with an unusable vector: all NaN, or all zero
+    /// with `zero` (the other inputs of the batch as usual).
+    pub fn bad_vector_for(self, needle: &str, zero: bool) -> Self {
+        self.bad.borrow_mut().push((needle.to_string(), zero));
+        self
     }
     /// Fails call number `k` (1-based) with `error`.
     pub fn fail_call(self, k: u32, error: Error) -> Self {
@@ -617,6 +644,11 @@ impl Embedder for ScriptedEmbedder {
         }
         self.texts.set(self.texts.get() + texts.len() as u64);
         let mut e = self.inner.embed(texts, cancel).await?;
+        for (t, v) in texts.iter().zip(e.vectors.iter_mut()) {
+            if let Some((_, zero)) = self.bad.borrow().iter().find(|(n, _)| t.contains(n)) {
+                v.fill(if *zero { 0.0 } else { f32::NAN });
+            }
+        }
         let est = TokenEstimator::default();
         e.usage = TokenUsage {
             input: texts.iter().map(|t| est.estimate(t)).sum(),

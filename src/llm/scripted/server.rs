@@ -31,6 +31,8 @@
 //! | `echo-outline` | integrate replies in append mode start with the page outline they were shown |
 //! | `paraphrase-headings` | … start with that outline reworded, their new text under its first heading |
 //! | `repeat-blocks` | integrate replies give every block of their body twice |
+//! | `nan-vector=WORD`, `zero-vector=WORD` | embeddings: each input containing WORD gets a vector of bare `NaN` tokens (as Python servers write) / of zeros |
+//! | `credulous` | extract replies propose contradictions against every numeric existing claim the source shares a word with, made-up quotes included |
 //! | `rewrite` | integrate replies replace the whole page with one sentence (drops human paragraphs: Decision 5) |
 //! | `empty` | empty content |
 //! | `reasoning-only` | empty content, the answer in `reasoning_content` / `thinking` |
@@ -62,7 +64,9 @@ use crate::clock::{Clock, ManualClock, Millis};
 use crate::compile::scripted::Echo;
 use crate::error::{Error, Result};
 use crate::llm::provider::{self, StructuredMode};
-use crate::llm::scripted::{echoed, fit_to_max_tokens, malformed, reply, scripted_dimension};
+use crate::llm::scripted::{
+    credulous, echoed, fit_to_max_tokens, malformed, reply, scripted_dimension,
+};
 use crate::llm::transport::{
     header, HttpRequest, HttpResponse, Method, ResponseBody, Timeouts, Transport,
 };
@@ -797,6 +801,9 @@ fn chat(
             full = echoed(&request, &full, echo);
         }
     }
+    if faults.has("credulous") {
+        full = credulous(&request, &full);
+    }
     // `local-caps` (F38c): `max_completion_tokens` ignored, `max_tokens` honoured, 16 tokens
     // when no cap it reads is sent (llama-cpp-python's default).
     let max_tokens = if faults.has("local-caps") {
@@ -1184,7 +1191,19 @@ fn embeddings(faults: &Faults, r: Route, body: &Value) -> ServerResponse {
             return bad(400, "the input length exceeds the context length");
         }
     }
-    let vectors: Vec<Vec<f32>> = inputs.iter().map(|t| embedder.embed_one(t)).collect();
+    let mut vectors: Vec<Vec<f32>> = inputs.iter().map(|t| embedder.embed_one(t)).collect();
+    // An input holding the `zero-vector` word gets zeros; one holding the `nan-vector` word gets
+    // NaN, written as the bare `NaN` tokens Python servers write (not JSON).
+    let holds = |name: &str, t: &str| faults.get(name).is_some_and(|w| t.contains(w));
+    let mut nan = false;
+    for (t, v) in inputs.iter().zip(vectors.iter_mut()) {
+        if holds("zero-vector", t) {
+            v.fill(0.0);
+        } else if holds("nan-vector", t) {
+            v.fill(NAN_MARK);
+            nan = true;
+        }
+    }
     let tokens: u64 = inputs.iter().map(|t| est.estimate(t)).sum();
     let v = match r {
         Route::OpenAiEmbeddings => {
@@ -1202,8 +1221,15 @@ fn embeddings(faults: &Faults, r: Route, body: &Value) -> ServerResponse {
         }
         _ => json!({"embedding": vectors[0]}),
     };
+    if nan {
+        let body = v.to_string().replace(&NAN_MARK.to_string(), "NaN");
+        return ServerResponse::text(200, "application/json", &body);
+    }
     ServerResponse::json(200, &v)
 }
+
+/// A value no embedding returns, written in place of NaN and then replaced by the token.
+const NAN_MARK: f32 = 12345.5;
 
 /// A [`Transport`] that calls [`handle`] in-process: no network, time on a [`ManualClock`]
 /// (sleeps and `delay=` faults advance it), and the browser's CORS behaviour emulated when a page
