@@ -712,3 +712,74 @@ fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
     let status = block_on(w.embedding_status()).unwrap();
     assert_eq!(status.skipped, skipped[1..]);
 }
+
+#[test]
+fn nan_tokens_from_a_python_style_server_skip_only_their_page() {
+    use llm_wiki::llm::config::{EmbeddingProvider, Provider};
+    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::wiki_search::{BadVector, EmbedOptions};
+    let backend = MemoryBackend::new();
+    let w = open(&backend);
+    for (t, b) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("Slices", "A slice references a contiguous sequence."),
+        ("Threads", "Threads run code at the same time."),
+        ("Closures", "Closures capture their environment."),
+    ] {
+        put(&w, t, b);
+    }
+    // The server answers the input holding "contiguous" with bare NaN tokens (not JSON), and
+    // the one holding "environment" with zeros, in one batch of four.
+    for (provider, base) in [
+        (
+            EmbeddingProvider::OpenAi,
+            "http://scripted.test/fault/nan-vector=contiguous,zero-vector=environment/v1",
+        ),
+        (
+            EmbeddingProvider::Ollama,
+            "http://scripted.test/fault/nan-vector=contiguous,zero-vector=environment",
+        ),
+    ] {
+        let mut cfg = block_on(w.llm_config()).unwrap();
+        cfg.provider = Provider::OpenAiCompatible;
+        cfg.base_url = "http://scripted.test/v1".into();
+        cfg.model = "scripted-chat".into();
+        cfg.embeddings.provider = provider;
+        cfg.embeddings.base_url = Some(base.into());
+        cfg.embeddings.model = format!(
+            "scripted-embed-{}",
+            if provider == EmbeddingProvider::OpenAi {
+                32
+            } else {
+                48
+            }
+        );
+        block_on(w.set_llm_config(cfg)).unwrap();
+        let options = EmbedOptions {
+            confirm: true,
+            batch_size: 8,
+        };
+        let r = block_on(w.embed_pages_configured(
+            InProcess::new(vec![]),
+            &options,
+            &|_| {},
+            &llm_wiki::llm::Cancel::new(),
+        ))
+        .unwrap();
+        assert_eq!(r.embedded, 2, "{provider:?}: {r:?}");
+        let skipped: Vec<(&str, BadVector)> = r
+            .skipped
+            .iter()
+            .map(|s| (s.page.as_str(), s.reason))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                ("Closures", BadVector::Zero),
+                ("Slices", BadVector::NotFinite)
+            ],
+            "{provider:?}"
+        );
+        assert_eq!(block_on(w.embedding_status()).unwrap().skipped, r.skipped);
+    }
+}
