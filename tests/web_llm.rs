@@ -690,3 +690,63 @@ async fn f37_stalled_and_slow_streams_over_fetch() {
         .unwrap();
     assert!(!r.text.is_empty());
 }
+
+#[wasm_bindgen_test]
+async fn js_api_one_nan_vector_skips_only_its_page_and_the_status_says_so() {
+    use llm_wiki::wasm::Wiki;
+    let name = "web-llm-nan";
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+    let wiki = open(name).await;
+    for (title, body) in [
+        ("Ownership", "Each value in Rust has one owner."),
+        ("Slices", "A slice references a contiguous sequence."),
+        ("Threads", "Threads run code at the same time."),
+    ] {
+        let page = js(&json!({"title": title, "body": body}));
+        JsFuture::from(wiki.put_page(tsify::Ts::new_unchecked(page)))
+            .await
+            .unwrap();
+    }
+    // A Python-style server: bare NaN tokens for the input holding "contiguous".
+    let mut cfg = serde_json::to_value(config(Provider::OpenAiCompatible, &endpoint())).unwrap();
+    cfg["apiKey"] = json!("sk-test-browser-key-0001");
+    cfg["embeddings"] = json!({
+        "provider": "openai",
+        "model": "scripted-embed-32",
+        "baseUrl": format!("{}/fault/nan-vector=contiguous/v1", endpoint()),
+    });
+    JsFuture::from(wiki.set_config(js(&cfg))).await.unwrap();
+    let report = JsFuture::from(wiki.embed_pages(js(&json!({"confirm": true, "batchSize": 8}))))
+        .await
+        .unwrap();
+    assert_eq!(get(&report, "embedded").as_f64(), Some(2.0));
+    let skipped = js_sys::Array::from(&get(&report, "skipped"));
+    assert_eq!(skipped.length(), 1);
+    assert_eq!(
+        get(&skipped.get(0), "page").as_string().as_deref(),
+        Some("Slices")
+    );
+    assert_eq!(
+        get(&skipped.get(0), "reason").as_string().as_deref(),
+        Some("not-finite")
+    );
+    let status = JsFuture::from(wiki.embedding_status()).await.unwrap();
+    assert_eq!(get(&status, "state").as_string().as_deref(), Some("ready"));
+    let skipped = js_sys::Array::from(&get(&status, "skipped"));
+    assert_eq!(
+        get(&skipped.get(0), "page").as_string().as_deref(),
+        Some("Slices")
+    );
+    // Vector search works for the others.
+    let r = JsFuture::from(wiki.search("owner".into(), js(&json!({"mode": "vector"}))))
+        .await
+        .unwrap();
+    assert_eq!(get(&r, "mode").as_string().as_deref(), Some("vector"));
+    let hits = js_sys::Array::from(&get(&r, "hits"));
+    assert_eq!(
+        get(&hits.get(0), "key").as_string().as_deref(),
+        Some("Ownership")
+    );
+    wiki.close();
+    let _ = JsFuture::from(Wiki::delete(name.into())).await;
+}
