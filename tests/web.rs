@@ -314,6 +314,31 @@ async fn without_indexeddb_open_fails_unless_memory_fallback_is_asked_for() {
     assert!(hits.length() > 0, "search works in memory");
     let vault = call(wiki.export_vault()).await.unwrap();
     assert!(js_sys::Uint8Array::new(&vault).length() > 0);
+    // Closed and opened again (the app does so when switching wikis), it is still there, and
+    // listed.
+    wiki.close();
+    let again: Wiki = call(Wiki::open(
+        "no-idb".into(),
+        obj(&[("memoryFallback", JsValue::TRUE)]),
+    ))
+    .await
+    .unwrap()
+    .into_wiki();
+    let sources = js_sys::Array::from(&call(again.sources()).await.unwrap());
+    assert_eq!(
+        sources.length(),
+        1,
+        "the wiki in memory outlived its connection"
+    );
+    let names = js_sys::Array::from(&call(Wiki::list()).await.unwrap());
+    assert!(names
+        .iter()
+        .any(|n| n.as_string().as_deref() == Some("no-idb")));
+    call(Wiki::delete("no-idb".into())).await.unwrap();
+    let names = js_sys::Array::from(&call(Wiki::list()).await.unwrap());
+    assert!(!names
+        .iter()
+        .any(|n| n.as_string().as_deref() == Some("no-idb")));
     drop(broken);
 
     // The fallback is only for an IndexedDB that cannot be used: here it can, and the same

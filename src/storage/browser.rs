@@ -103,11 +103,24 @@ impl FaultInjection for BrowserStorage {
     }
 }
 
+thread_local! {
+    /// The wikis opened in memory in this page (or worker): one set for its lifetime, so a
+    /// wiki in memory that the app closes and opens again (switching wikis) is still there.
+    static MEMORY: MemoryBackend = MemoryBackend::new();
+}
+
 /// Opens wikis in IndexedDB, and in memory when IndexedDB is unavailable and the fallback is on.
-#[derive(Clone, Default)]
+/// Every `BrowserBackend` of a page shares the page's wikis in memory.
+#[derive(Clone)]
 pub struct BrowserBackend {
     memory_fallback: bool,
     memory: MemoryBackend,
+}
+
+impl Default for BrowserBackend {
+    fn default() -> Self {
+        BrowserBackend::with_memory_fallback(false)
+    }
 }
 
 impl BrowserBackend {
@@ -120,7 +133,7 @@ impl BrowserBackend {
     pub fn with_memory_fallback(memory_fallback: bool) -> Self {
         BrowserBackend {
             memory_fallback,
-            memory: MemoryBackend::new(),
+            memory: MEMORY.with(MemoryBackend::clone),
         }
     }
 }
@@ -140,11 +153,28 @@ impl Backend for BrowserBackend {
         }
     }
 
+    /// The wikis in IndexedDB and those in memory, sorted; only the ones in memory where
+    /// IndexedDB is unavailable.
     async fn list(&self) -> Result<Vec<String>> {
-        IdbBackend::new().list().await
+        let mut names = self.memory.list().await?;
+        match IdbBackend::new().list().await {
+            Ok(more) => names.extend(more),
+            Err(Error::StorageUnavailable(_)) if !names.is_empty() => {}
+            Err(e) => return Err(e),
+        }
+        crate::util::sort(&mut names);
+        names.dedup();
+        Ok(names)
     }
 
+    /// Deletes the wiki from memory and from IndexedDB (where IndexedDB is unavailable, from
+    /// memory only).
     async fn delete(&self, name: &str) -> Result<()> {
-        IdbBackend::new().delete(name).await
+        let in_memory = self.memory.list().await?.iter().any(|n| n == name);
+        self.memory.delete(name).await?;
+        match IdbBackend::new().delete(name).await {
+            Err(Error::StorageUnavailable(_)) if in_memory => Ok(()),
+            other => other,
+        }
     }
 }

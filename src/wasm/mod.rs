@@ -28,7 +28,6 @@ use crate::search::vectors::{
 };
 use crate::search::SearchOptions;
 use crate::storage::browser::{BackendKind, BrowserBackend, BrowserStorage};
-use crate::storage::idb::IdbBackend;
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
 use crate::wiki_search::{EmbedOptions, EmbedProgress, VectorIndexOptions};
@@ -344,14 +343,14 @@ impl Wiki {
     /// Names of the wikis in this origin, sorted.
     #[wasm_bindgen(unchecked_return_type = "Promise<string[]>")]
     pub fn list() -> Promise {
-        promise(async move { result_to_js(IdbBackend::new().list().await) })
+        promise(async move { result_to_js(BrowserBackend::new().list().await) })
     }
 
     /// Deletes the wiki `name` and everything in it. Open connections (other tabs too) close.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn delete(name: String) -> Promise {
         promise(async move {
-            IdbBackend::new()
+            BrowserBackend::new()
                 .delete(&name)
                 .await
                 .map_err(|e| error_to_js(&e))?;
