@@ -209,7 +209,8 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// Milliseconds to wait for a response to start (its headers, then its first byte), plus
     /// [`START_MS_PER_PROMPT_TOKEN`] per estimated prompt token (a model on CPU reads a long
-    /// prompt for minutes before its first token). Range 1000..=3 600 000; default 120 000.
+    /// prompt for minutes before its first token), up to [`START_MS_CAP`] in all. Range
+    /// 1000..=3 600 000; default 120 000.
     #[serde(default = "default_timeout")]
     pub timeout_ms: u64,
     /// Milliseconds a response that started may go without a byte before it fails with
@@ -261,13 +262,18 @@ fn default_idle_timeout() -> u64 {
 /// model's prompt processing on two CPU cores).
 pub const START_MS_PER_PROMPT_TOKEN: u64 = 50;
 
+/// The most the per-token allowance lets a start wait grow to (30 minutes; a `timeoutMs` above
+/// it is kept as set): a hung endpoint sent a very long prompt is given up within that.
+pub const START_MS_CAP: u64 = 1_800_000;
+
 impl Config {
     /// The timeouts of a request whose prompt is estimated at `prompt_tokens`.
     pub fn timeouts(&self, prompt_tokens: u64) -> crate::llm::transport::Timeouts {
         crate::llm::transport::Timeouts {
             start_ms: self
                 .timeout_ms
-                .saturating_add(prompt_tokens.saturating_mul(START_MS_PER_PROMPT_TOKEN)),
+                .saturating_add(prompt_tokens.saturating_mul(START_MS_PER_PROMPT_TOKEN))
+                .min(self.timeout_ms.max(START_MS_CAP)),
             idle_ms: self.idle_timeout_ms,
         }
     }
@@ -560,6 +566,26 @@ pub fn presets() -> Vec<Preset> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_start_wait_grows_with_the_prompt_up_to_its_cap() {
+        let c = Config::default();
+        assert_eq!(c.timeouts(0).start_ms, 120_000);
+        assert_eq!(c.timeouts(1_000).start_ms, 170_000);
+        // A 100k-token prompt to a hung endpoint is given up after 30 minutes, not 85.
+        assert_eq!(c.timeouts(100_000).start_ms, START_MS_CAP);
+        let long = Config {
+            timeout_ms: 3_600_000,
+            ..Config::default()
+        };
+        assert_eq!(
+            long.timeouts(100_000).start_ms,
+            3_600_000,
+            "a longer setting is kept"
+        );
+        assert_eq!(c.timeouts(100_000).idle_ms, c.idle_timeout_ms);
+    }
+
     use super::*;
 
     #[test]
