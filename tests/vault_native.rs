@@ -946,6 +946,7 @@ fn every_setting_survives_export_and_import() {
         "contextWindow": 32768,
         "maxOutputTokens": 3000,
         "timeoutMs": 90000,
+        "idleTimeoutMs": 45000,
         "tokenBudget": 123456,
         "compile": { "model": "qwen2.5:14b", "maxOutputTokens": 4000, "tokenBudget": 300000 },
         "query": { "model": "qwen2.5:3b", "maxOutputTokens": 700, "tokenBudget": 20000 },
