@@ -752,6 +752,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .map(|(o, n)| (o.as_str(), n.as_str()))
             .collect();
+        // The source's flag moves with it.
+        for (old, new) in moves {
+            let record = format!("{SOURCE_FLAG_PREFIX}{old}");
+            if let Some((flag, rev)) = self.read::<SourceFlag>(Store::Meta, &record).await? {
+                ob.batch.delete(Store::Meta, record, Expect::Rev(rev));
+                put_source_flag(&mut ob.batch, new, &flag.version, flag.instruction_like);
+            }
+        }
         for (id, r) in self.storage.scan(Store::Claims, "").await? {
             let mut claim: crate::model::Claim = from_json(Store::Claims, &id, &r.data)?;
             if let Some(new) = to.get(claim.source_key.as_str()) {
