@@ -1036,6 +1036,9 @@ async function exportVault() {
 }
 
 async function importVault(file) {
+  // The eviction notice's Import switches to the cleared wiki while the file chooser is open:
+  // the import goes into that wiki, once it is open.
+  await state.opening;
   const bytes = new Uint8Array(await file.arrayBuffer());
   const report = await write(() => state.wiki.importVault(bytes));
   forgetWiki(state.wiki.name); // restored: what it holds now is what the app knows of it
@@ -1129,7 +1132,9 @@ function wire() {
     const name = $("#eviction-notice").dataset.wiki;
     // The file chooser needs this click's gesture: open it first, then switch to the wiki.
     $("#vault-import").click();
-    if (name && state.wiki && name !== state.wiki.name) openWiki(name).catch(showError);
+    if (name && state.wiki && name !== state.wiki.name) {
+      state.opening = openWiki(name).catch(showError);
+    }
   });
   $("#eviction-dismiss").addEventListener("click", () => {
     forgetWiki($("#eviction-notice").dataset.wiki);
