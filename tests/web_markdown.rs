@@ -274,7 +274,7 @@ async fn vault_export_import_export_is_byte_identical_on_indexeddb() {
         .unwrap();
     assert_eq!(
         get(&get(&renamed, "page"), "key").as_string().as_deref(),
-        Some("Machine Learning 机器学习")
+        Some("Machine Learning： 机器学习")
     );
     call(a.delete_page("Temp".into())).await.unwrap();
 
@@ -303,7 +303,7 @@ async fn vault_export_import_export_is_byte_identical_on_indexeddb() {
     assert_eq!(backlinks.length(), 1);
     assert_eq!(
         get(&backlinks.get(0), "key").as_string().as_deref(),
-        Some("Machine Learning 机器学习")
+        Some("Machine Learning： 机器学习")
     );
     let assets = js_sys::Array::from(&get(&view, "assets"));
     let sha = get(&assets.get(0), "sha256").as_string().unwrap();
