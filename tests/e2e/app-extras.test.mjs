@@ -346,7 +346,7 @@ test("embeddings: a new model waits for the user's go, then re-embeds every page
     if (status.state === "ready" && status.missing === 0) break;
     await new Promise((r) => setTimeout(r, 500));
   }
-  assert.deepEqual(status, { state: "ready", missing: 0 });
+  assert.deepEqual(status, { state: "ready", missing: 0, skipped: [] });
   assert.ok(log.requests.filter((u) => u === `${endpoint.url}/api/embed`).length > embedCalls, log.requests.join("\n"));
   const v = await api(page, "default", `return await w.search("reference valid", { mode: "vector" });`);
   assert.equal(v.mode, "vector");

@@ -343,21 +343,17 @@ test("the popup's recall for a second page on the same topic: matching pages, su
   assert.ok(!recalled.some((r) => unrelated.has(r.key)), `the bread pages are not about this page: ${JSON.stringify(recalled)}`);
   assert.equal(await popup.isVisible("#recall-contradictions-box"), false, "no contradiction yet");
 
-  // Compiling it: its 64-chunk buffer disagrees with the first article's 16.
+  // Compiling it: its 64-chunk buffer disagrees with the first article's 16. The scripted model
+  // proposes that contradiction, but each figure is a claim on its own source's summary page
+  // only: a record opens only for two asserted, verified claims on one page (issue 21, item 7),
+  // so the popup shows none. (Left in the issue note: a scripted case with both figures on one
+  // topic page, so the popup's contradiction list is driven again.)
   assert.match(await press(popup, "#clip-compile"), /Compiled 1 source\(s\), 0 failed/);
-  await popup.waitForSelector("#recall-contradictions li");
-  const items = await popup.$$eval("#recall-contradictions li", (lis) => lis.map((li) => li.textContent));
-  assert.equal(items.length, 1, JSON.stringify(items));
-  assert.match(items[0], /64 chunks/);
-  assert.match(items[0], /16 chunks/);
+  assert.equal(await popup.isVisible("#recall-contradictions-box"), false, "a proposal across two pages opens no record");
   await popup.close();
-
-  // A fresh popup on the first article shows the same open contradiction.
   const first = await visit("backpressure.html");
   popup = await popupFor(first);
-  const again = await popup.$$eval("#recall-contradictions li", (lis) => lis.map((li) => li.dataset.id));
-  assert.equal(again.length, 1);
-  await popup.screenshot({ path: `${artifacts}/extension-popup-contradiction.png` });
+  assert.equal(await popup.isVisible("#recall-contradictions-box"), false);
   await popup.close();
   await first.close();
   await tab.close();
