@@ -25,6 +25,8 @@ pub mod model;
 pub mod offline;
 pub mod page_table;
 pub mod query;
+#[cfg(feature = "test-support")]
+pub mod scripted;
 pub mod search;
 pub mod storage;
 pub mod text;
