@@ -36,7 +36,6 @@
 //! bounded heap because that still scores every posting of every query term. Results equal
 //! exhaustive evaluation (ties broken by lower doc id); see the `maxscore_equals_exhaustive` test.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -46,6 +45,7 @@ use super::codec::{
     fold_words, hash64, varint_len, DecodeError, DecodeResult, Reader, Varints, Writer,
 };
 use super::tokenizer::for_each_token;
+use super::topk::TopK;
 
 /// The fields of a document, in the order of [`FieldTf`] arrays.
 pub const FIELD_NAMES: [&str; 3] = ["title", "aliases", "body"];
@@ -811,68 +811,6 @@ struct QueryTerm {
     weight: f32,
     df: u32,
     idf: f32,
-}
-
-/// A (score, doc) pair ordered so that the *worst* hit is the heap's top.
-#[derive(Clone, Copy, PartialEq)]
-struct Entry(f32, u32);
-impl Eq for Entry {}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Better = higher score, then lower doc id. BinaryHeap is a max-heap: make "worse" greater.
-        o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
-    }
-}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-/// Keeps the k best (score, doc) pairs.
-struct TopK {
-    k: usize,
-    heap: std::collections::BinaryHeap<Entry>,
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        TopK {
-            k,
-            heap: std::collections::BinaryHeap::with_capacity(k.min(4096) + 1),
-        }
-    }
-    /// The score a new hit must beat (ties are decided by doc id), or 0 while not full.
-    fn threshold(&self) -> f32 {
-        if self.heap.len() < self.k {
-            0.0
-        } else {
-            self.heap.peek().map_or(0.0, |e| e.0)
-        }
-    }
-    fn offer(&mut self, score: f32, doc: u32) -> bool {
-        if self.k == 0 {
-            return false;
-        }
-        let e = Entry(score, doc);
-        if self.heap.len() < self.k {
-            self.heap.push(e);
-            return true;
-        }
-        match self.heap.peek() {
-            Some(worst) if e < *worst => {
-                self.heap.pop();
-                self.heap.push(e);
-                true
-            }
-            _ => false,
-        }
-    }
-    fn into_sorted(self) -> Vec<(u32, f32)> {
-        let mut v: Vec<Entry> = self.heap.into_vec();
-        crate::util::sort(&mut v);
-        v.into_iter().map(|e| (e.1, e.0)).collect()
-    }
 }
 
 impl Bm25Index {

@@ -23,13 +23,14 @@
 //! with [`VectorError::Dimension`], never truncated or padded.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use instant_distance::{Builder, Hnsw, Point, Search};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::codec::{fold_words, DecodeError, DecodeResult, Reader, Writer};
+use super::topk::TopK;
 
 /// From this many live rows on, a graph is built ([`VectorStore::needs_rebuild`],
 /// [`VectorStore::rebuild_now`]); [`build_graph`] still drops it if it cannot reach recall@10 ≥
@@ -178,55 +179,9 @@ pub fn normalized(v: &[f32]) -> Option<Vec<f32>> {
     out.iter().all(|x| x.is_finite()).then_some(out)
 }
 
-/// A (similarity, doc) pair ordered so that the worst hit is the heap's top.
-#[derive(Clone, Copy, PartialEq)]
-struct Entry(f32, u32);
-impl Eq for Entry {}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
-    }
-}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-struct TopK {
-    k: usize,
-    heap: BinaryHeap<Entry>,
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        TopK {
-            k,
-            heap: BinaryHeap::with_capacity(k.min(4096) + 1),
-        }
-    }
-    #[inline]
-    fn offer(&mut self, sim: f32, doc: u32) {
-        let e = Entry(sim, doc);
-        if self.heap.len() < self.k {
-            self.heap.push(e);
-        } else if let Some(worst) = self.heap.peek() {
-            if e < *worst {
-                self.heap.pop();
-                self.heap.push(e);
-            }
-        }
-    }
-    fn into_sorted(self) -> Vec<(u32, f32)> {
-        let mut v = self.heap.into_vec();
-        crate::util::sort(&mut v);
-        v.into_iter().map(|e| (e.1, e.0)).collect()
-    }
-}
-
 /// Exact top-k over `rows` of `data` (skipping rows where `dead[i]`), best first.
 fn scan(data: &[f32], dim: usize, docs: &[u32], dead: &[bool], q: &[f32], top: &mut TopK) {
-    if top.k == 0 || dim == 0 {
+    if top.k() == 0 || dim == 0 {
         return;
     }
     for (i, row) in data.chunks_exact(dim).enumerate() {
