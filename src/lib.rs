@@ -24,6 +24,7 @@ pub mod markdown;
 pub mod model;
 pub mod offline;
 pub mod page_table;
+pub mod payload;
 pub mod query;
 #[cfg(feature = "test-support")]
 pub mod scripted;
