@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/node_modules/.bin:$PATH"
-# As scripts/test.sh: both build the scripted LLM server; the same setting shares its build.
+# As scripts/test.sh: both build the scripted LLM server (`--features test-support`, as there);
+# the same setting shares its build.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 step() { printf '\n==> %s\n' "$*" >&2; }
@@ -39,7 +40,7 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   esbuild bench/page.js --bundle --format=esm --log-level=warning --outfile=bench/build/page.js
 
   step "scripted LLM server"
-  cargo build --example scripted-llm-server >&2
+  cargo build --example scripted-llm-server --features test-support >&2
 fi
 
 step "real-size corpus (bench/scale-sources.txt → target/scale-corpus/, for BENCH_PHASES=scale)"

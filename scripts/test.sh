@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what they need (idempotently), then
-# fmt, clippy (native and wasm32, -D warnings), cargo test, the browser tests in headless Chromium
-# and Firefox (wasm-pack test), the release build with its size, and the web app tests (Playwright).
+# fmt, clippy (native and wasm32, -D warnings; with the test doubles and without), cargo test, the
+# browser tests in headless Chromium and Firefox (wasm-pack test), the release build with its size,
+# and the web app tests (Playwright).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/node_modules/.bin:$PATH"
@@ -31,11 +32,16 @@ scripts/setup.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# Every target with the test doubles (`--features test-support`: src/scripted/ and the operations'
+# scripted replies), then the product without them (the library and the examples that do not
+# need them), so the release build never depends on test code.
 step "clippy (native)"
-cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --features test-support -- -D warnings
+cargo clippy --lib --examples -- -D warnings
 
 step "clippy (wasm32)"
-cargo clippy --all-targets --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --all-targets --features test-support --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 
 step "real-size corpus (bench/scale-sources.txt → target/scale-corpus/)"
 # The toolchain's docs converted as the app converts them (headless Chromium); idempotent.
@@ -44,12 +50,12 @@ node scripts/scale-corpus.mjs
 export LLM_WIKI_SCALE_REQUIRED=1
 
 step "cargo test"
-cargo test
+cargo test --features test-support
 
 step "scripted LLM server (for the browser tests)"
 # std-only HTTP server speaking the OpenAI, Ollama and Anthropic shapes with fault modes
 # (tests/support/scripted_llm_server.rs). Port: LLM_WIKI_TEST_PORT, else a free one.
-cargo build --example scripted-llm-server
+cargo build --example scripted-llm-server --features test-support
 server_log=$(mktemp)
 "${CARGO_TARGET_DIR:-target}/debug/examples/scripted-llm-server" \
   --port "${LLM_WIKI_TEST_PORT:-0}" --allow-origin http://allowed.example.test >"$server_log" 2>&1 &
@@ -67,8 +73,8 @@ echo "scripted LLM server: $LLM_WIKI_TEST_ENDPOINT"
 step "browser tests: wasm-pack test --headless --chrome --firefox"
 # The browser tests are tests/web*.rs (`--test 'web*'`). Without it cargo test would also build
 # the native tools in examples/ for wasm32 and run the lib and *_native test binaries in each
-# browser, all with no browser test in them.
-wasm-pack test --headless --chrome --firefox -- --test 'web*'
+# browser, all with no browser test in them. `web_compile` calls the scripted endpoint in-process.
+wasm-pack test --headless --chrome --firefox -- --features test-support --test 'web*'
 
 step "release build"
 scripts/build.sh

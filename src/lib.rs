@@ -24,7 +24,10 @@ pub mod markdown;
 pub mod model;
 pub mod offline;
 pub mod page_table;
+pub mod payload;
 pub mod query;
+#[cfg(feature = "test-support")]
+pub mod scripted;
 pub mod search;
 pub mod storage;
 pub mod text;

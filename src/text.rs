@@ -75,27 +75,73 @@ pub const STOPWORDS: &[&str] = &[
     "your", "yours", "ll", "ve", "re", "s", "t", "d", "m",
 ];
 
+/// How the CJK table ([`cjk_class`]) classes a character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cjk {
+    /// A word character: Han ideographs, kana letters, Hangul.
+    Letter,
+    /// CJK, but not a word character: punctuation and symbols, the combining and spacing sound
+    /// marks, `゠`, `・`, Bopomofo, and the code points those blocks leave unassigned.
+    Other,
+}
+
+/// The one CJK table, read by [`is_cjk`] (any class) and [`is_cjk_letter`] ([`Cjk::Letter`]
+/// only). The arms are disjoint and in code-point order; blocks are split where the two
+/// predicates part, so each arm says what both answer.
+fn cjk_class(c: char) -> Option<Cjk> {
+    use Cjk::{Letter, Other};
+    let class = match c as u32 {
+        0x1100..=0x11FF => Letter,   // Hangul Jamo
+        0x2E80..=0x2FDF => Letter,   // CJK radicals supplement, Kangxi radicals
+        0x3000..=0x3004 => Other,    // ideographic space, 、 。 〃 〄
+        0x3005..=0x3007 => Letter,   // 々 〆 〇
+        0x3008..=0x3020 => Other,    // brackets, 〒 〓, 〜, quotation marks, 〠
+        0x3021..=0x3029 => Letter,   // Hangzhou numerals
+        0x302A..=0x3037 => Other,    // tone marks, 〰, kana repeat marks 〱–〵, 〶 〷
+        0x3038..=0x303B => Letter,   // more Hangzhou numerals, 〻
+        0x303C..=0x303F => Other,    // 〼 〽 〾 〿
+        0x3040 => Other,             // unassigned
+        0x3041..=0x3096 => Letter,   // Hiragana letters
+        0x3097..=0x309C => Other,    // unassigned; combining and spacing (semi-)voiced marks
+        0x309D..=0x309F => Letter,   // Hiragana iteration marks, ゟ
+        0x30A0 => Other,             // ゠
+        0x30A1..=0x30FA => Letter,   // Katakana letters
+        0x30FB => Other,             // ・
+        0x30FC..=0x30FF => Letter,   // ー, iteration marks, ヿ
+        0x3100..=0x312F => Other,    // Bopomofo (not indexed)
+        0x3130 => Other,             // unassigned
+        0x3131..=0x318E => Letter,   // Hangul compatibility jamo
+        0x318F => Other,             // unassigned
+        0x31F0..=0x31FF => Letter,   // Katakana phonetic extensions
+        0x3400..=0x4DBF => Letter,   // CJK extension A
+        0x4E00..=0x9FFF => Letter,   // CJK unified ideographs
+        0xA960..=0xA97F => Letter,   // Hangul jamo extended-A
+        0xAC00..=0xD7AF => Letter,   // Hangul syllables
+        0xD7B0..=0xD7FF => Letter,   // Hangul jamo extended-B
+        0xF900..=0xFAFF => Letter,   // CJK compatibility ideographs
+        0xFF65 => Other,             // ･ halfwidth Katakana middle dot
+        0xFF66..=0xFF9F => Letter,   // halfwidth Katakana (NFKC maps them)
+        0x20000..=0x3134F => Letter, // CJK extensions B..H and compatibility supplement
+        _ => return None,
+    };
+    Some(class)
+}
+
 /// True for characters counted one token each by [`estimate_tokens`]: Han ideographs (CJK Unified
 /// Ideographs and extensions, compatibility ideographs), Hiragana, Katakana, Hangul syllables and jamo,
-/// Bopomofo and CJK symbols and punctuation.
+/// Bopomofo and CJK symbols and punctuation. Every class of the CJK table ([`cjk_class`]).
 pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x11FF      // Hangul Jamo
-        | 0x2E80..=0x2FDF    // CJK radicals, Kangxi radicals
-        | 0x3000..=0x303F    // CJK symbols and punctuation
-        | 0x3040..=0x30FF    // Hiragana, Katakana
-        | 0x3100..=0x312F    // Bopomofo
-        | 0x3130..=0x318F    // Hangul compatibility jamo
-        | 0x31F0..=0x31FF    // Katakana phonetic extensions
-        | 0x3400..=0x4DBF    // CJK extension A
-        | 0x4E00..=0x9FFF    // CJK unified ideographs
-        | 0xA960..=0xA97F    // Hangul jamo extended-A
-        | 0xAC00..=0xD7AF    // Hangul syllables
-        | 0xD7B0..=0xD7FF    // Hangul jamo extended-B
-        | 0xF900..=0xFAFF    // CJK compatibility ideographs
-        | 0xFF65..=0xFF9F    // halfwidth Katakana
-        | 0x20000..=0x3134F  // CJK extensions B..H
-    )
+    cjk_class(c).is_some()
+}
+
+/// True for the characters the search tokenizer indexes as unigrams and bigrams: Han ideographs
+/// (unified, extensions A–H, compatibility, radicals, iteration marks `々〆〇`, Hangzhou
+/// numerals), Hiragana and Katakana letters (with the prolonged sound mark `ー`, without the
+/// punctuation `゠` and `・`) and Hangul (syllables and jamo). CJK punctuation and symbols (`。`,
+/// `、`, `「`) and Bopomofo are not letters: they end a run and are not indexed. The letter class
+/// of the CJK table ([`cjk_class`]), so every letter is also [`is_cjk`].
+pub fn is_cjk_letter(c: char) -> bool {
+    cjk_class(c) == Some(Cjk::Letter)
 }
 
 /// How token counts are estimated before a response reports real usage (Decision 12).
@@ -154,6 +200,46 @@ pub fn estimate_tokens(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CJK table at every edge of its arms: the code point before each arm, its first and
+    /// last, and the one after. Both predicates read the same table; a letter is always CJK.
+    #[test]
+    fn cjk_table_edges() {
+        let letter = [
+            0x1100, 0x11FF, 0x2E80, 0x2FDF, 0x3005, 0x3007, 0x3021, 0x3029, 0x3038, 0x303B, 0x3041,
+            0x3096, 0x309D, 0x309F, 0x30A1, 0x30FA, 0x30FC, 0x30FF, 0x3131, 0x318E, 0x31F0, 0x31FF,
+            0x3400, 0x4DBF, 0x4E00, 0x9FFF, 0xA960, 0xA97F, 0xAC00, 0xD7AF, 0xD7B0, 0xD7FF, 0xF900,
+            0xFAFF, 0xFF66, 0xFF9F, 0x20000, 0x3134F,
+        ];
+        // CJK for the token estimate, not a word character for the tokenizer.
+        let other = [
+            0x3000, 0x3004, 0x3008, 0x3020, 0x302A, 0x3037, 0x303C, 0x303F, 0x3040, 0x3097, 0x309C,
+            0x30A0, 0x30FB, 0x3100, 0x312F, 0x3130, 0x318F, 0xFF65,
+        ];
+        let neither = [
+            0x10FF, 0x1200, 0x2E7F, 0x2FE0, 0x2FFF, 0x3190, 0x31EF, 0x3200, 0x33FF, 0x4DC0, 0x4DFF,
+            0xA000, 0xA95F, 0xA980, 0xABFF, 0xF8FF, 0xFB00, 0xFF64, 0xFFA0, 0x1FFFF, 0x31350,
+        ];
+        let ch = |u: u32| char::from_u32(u).unwrap();
+        for u in letter {
+            assert!(
+                is_cjk(ch(u)) && is_cjk_letter(ch(u)),
+                "U+{u:04X} is a CJK letter"
+            );
+        }
+        for u in other {
+            assert!(
+                is_cjk(ch(u)) && !is_cjk_letter(ch(u)),
+                "U+{u:04X} is CJK, no letter"
+            );
+        }
+        for u in neither {
+            assert!(
+                !is_cjk(ch(u)) && !is_cjk_letter(ch(u)),
+                "U+{u:04X} is not CJK"
+            );
+        }
+    }
 
     #[test]
     fn nfkc_borrows_only_what_needs_no_change() {

@@ -56,7 +56,7 @@ impl Llm for Scripted {
             });
         }
         // The scripted endpoint's derivation (Decision 14), as the HTTP test server answers it.
-        let text = llm_wiki::llm::scripted::reply(req).text;
+        let text = llm_wiki::scripted::reply(req).text;
         Ok(ChatResponse {
             usage: TokenUsage {
                 input: estimate_tokens(user),
@@ -961,7 +961,7 @@ fn f31a_no_compile_request_exceeds_the_context_window_of_a_3000_page_wiki() {
 #[test]
 fn compile_through_the_wire_protocols_of_every_provider() {
     use llm_wiki::llm::config::{Config, Provider};
-    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::scripted::server::InProcess;
     for (provider, base) in [
         (Provider::OpenAiCompatible, "http://127.0.0.1:11435/v1"),
         (Provider::Ollama, "http://127.0.0.1:11435"),
@@ -1011,7 +1011,7 @@ fn the_offline_provider_compiles_without_any_request() {
     let e = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
     assert_eq!(e.sources.len(), 3);
     assert_eq!((e.total.calls, e.total.input, e.total.output), (0, 0, 0));
-    let transport = llm_wiki::llm::scripted::server::InProcess::new(vec![]).down();
+    let transport = llm_wiki::scripted::server::InProcess::new(vec![]).down();
     let r = compile_with_settings(&w, transport);
     assert_eq!(r.compiled.len(), 3);
     assert_eq!(r.usage.calls, 0);
@@ -1024,7 +1024,7 @@ fn the_offline_provider_compiles_without_any_request() {
 #[test]
 fn rust_book_through_the_scripted_endpoint() {
     use llm_wiki::llm::config::{Config, Provider};
-    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::scripted::server::InProcess;
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rust-book");
     let list: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{dir}/chapters.json")).unwrap())
@@ -1373,7 +1373,7 @@ fn ledger_of(w: &W) -> Vec<Contradiction> {
 #[test]
 fn kestrel_a_credulous_model_opens_records_only_on_verified_asserted_same_page_claims() {
     use llm_wiki::compile::pipeline::RejectReason;
-    use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
+    use llm_wiki::scripted::{Fault, ScriptedLlm};
     let backend = MemoryBackend::new();
     let w = open(&backend, "kestrel");
     let llm = ScriptedLlm::new().fault_always(Fault::Credulous);
@@ -1575,7 +1575,7 @@ fn a_reported_stance_opens_no_record_and_a_missing_stance_is_asserted() {
 #[test]
 fn an_update_cut_at_the_output_limit_is_reported_as_retried() {
     use llm_wiki::compile::pipeline::{Retried, RetryReason};
-    use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
+    use llm_wiki::scripted::{Fault, ScriptedLlm};
     const MORE: &str = "# Widget news\n\n## Widgetron\n\nWidgetron now ships in blue. Widgetron weighs 300 grams.\n";
     let run = |llm: &ScriptedLlm| {
         let backend = MemoryBackend::new();

@@ -51,7 +51,7 @@ impl Llm for Recorder {
             .as_ref()
             .map(|j| j.name.clone())
             .unwrap_or_default();
-        let mut text = llm_wiki::llm::scripted::reply(req).text;
+        let mut text = llm_wiki::scripted::reply(req).text;
         if let Some(rewrite) = &self.rewrite {
             text = rewrite(&task, serde_json::from_str(&text).unwrap()).to_string();
         }
@@ -794,7 +794,7 @@ fn a_source_is_checked_against_claims_on_pages_it_does_not_name_and_a_record_nee
 #[test]
 fn what_replies_showed_is_kept_for_the_next_connection() {
     use llm_wiki::llm::config::{Config, Provider};
-    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::scripted::server::InProcess;
     // A reply cut at the cap costs a whole call; learning the model's reply length again in every
     // connection (each page load) would pay that on the first long source each time.
     let backend = MemoryBackend::new();

@@ -5,10 +5,10 @@
 use futures::executor::block_on;
 use llm_wiki::lint::llm::LlmLintOptions;
 use llm_wiki::lint::{FindingKind, Fix, LintOptions};
-use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
 use llm_wiki::llm::structured::Budgeted;
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{Claim, Contradiction, ContradictionStatus, PageKind};
+use llm_wiki::scripted::{Fault, ScriptedLlm};
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::text::TokenEstimator;
@@ -244,7 +244,7 @@ fn the_lint_budget_is_checked_before_any_call() {
 fn without_an_endpoint_the_llm_checks_say_so() {
     let backend = MemoryBackend::new();
     let w = wiki(&backend);
-    let transport = llm_wiki::llm::scripted::server::InProcess::new(vec![]).down();
+    let transport = llm_wiki::scripted::server::InProcess::new(vec![]).down();
     assert!(matches!(
         block_on(w.lint_llm_configured(transport, &LlmLintOptions::default(), &Cancel::new())),
         Err(Error::LlmConfig(_))

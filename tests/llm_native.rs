@@ -16,7 +16,6 @@ use llm_wiki::llm::client::{HttpEmbedder, HttpLlm, Learned};
 use llm_wiki::llm::config::{Config, EmbeddingConfig, EmbeddingProvider, Provider, Secret};
 use llm_wiki::llm::connection::{test_connection, CheckStatus};
 use llm_wiki::llm::provider::{build_chat_request, StructuredMode};
-use llm_wiki::llm::scripted::server::InProcess;
 use llm_wiki::llm::stream::ChatStream;
 use llm_wiki::llm::structured::{chat_json, Budgeted};
 use llm_wiki::llm::transport::{ChunkedBody, HttpRequest, HttpResponse, Timeouts, Transport};
@@ -24,6 +23,7 @@ use llm_wiki::llm::url::{chat_endpoints, embeddings_url};
 use llm_wiki::llm::{
     Cancel, ChatRequest, Embedder, FinishReason, JsonSchema, Llm, Message, Purpose, Role,
 };
+use llm_wiki::scripted::server::InProcess;
 use llm_wiki::Error;
 use serde_json::{json, Value};
 
@@ -1412,7 +1412,7 @@ fn settings_round_trip_and_secret_merging() {
 
 #[test]
 fn one_repair_round_trip_then_a_typed_error() {
-    use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
+    use llm_wiki::scripted::{Fault, ScriptedLlm};
     let doc = llm_wiki::llm::prompt::source_block("t.md", "# Tokio\nTokio is a runtime.");
     let llm = ScriptedLlm::new().fault_on(1, Fault::Malformed);
     let r = block_on(chat_json(&llm, &ask_json(&doc), &Cancel::new())).unwrap();
@@ -1436,7 +1436,7 @@ fn one_repair_round_trip_then_a_typed_error() {
 
 #[test]
 fn the_token_budget_refuses_calls_before_sending() {
-    use llm_wiki::llm::scripted::ScriptedLlm;
+    use llm_wiki::scripted::ScriptedLlm;
     let llm = ScriptedLlm::new();
     let b = Budgeted::with_budget(&llm, 200, 100, Default::default());
     block_on(b.chat(&ask("short"), None, &Cancel::new())).unwrap();

@@ -48,7 +48,7 @@ impl Llm for Scripted {
             .map(|j| j.name.clone())
             .unwrap_or_default();
         self.calls.borrow_mut().push((task.clone(), user.clone()));
-        let mut text = llm_wiki::llm::scripted::reply(req).text;
+        let mut text = llm_wiki::scripted::reply(req).text;
         if let Some(drift) = &self.drift {
             if let Ok(v) = serde_json::from_str(&text) {
                 text = drift(&task, &user, v).to_string();

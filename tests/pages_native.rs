@@ -8,9 +8,9 @@ mod common;
 use futures::executor::block_on;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
 use llm_wiki::compile::scripted::Echo;
-use llm_wiki::llm::scripted::{Fault, ScriptedLlm};
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{Claim, Page};
+use llm_wiki::scripted::{Fault, ScriptedLlm};
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::Store;
 

@@ -6,12 +6,12 @@ use std::cell::{Cell, RefCell};
 
 use futures::executor::block_on;
 use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
-use llm_wiki::llm::scripted::{reply, ScriptedLlm};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::{PageKind, TokenUsage};
 use llm_wiki::query::{
     AskBudget, AskOptions, LlmQuery, OfflineQuery, RouteMethod, Turn, EXTRACTIVE_NOTE,
 };
+use llm_wiki::scripted::{reply, ScriptedLlm};
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::text::{estimate_tokens, TokenEstimator};

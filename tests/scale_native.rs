@@ -17,8 +17,8 @@ mod common;
 
 use futures::executor::block_on;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
-use llm_wiki::llm::scripted::ScriptedLlm;
 use llm_wiki::llm::Cancel;
+use llm_wiki::scripted::ScriptedLlm;
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::{Storage, Store};
 use llm_wiki::wiki::NewSource;

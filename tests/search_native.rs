@@ -631,7 +631,7 @@ fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
         put(&w, t, b);
     }
     // One batch of five: the endpoint answers one input with NaN and another with zeros.
-    let model = llm_wiki::llm::scripted::ScriptedEmbedder::new("scripted-embed-32")
+    let model = llm_wiki::scripted::ScriptedEmbedder::new("scripted-embed-32")
         .bad_vector_for("contiguous", false)
         .bad_vector_for("床前", true);
     let none = llm_wiki::llm::Cancel::new();
@@ -706,7 +706,7 @@ fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
         ..Default::default()
     }))
     .unwrap();
-    let good = llm_wiki::llm::scripted::ScriptedEmbedder::new("scripted-embed-32");
+    let good = llm_wiki::scripted::ScriptedEmbedder::new("scripted-embed-32");
     let r = block_on(w.embed_pages(&good, &EmbedOptions::default(), &|_| {}, &none)).unwrap();
     assert_eq!((r.embedded, r.skipped.len()), (1, 0));
     let status = block_on(w.embedding_status()).unwrap();
@@ -716,7 +716,7 @@ fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
 #[test]
 fn nan_tokens_from_a_python_style_server_skip_only_their_page() {
     use llm_wiki::llm::config::{EmbeddingProvider, Provider};
-    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::scripted::server::InProcess;
     use llm_wiki::wiki_search::{BadVector, EmbedOptions};
     let backend = MemoryBackend::new();
     let w = open(&backend);

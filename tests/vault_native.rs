@@ -1053,7 +1053,7 @@ fn f43_vault() -> (Vec<u8>, String) {
 #[test]
 fn f43_a_drawing_gives_its_text_a_template_is_skipped_a_canvas_is_an_attachment() {
     use llm_wiki::llm::config::{Config, Provider};
-    use llm_wiki::llm::scripted::server::InProcess;
+    use llm_wiki::scripted::server::InProcess;
     let backend = MemoryBackend::new();
     let w = open(&backend, "f43");
     let (zip, drawing_line) = f43_vault();

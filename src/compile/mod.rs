@@ -10,4 +10,5 @@ pub mod provenance;
 pub mod remove;
 pub mod resolve;
 pub mod run;
+#[cfg(feature = "test-support")]
 pub mod scripted;

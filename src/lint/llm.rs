@@ -537,7 +537,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 /// The scripted endpoint's lint check (Decision 14), derived from the request's page blocks:
 /// two claims of different pages whose texts differ only in their digits contradict each other,
 /// and the one from the older source is superseded by the newer; a page without claims is a gap;
-/// the first page's title makes the question.
+/// the first page's title makes the question. Test support (feature `test-support`).
+#[cfg(feature = "test-support")]
 pub fn scripted_reply(blocks: &[crate::llm::prompt::SourceBlock]) -> Value {
     struct C {
         id: String,

@@ -3,7 +3,8 @@
 //! Everything here is pure logic over the transport — retries with `Retry-After`, the
 //! structured-output fallback and its memory, stream decoding, the think filter, secret
 //! scrubbing — so it runs natively against the in-process scripted endpoint
-//! ([`crate::llm::scripted::server::InProcess`]) and in the browser over `fetch`.
+//! (`crate::scripted::server::InProcess`, behind the `test-support` feature) and in the browser
+//! over `fetch`.
 //!
 //! *Invariant:* every error a call returns went through [`scrub_error`]; the API key never
 //! appears in one.

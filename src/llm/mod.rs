@@ -1,13 +1,14 @@
 //! LLM endpoints: the `Llm` and `Embedder` traits the operations call, the providers
-//! (OpenAI-compatible, Ollama, Anthropic), output parsing and the scripted test endpoint.
+//! (OpenAI-compatible, Ollama, Anthropic) and output parsing.
 //!
 //! Map: [`config`] (settings, presets) → [`url`] (base-URL normalisation) → [`provider`] (wire
 //! shapes, pure) and [`embed`] → [`client`] (retries, structured fallback, streaming; generic over
 //! [`transport::Transport`]) → `http` (browser `fetch`, wasm only). [`parse`] is the lenient JSON
 //! parser, [`stream`] the SSE/NDJSON decoders, [`errors`] the HTTP-error classification,
 //! [`structured`] the repair round trip and token budget, [`offline`] the built-in embedding,
-//! [`prompt`] the data-block convention, [`scripted`] the test endpoint, [`connection`] the
-//! connection test, `settings` the stored configuration.
+//! [`prompt`] the data-block convention, [`connection`] the connection test, `settings` the
+//! stored configuration. The scripted test endpoint is `crate::scripted` (feature
+//! `test-support`).
 //!
 //! *Invariant:* the operations (compile, query, lint) only see these traits; HTTP lives in the
 //! wasm-only transport, so everything runs natively under `cargo test` with a scripted LLM.
@@ -27,7 +28,6 @@ pub mod parse;
 pub mod prompt;
 pub mod provider;
 pub mod retry;
-pub mod scripted;
 pub mod settings;
 pub mod stream;
 pub mod structured;

@@ -2,8 +2,8 @@
 //! client is generic over.
 //!
 //! Implementations: `llm::http::FetchTransport` (browser `fetch`, wasm only) and
-//! `llm::scripted::server::InProcess` (the scripted endpoint called in-process, with a fake
-//! clock, for native tests). Retries, structured-output fallback and stream decoding sit above
+//! `scripted::server::InProcess` (the scripted endpoint called in-process, with a fake clock, for
+//! native tests; behind the `test-support` feature). Retries, structured-output fallback and stream decoding sit above
 //! this trait, so they are tested natively.
 //!
 //! *Invariant:* `HttpRequest`'s `Debug` never prints header values that carry credentials.

@@ -15,6 +15,7 @@
 //! passages that best match the question, each cited, and it says so.
 
 pub mod passages;
+#[cfg(feature = "test-support")]
 pub mod scripted;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -26,6 +26,7 @@ pub mod codec;
 pub mod fusion;
 pub mod persist;
 pub mod tokenizer;
+mod topk;
 pub mod vectors;
 
 use std::collections::HashMap;

@@ -573,7 +573,7 @@ fn persistence_round_trip_with_graph_and_zero_tokenizer_calls() {
     for key in [KEY_BM25, KEY_VECTORS] {
         let w = writes.iter().find(|w| w.key == key).unwrap();
         assert!(
-            matches!(w.data, Some(crate::storage::Data::Source(_))),
+            matches!(w.data, Some(crate::payload::Data::Source(_))),
             "{key}"
         );
     }
@@ -881,7 +881,7 @@ fn bm25_record_written_after_the_index_moved_on_is_the_base_it_was_taken_from() 
         .find(|w| w.key == KEY_BM25)
         .and_then(|w| w.data.clone())
         .unwrap();
-    assert!(matches!(bm25, crate::storage::Data::Source(_)));
+    assert!(matches!(bm25, crate::payload::Data::Source(_)));
     idx.mark_persisted();
 
     // Move on: enough changes for a merge, which replaces the base arrays.

@@ -39,35 +39,9 @@ pub fn tokenizer_calls() -> u64 {
     CALLS.with(Cell::get)
 }
 
-/// True for the characters indexed as unigrams and bigrams: Han ideographs (unified, extensions
-/// A–H, compatibility, radicals, iteration marks `々〆〇`, Hangzhou numerals), Hiragana and Katakana
-/// letters (with the prolonged sound mark `ー`, without the punctuation `゠` and `・`) and Hangul
-/// (syllables and jamo). CJK punctuation and symbols (`。`, `、`, `「`) are not letters: they end
-/// a run and are not indexed. Unlike [`crate::text::is_cjk`] (which estimates tokens and counts
-/// punctuation), this is about words.
-pub fn is_cjk_letter(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x11FF      // Hangul Jamo
-        | 0x2E80..=0x2FDF    // CJK radicals supplement, Kangxi radicals
-        | 0x3005..=0x3007    // 々 〆 〇
-        | 0x3021..=0x3029    // Hangzhou numerals
-        | 0x3038..=0x303B    // more Hangzhou numerals, 〻
-        | 0x3041..=0x3096    // Hiragana letters
-        | 0x309D..=0x309F    // Hiragana iteration marks, ゟ
-        | 0x30A1..=0x30FA    // Katakana letters
-        | 0x30FC..=0x30FF    // ー, iteration marks, ヿ
-        | 0x3131..=0x318E    // Hangul compatibility jamo
-        | 0x31F0..=0x31FF    // Katakana phonetic extensions
-        | 0x3400..=0x4DBF    // CJK extension A
-        | 0x4E00..=0x9FFF    // CJK unified ideographs
-        | 0xA960..=0xA97F    // Hangul jamo extended-A
-        | 0xAC00..=0xD7AF    // Hangul syllables
-        | 0xD7B0..=0xD7FF    // Hangul jamo extended-B
-        | 0xF900..=0xFAFF    // CJK compatibility ideographs
-        | 0xFF66..=0xFF9F    // halfwidth Katakana (NFKC maps them, kept for safety)
-        | 0x20000..=0x3134F  // CJK extensions B..H and compatibility supplement
-    )
-}
+/// The characters indexed as unigrams and bigrams: the letter class of the one CJK table in
+/// `crate::text` (which [`crate::text::is_cjk`], the token estimate's predicate, also reads).
+pub use crate::text::is_cjk_letter;
 
 /// NFKC + case fold, borrowing when the text is already folded (plain lowercase ASCII).
 pub fn fold(text: &str) -> Cow<'_, str> {

@@ -44,7 +44,7 @@ export function scriptedEndpoint() {
       const m = out.match(/listening on (http:\/\/\S+)/);
       if (m) resolve({ url: m[1], stop: () => child.kill() });
     });
-    child.on("error", (e) => reject(new Error(`start ${bin} (cargo build --example scripted-llm-server): ${e.message}`)));
+    child.on("error", (e) => reject(new Error(`start ${bin} (cargo build --example scripted-llm-server --features test-support): ${e.message}`)));
   });
 }
 

@@ -1,4 +1,4 @@
-//! The scripted LLM server for browser tests: `llm_wiki::llm::scripted::server::handle` served
+//! The scripted LLM server for browser tests: `llm_wiki::scripted::server::handle` served
 //! over HTTP/1.1 on 127.0.0.1, with the standard library only (TcpListener, one thread per
 //! connection, `Connection: close`).
 //!
@@ -18,7 +18,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use llm_wiki::llm::scripted::server::{handle, ServerRequest, ServerState};
+use llm_wiki::scripted::server::{handle, ServerRequest, ServerState};
 
 struct Options {
     port: u16,

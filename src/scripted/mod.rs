@@ -1,6 +1,12 @@
 //! The scripted test endpoint (Decision 14): replies derived from the request, never canned text
 //! per test input.
 //!
+//! Test support only: compiled with the `test-support` feature (`cargo test --features
+//! test-support`, the `scripted-llm-server` example), never in the release build. It sits above
+//! every operation (layer 6, beside `wasm/`): its task handlers call the operations' own scripted
+//! replies (`compile::scripted`, `query::scripted`, `lint::llm::scripted_reply`, gated the same
+//! way), and nothing in the product imports it.
+//!
 //! * [`reply`] is the one derivation. Structured calls dispatch on the task name
 //!   (`request.json.name`) to a handler in [`TASKS`]; a task without a handler gets a value
 //!   generated from its schema and the request's data blocks; plain calls get sentences copied
@@ -9,7 +15,7 @@
 //! * [`ScriptedLlm`] / [`ScriptedEmbedder`]: in-process [`Llm`] / [`Embedder`] for native tests,
 //!   counting calls, with fault injection.
 //! * [`server`]: the same endpoint speaking the three wire protocols (used in-process by
-//!   [`server::InProcess`] and over TCP by `tests/scripted_llm_server.rs`).
+//!   [`server::InProcess`] and over TCP by `tests/support/scripted_llm_server.rs`).
 //!
 //! Adding a task handler is one line in [`TASKS`] plus the function:
 //! `("extract", tasks::extract)`, where `fn extract(request: &ChatRequest, schema: &JsonSchema,

@@ -64,13 +64,11 @@ use crate::clock::{Clock, ManualClock, Millis};
 use crate::compile::scripted::Echo;
 use crate::error::{Error, Result};
 use crate::llm::provider::{self, StructuredMode};
-use crate::llm::scripted::{
-    credulous, echoed, fit_to_max_tokens, malformed, reply, scripted_dimension,
-};
 use crate::llm::transport::{
     header, HttpRequest, HttpResponse, Method, ResponseBody, Timeouts, Transport,
 };
 use crate::llm::{Cancel, ChatRequest, JsonSchema, Message, Purpose, Role};
+use crate::scripted::{credulous, echoed, fit_to_max_tokens, malformed, reply, scripted_dimension};
 use crate::text::TokenEstimator;
 
 /// A request as the server received it.
