@@ -28,53 +28,6 @@ use crate::text::{normalize_source_text, sha256_hex};
 /// Meta record holding the last operation id.
 const META_OPS: &str = "ops";
 
-/// Input of [`Wiki::add_source`] (JS: `addSource`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct NewSource {
-    /// Stable identity. Default: `url` when given, else `sha256:<first 16 hex of the version>`.
-    #[serde(default)]
-    pub key: Option<String>,
-    /// Display title. Default: the first markdown heading, else the first line, else the key.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Where the source came from.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// `text/markdown` (also `text/x-markdown`) or `text/plain`; parameters such as
-    /// `; charset=utf-8` are ignored.
-    pub mime: String,
-    /// The text (markdown or plain). HTML and PDF are converted in JS first (Decision 2).
-    pub content: String,
-    /// The original bytes (e.g. the clipped HTML), kept as the raw artifact.
-    #[serde(default, with = "serde_bytes")]
-    #[cfg_attr(
-        target_arch = "wasm32",
-        tsify(type = "Uint8Array | undefined", optional)
-    )]
-    pub original: Option<Vec<u8>>,
-    /// MIME type of `original`. Default `text/html`.
-    #[serde(default)]
-    pub original_mime: Option<String>,
-    /// When the user captured it, in ms since the epoch.
-    #[serde(default)]
-    pub captured_at: Option<f64>,
-}
-
-/// A source flagged for instruction-like text ([`Wiki::source_flags`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct SourceFlag {
-    /// The source key.
-    pub key: String,
-    /// The source version the text was checked in.
-    pub version: String,
-    /// The phrases found (normalised: lower case, punctuation as spaces; at most 5).
-    pub instruction_like: Vec<String>,
-}
-
 /// Meta key prefix of the [`SourceFlag`] records (`source-flag/<key>`).
 pub const SOURCE_FLAG_PREFIX: &str = "source-flag/";
 
@@ -94,81 +47,9 @@ pub(crate) fn put_source_flag(batch: &mut Batch, key: &str, version: &str, phras
     }
 }
 
-/// What [`Wiki::add_source`] did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub enum AddOutcome {
-    /// A new source.
-    Added,
-    /// Same key, same version: nothing was written and nothing will be recompiled.
-    Unchanged,
-    /// Same key, new version: a corrected source, pending compile.
-    Corrected,
-}
-
-/// Report of [`Wiki::add_source`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct AddSourceReport {
-    /// The source key.
-    pub key: String,
-    /// The version (SHA-256 hex of the normalised text).
-    pub version: String,
-    /// Added, unchanged or corrected.
-    pub outcome: AddOutcome,
-    /// The operation, when something was written.
-    pub op: Option<OpId>,
-    /// The version this one replaced, for a corrected source.
-    pub previous_version: Option<String>,
-}
-
-/// A source with its text (JS: `source(key)`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct SourceWithText {
-    /// The record.
-    #[serde(flatten)]
-    pub source: Source,
-    /// The normalised text of the current version.
-    pub text: String,
-}
-
-/// A human edit of a page (JS: `putPage`). Fields left out keep their current value.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageEdit {
-    /// The page to edit; absent to create a page (its key is derived from the title).
-    #[serde(default)]
-    pub key: Option<String>,
-    /// Title; required when creating.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Kind; default `concept` when creating.
-    #[serde(default)]
-    pub kind: Option<PageKind>,
-    /// New markdown body.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// New one-line summary.
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// New aliases.
-    #[serde(default)]
-    pub aliases: Option<Vec<String>>,
-    /// New tags.
-    #[serde(default)]
-    pub tags: Option<Vec<String>>,
-    /// The revision the editor started from; when set and the page moved on, the edit is refused
-    /// with [`Error::Conflict`] instead of overwriting the newer revision.
-    #[serde(default)]
-    pub base_revision: Option<u64>,
-}
-
-pub use crate::model::PageInfo;
+pub use crate::model::{
+    AddOutcome, AddSourceReport, NewSource, PageEdit, PageInfo, SourceFlag, SourceWithText,
+};
 pub(crate) use crate::storage::{from_json, to_json};
 
 /// Key of revision `number` of `page` in the revisions store.

@@ -508,20 +508,7 @@ pub struct CompileEstimate {
     pub total: TokenUsage,
 }
 
-/// A failure record (`meta/compile-failure/<source key>`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct FailureRecord {
-    /// The source version that failed.
-    pub version: String,
-    /// Error code.
-    pub code: String,
-    /// Message.
-    pub reason: String,
-    /// When (ms).
-    pub time: i64,
-}
+pub use crate::model::FailureRecord;
 
 /// Meta key prefix of failure records.
 pub const FAILURE_PREFIX: &str = "compile-failure/";
