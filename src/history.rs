@@ -34,60 +34,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::documents::{INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::markdown::keys::fold_key;
 use crate::markdown::page::page_file;
 use crate::markdown::resolve::{Resolution, Resolver};
 use crate::markdown::wikilinks;
 use crate::model::{Author, OpId, Operation, OperationKind, Page, Revision};
-use crate::storage::{Batch, Expect, Storage, Store};
-use crate::wiki::{from_json, operation_key, revision_key, to_json, Wiki};
+use crate::records::{from_json, operation_key, revision_key, to_json};
+use crate::storage::{Expect, Storage, Store};
+use crate::wiki::Wiki;
 
-/// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
-pub const UNDO_PREFIX: &str = "undo/";
-
-/// Key (in the meta store) of operation `op`'s undo record.
-pub fn undo_key(op: OpId) -> String {
-    format!("{UNDO_PREFIX}{op:012}")
-}
-
-/// What one operation overwrote: the state before it of every record it wrote (see the module
-/// docs for what is left out).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UndoRecord {
-    /// The operation.
-    pub op: OpId,
-    /// One entry per record written, in batch order.
-    pub entries: Vec<UndoEntry>,
-}
-
-/// The state of one record before an operation wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UndoEntry {
-    /// The store.
-    pub store: Store,
-    /// The record key.
-    pub key: String,
-    /// What was there.
-    pub before: Before,
-}
-
-/// What a record held before an operation wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "was", content = "value")]
-pub enum Before {
-    /// Nothing: the operation created it.
-    Absent,
-    /// Content-addressed raw bytes that were already there (the same bytes, by their key).
-    Present,
-    /// A page record equal to the state of this revision of the same key.
-    Revision(u64),
-    /// These bytes (UTF-8: JSON records and documents).
-    Data(String),
-}
+pub use crate::records::undo::{Before, UndoEntry, UndoRecord};
+pub use crate::records::{undo_key, UNDO_PREFIX};
 
 /// What a rollback does to one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -165,40 +123,6 @@ pub struct HistoryEntry {
     pub added: u32,
     /// Lines removed.
     pub removed: u32,
-}
-
-/// Whether operation `own`'s batch write to `store`/`key` goes into its undo record.
-fn journaled(store: Store, key: &str, own: &str) -> bool {
-    match store {
-        Store::Revisions | Store::Search => false,
-        Store::Operations => key != own,
-        Store::Documents => key != INDEX_MD && key != LOG_MD,
-        Store::Meta => {
-            key != "ops"
-                && key != crate::llm::settings::META_SECRETS
-                && key != crate::llm::settings::META_LEARNED
-                && !key.starts_with(UNDO_PREFIX)
-                && !crate::page_table::is_derived(key)
-        }
-        _ => true,
-    }
-}
-
-/// A meta record (e.g. `meta/config`) as an undo record keeps it: without any field that could
-/// hold a credential, stripped as a vault export strips them
-/// ([`crate::vault::portable_meta_value`]: the settings through their type).
-/// A record with none keeps its exact bytes.
-fn without_secrets(key: &str, text: String) -> String {
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return text;
-    };
-    let before = v.clone();
-    crate::vault::portable_meta_value(key, &mut v);
-    if v == before {
-        text
-    } else {
-        v.to_string()
-    }
 }
 
 /// A page's state diffed as its file (frontmatter + body); nothing for a deleted page.
@@ -369,92 +293,6 @@ struct Prepared {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// The undo record of an operation whose batch is `batch` (read before it commits).
-    pub(crate) async fn undo_record(&self, batch: &Batch, op: OpId) -> Result<UndoRecord> {
-        let own = operation_key(op);
-        let mut seen: BTreeSet<(Store, String)> = BTreeSet::new();
-        let mut todo: Vec<(Store, String, Expect)> = Vec::new();
-        for w in &batch.writes {
-            let (store, key) = (w.store(), w.key());
-            if journaled(store, key, &own) && seen.insert((store, key.to_string())) {
-                todo.push((store, key.to_string(), w.expect()));
-            }
-        }
-        // A write that expects its record absent has nothing to restore (the batch commits only
-        // if it is absent); the others' records are read in one request per store.
-        let mut found: std::collections::HashMap<(Store, String), crate::storage::Record> =
-            std::collections::HashMap::new();
-        let stores: BTreeSet<Store> = todo.iter().map(|(s, _, _)| *s).collect();
-        for store in stores {
-            let keys: Vec<String> = todo
-                .iter()
-                .filter(|(s, _, e)| *s == store && *e != Expect::Absent)
-                .map(|(_, k, _)| k.clone())
-                .collect();
-            for (k, r) in keys.iter().zip(self.storage.get_many(store, &keys).await?) {
-                if let Some(r) = r {
-                    found.insert((store, k.clone()), r);
-                }
-            }
-        }
-        let mut entries = Vec::new();
-        for (store, key, _) in todo {
-            let key = key.as_str();
-            let before = match found.remove(&(store, key.to_string())) {
-                None => Before::Absent,
-                Some(_) if store == Store::Raw => Before::Present,
-                Some(r) => {
-                    let text = String::from_utf8(r.data).map_err(|e| Error::Corrupt {
-                        store,
-                        key: key.to_string(),
-                        message: e.to_string(),
-                    })?;
-                    match store {
-                        Store::Pages => self.page_before(key, text).await?,
-                        Store::Meta => Before::Data(without_secrets(key, text)),
-                        _ => Before::Data(text),
-                    }
-                }
-            };
-            entries.push(UndoEntry {
-                store,
-                key: key.to_string(),
-                before,
-            });
-        }
-        Ok(UndoRecord { op, entries })
-    }
-
-    /// A page record's before-image: the revision holding exactly this state, else the bytes.
-    async fn page_before(&self, key: &str, text: String) -> Result<Before> {
-        let page: Page = from_json(Store::Pages, key, text.as_bytes())?;
-        let rk = revision_key(key, page.revision);
-        if let Some((rev, _)) = self.read::<Revision>(Store::Revisions, &rk).await? {
-            if rev.page_state.as_ref() == Some(&page) {
-                return Ok(Before::Revision(page.revision));
-            }
-        }
-        Ok(Before::Data(text))
-    }
-
-    /// Every undo record, by operation.
-    async fn undo_records(&self) -> Result<BTreeMap<OpId, UndoRecord>> {
-        let records: Vec<UndoRecord> = self.read_all(Store::Meta, UNDO_PREFIX).await?;
-        Ok(records.into_iter().map(|r| (r.op, r)).collect())
-    }
-
-    /// Every undo record, oldest first (for the vault export), with meta before-images stripped
-    /// of secrets again: records written before undo records were stripped may hold a key.
-    pub(crate) async fn all_undo_records(&self) -> Result<Vec<UndoRecord>> {
-        let mut records: Vec<UndoRecord> = self.undo_records().await?.into_values().collect();
-        for e in records.iter_mut().flat_map(|r| r.entries.iter_mut()) {
-            if let (Store::Meta, Before::Data(text)) = (e.store, &mut e.before) {
-                *text = without_secrets(&e.key, std::mem::take(text));
-            }
-        }
-        Ok(records)
-    }
-
     /// What [`Wiki::rollback`] would undo, without writing anything.
     ///
     /// Errors: [`Error::NotFound`] for an unknown operation or one without an undo record
@@ -558,7 +396,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "operation {target} was already rolled back by operation {by}; roll that one back to redo it"
             )));
         }
-        let undo = self.undo_records().await?;
+        let undo = crate::records::undo::undo_records(&self.storage).await?;
         if !undo.contains_key(&target) {
             return Err(Error::NotFound(format!(
                 "the undo record of operation {target} (imports and operations from a vault without undo records cannot be rolled back)"
@@ -914,26 +752,5 @@ mod tests {
         let (d, added, removed) = unified_diff("x\ny", "", "a", "b");
         assert_eq!((added, removed), (0, 2));
         assert_eq!(d, "--- a\n+++ b\n@@ -1,2 +0,0 @@\n-x\n-y\n");
-    }
-
-    #[test]
-    fn what_the_undo_record_leaves_out() {
-        let own = operation_key(7);
-        assert!(!journaled(Store::Revisions, "p\u{0}0000000001", &own));
-        assert!(!journaled(Store::Search, "op", &own));
-        assert!(!journaled(Store::Operations, &own, &own));
-        assert!(journaled(Store::Operations, &operation_key(3), &own));
-        assert!(!journaled(Store::Documents, LOG_MD, &own));
-        assert!(!journaled(Store::Documents, INDEX_MD, &own));
-        assert!(journaled(
-            Store::Documents,
-            crate::documents::SCHEMA_MD,
-            &own
-        ));
-        assert!(!journaled(Store::Meta, "secrets", &own));
-        assert!(!journaled(Store::Meta, "ops", &own));
-        assert!(!journaled(Store::Meta, &undo_key(3), &own));
-        assert!(journaled(Store::Meta, "config", &own));
-        assert!(journaled(Store::Pages, "Rust", &own));
     }
 }

@@ -25,6 +25,7 @@ pub mod model;
 pub mod offline;
 pub mod page_table;
 pub mod query;
+pub mod records;
 pub mod search;
 pub mod storage;
 pub mod text;

@@ -30,26 +30,10 @@ use crate::markdown::resolve::{LinkGraph, Resolver};
 use crate::model::{Author, Claim, Contradiction, OpId, Page, PageKind, Revision};
 use crate::storage::{Batch, Expect, Storage, Store, Write};
 
-/// Meta key prefix of the rows.
-pub const ROW_PREFIX: &str = "row/";
-/// Meta key prefix of the lists of claim ids stated on a page.
-pub const PAGE_CLAIMS_PREFIX: &str = "page-claims/";
-/// Meta key prefix of the lists of claim ids of a source.
-pub const SOURCE_CLAIMS_PREFIX: &str = "source-claims/";
-/// Meta key prefix of the lists of contradiction record ids naming a page.
-pub const PAGE_RECORDS_PREFIX: &str = "page-records/";
-/// Meta key of the stamp: `{"op": n}`, the operation the table is current after.
-pub const STAMP_KEY: &str = "page-table";
-
-/// Whether a meta record is part of the page table (derived: never exported, journaled or
-/// imported).
-pub fn is_derived(meta_key: &str) -> bool {
-    meta_key == STAMP_KEY
-        || meta_key.starts_with(ROW_PREFIX)
-        || meta_key.starts_with(PAGE_CLAIMS_PREFIX)
-        || meta_key.starts_with(SOURCE_CLAIMS_PREFIX)
-        || meta_key.starts_with(PAGE_RECORDS_PREFIX)
-}
+pub use crate::records::{
+    is_derived, PAGE_CLAIMS_PREFIX, PAGE_RECORDS_PREFIX, ROW_PREFIX, SOURCE_CLAIMS_PREFIX,
+    STAMP_KEY,
+};
 
 /// What a page's history says for Decision 5, so a compile need not read it: the last revision
 /// the model wrote (0: none) and whether a person edited the page after it.
@@ -348,7 +332,7 @@ impl Derived {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(store: Store, key: &str, bytes: &[u8]) -> Result<T> {
-    crate::storage::from_json(store, key, bytes)
+    crate::records::from_json(store, key, bytes)
 }
 
 /// One id list (`prefix<key>` → sorted ids) with the changes to make to it.
@@ -554,7 +538,7 @@ pub async fn derive<S: Storage>(
                 batch.put(
                     Store::Meta,
                     record,
-                    crate::storage::to_json(&list),
+                    crate::records::to_json(&list),
                     Expect::Any,
                 );
             }
@@ -572,7 +556,7 @@ pub async fn derive<S: Storage>(
         batch.put(
             Store::Meta,
             format!("{ROW_PREFIX}{k}"),
-            crate::storage::to_json(&row),
+            crate::records::to_json(&row),
             Expect::Any,
         );
         rows.insert(k.clone(), Some(row));
@@ -587,7 +571,7 @@ pub async fn derive<S: Storage>(
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::storage::to_json(&Stamp { op }),
+        crate::records::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok(Derived {
@@ -649,7 +633,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::storage::to_json(row),
+            crate::records::to_json(row),
             Expect::Any,
         );
         keep.insert(key);
@@ -659,7 +643,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::storage::to_json(&list),
+            crate::records::to_json(&list),
             Expect::Any,
         );
         keep.insert(key.clone());
@@ -679,7 +663,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::storage::to_json(&Stamp { op }),
+        crate::records::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok((PageTable::from_rows(rows), batch))

@@ -51,9 +51,13 @@ use crate::model::{
     Artifact, Author, OpId, Operation, OperationKind, Page, PageKind, Revision, Source,
     SourceStatus, TokenUsage,
 };
+use crate::records::{
+    from_json, operation_key, portable_meta_value, revision_key, to_json, undo_key, MetaRecord,
+    ASSET_PREFIX, META_CONFIG, META_OPS,
+};
 use crate::storage::{Batch, Expect, Storage, Store, SCHEMA_VERSION};
 use crate::text::{normalize_source_text, sha256_hex};
-use crate::wiki::{from_json, operation_key, revision_key, to_json, Wiki};
+use crate::wiki::Wiki;
 
 /// Format marker in `.llm-wiki/vault.json`.
 pub const VAULT_FORMAT: &str = "llm-wiki-vault";
@@ -64,24 +68,7 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
-const META_OPS: &str = "ops";
-const META_CONFIG: &str = "config";
-const ASSET_PREFIX: &str = "asset/";
-
-/// Whether the meta record `key` travels in a vault's `meta.json`: not the op counter, the
-/// secrets (they never leave the browser), attachments and undo records (their own files), the
-/// LLM lint cache, nor what the client learned about the endpoint (structured-output mode, reply
-/// lengths: a cache of endpoint behaviour that a rollback keeps, so an export must not carry
-/// it). The configuration travels in its own file.
-fn portable_meta(key: &str) -> bool {
-    !(key == META_OPS
-        || key == crate::llm::settings::META_SECRETS
-        || key.starts_with(ASSET_PREFIX)
-        || key.starts_with(crate::history::UNDO_PREFIX)
-        || key == crate::lint::llm::META_LINT_LLM
-        || key == crate::llm::settings::META_LEARNED
-        || crate::page_table::is_derived(key))
-}
+pub use crate::records::strip_secrets;
 
 /// An attachment: a file in `raw/assets/<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -832,12 +819,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut meta = BTreeMap::new();
         let mut config = Value::Null;
         for (k, r) in self.storage.scan(Store::Meta, "").await? {
-            if !portable_meta(&k) {
+            let kind = MetaRecord::of(&k);
+            if !kind.in_meta_json() && kind != MetaRecord::Config {
                 continue;
             }
             let mut v: Value = from_json(Store::Meta, &k, &r.data)?;
             portable_meta_value(&k, &mut v);
-            if k == META_CONFIG {
+            if kind == MetaRecord::Config {
                 config = v;
             } else {
                 meta.insert(k, v);
@@ -867,7 +855,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         files.insert(".llm-wiki/meta.json".into(), json_map(&meta));
         files.insert(
             ".llm-wiki/undo.json".into(),
-            json_array(&self.all_undo_records().await?),
+            json_array(&crate::records::undo::all_undo_records(&self.storage).await?),
         );
         files.insert(".llm-wiki/config.json".into(), json_one(&config));
         write_zip(&files)
@@ -971,7 +959,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let claims: BTreeMap<String, Value> = typed(&files, "claims.json")?;
         let ledger: BTreeMap<String, Value> = typed(&files, "ledger.json")?;
         let meta: BTreeMap<String, Value> = typed(&files, "meta.json")?;
-        let undo: Vec<crate::history::UndoRecord> = typed(&files, "undo.json")?;
+        let undo: Vec<crate::records::undo::UndoRecord> = typed(&files, "undo.json")?;
         let config = parse(".llm-wiki/config.json")?;
 
         let mut batch = Batch::new();
@@ -1061,19 +1049,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 // meta.json holds only what an export writes there; anything else in it (a
                 // hand-made or older vault) would overwrite records this import writes itself
                 // or caches it must not bring in.
-                if store == Store::Meta && (!portable_meta(k) || k == META_CONFIG) {
+                if store == Store::Meta && !MetaRecord::of(k).in_meta_json() {
                     continue;
                 }
                 batch.put(store, k.clone(), to_json(v), Expect::Any);
             }
         }
         for u in &undo {
-            batch.put(
-                Store::Meta,
-                crate::history::undo_key(u.op),
-                to_json(u),
-                Expect::Any,
-            );
+            batch.put(Store::Meta, undo_key(u.op), to_json(u), Expect::Any);
         }
         if !config.is_null() {
             batch.put(Store::Meta, META_CONFIG, to_json(&config), Expect::Any);
@@ -1700,79 +1683,6 @@ fn extension_for(mime: &str) -> &'static str {
     }
 }
 
-/// A meta record as it may leave this device (vault export, undo records): the settings
-/// (`meta/config`) through their type — [`crate::llm::config::Config`], normalised, never
-/// serialises its credentials (API keys, secret headers) and defaults any field the record lacks, so every
-/// setting survives, `charsPerToken` included; any other record through [`strip_secrets`].
-pub(crate) fn portable_meta_value(key: &str, v: &mut Value) {
-    if key == META_CONFIG {
-        if let Ok(mut c) = serde_json::from_value::<crate::llm::config::Config>(v.clone()) {
-            // A record written by hand or an older build may hold a secret header among the
-            // plain ones: normalising files it with the secrets, which never serialise.
-            c.normalize();
-            if let Ok(typed) = serde_json::to_value(c.without_secrets()) {
-                *v = typed;
-                return;
-            }
-        }
-    }
-    strip_secrets(v);
-}
-
-/// Names that hold a credential when a field ends with them (lower-cased without `-` and `_`):
-/// never a name that merely contains a word like "token" (`charsPerToken`, `maxOutputTokens`).
-const CREDENTIAL_NAMES: &[&str] = &[
-    "apikey",
-    "secret",
-    "password",
-    "passwd",
-    "authorization",
-    "bearer",
-    "cookie",
-    "accesstoken",
-    "authtoken",
-    "apitoken",
-    "bearertoken",
-    "refreshtoken",
-    "sessiontoken",
-    "idtoken",
-    "csrftoken",
-];
-
-/// Removes fields that could hold a credential, at any depth, from a record that has no type
-/// saying which fields do (the settings have one: [`portable_meta_value`]): names that,
-/// lower-cased without `-` and `_`, are `token` or end with one of [`CREDENTIAL_NAMES`]
-/// (`apiKey`, `clientSecret`, `accessToken`, …); and, inside an object named `headers` (or `…headers`),
-/// every header [`crate::llm::config::is_sensitive_header`] calls sensitive — the rule
-/// `Config::normalize` files secret headers by, so a header an older build stored among the plain
-/// ones (`Cookie`, `X-Auth`, …) does not leave either.
-pub fn strip_secrets(v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            let folded = |k: &str| -> String {
-                k.chars()
-                    .filter(|c| !matches!(c, '-' | '_'))
-                    .flat_map(char::to_lowercase)
-                    .collect()
-            };
-            map.retain(|k, _| {
-                let n = folded(k);
-                !(n == "token" || CREDENTIAL_NAMES.iter().any(|s| n.ends_with(s)))
-            });
-            for (k, child) in map.iter_mut() {
-                if folded(k).ends_with("headers") {
-                    if let Value::Object(headers) = child {
-                        headers.retain(|name, _| !crate::llm::config::is_sensitive_header(name));
-                    }
-                }
-                strip_secrets(child);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_secrets),
-        _ => {}
-    }
-}
-
 /// A zip path without `..`, absolute roots, drive letters or backslashes; `None` when unsafe.
 fn safe_path(name: &str) -> Option<String> {
     let name = name.replace('\\', "/");
@@ -1912,44 +1822,6 @@ mod tests {
                 String::from_utf8_lossy(bytes)
             );
         }
-    }
-
-    #[test]
-    fn sensitive_headers_never_leave_whatever_list_holds_them() {
-        let mut v = serde_json::json!({
-            "headers": {"Cookie": "a=1", "X-Auth": "b", "X-Session-Key": "c", "Accept": "text/plain"},
-            "extraHeaders": {"proxy-authorization": "d", "X-Trace": "e"},
-            "cookie": "f",
-            "notes": {"Cookie-less": "kept: not a headers list"}
-        });
-        strip_secrets(&mut v);
-        assert_eq!(
-            v,
-            serde_json::json!({
-                "headers": {"Accept": "text/plain"},
-                "extraHeaders": {"X-Trace": "e"},
-                "notes": {"Cookie-less": "kept: not a headers list"}
-            })
-        );
-    }
-
-    #[test]
-    fn secrets_never_leave() {
-        let mut v = serde_json::json!({
-            "provider": {"kind": "openai", "apiKey": "sk-x", "api_key": "sk-y", "maxTokens": 512,
-                         "headers": {"Authorization": "Bearer z", "x-api-key": "k"}},
-            "endpoints": [{"token": "t", "url": "http://127.0.0.1"}],
-            "clientSecret": "s", "password": "p", "model": "m"
-        });
-        strip_secrets(&mut v);
-        assert_eq!(
-            v,
-            serde_json::json!({
-                "provider": {"kind": "openai", "maxTokens": 512, "headers": {}},
-                "endpoints": [{"url": "http://127.0.0.1"}],
-                "model": "m"
-            })
-        );
     }
 
     #[test]

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::documents::{self, INDEX_MD, LOG_MD, SCHEMA_MD};
@@ -25,11 +24,7 @@ use crate::page_table::PageTable;
 use crate::storage::{Backend, Batch, Expect, OpenOptions, Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
 
-/// Meta record holding the last operation id.
-const META_OPS: &str = "ops";
-
-/// Meta key prefix of the [`SourceFlag`] records (`source-flag/<key>`).
-pub const SOURCE_FLAG_PREFIX: &str = "source-flag/";
+pub use crate::records::SOURCE_FLAG_PREFIX;
 
 /// Adds to `batch` the [`SourceFlag`] of source `key` at `version` when it has instruction-like
 /// `phrases`, else the deletion of any flag it had. Nothing else changes.
@@ -50,22 +45,9 @@ pub(crate) fn put_source_flag(batch: &mut Batch, key: &str, version: &str, phras
 pub use crate::model::{
     AddOutcome, AddSourceReport, NewSource, PageEdit, PageInfo, SourceFlag, SourceWithText,
 };
-pub(crate) use crate::storage::{from_json, to_json};
-
-/// Key of revision `number` of `page` in the revisions store.
-pub fn revision_key(page: &str, number: u64) -> String {
-    format!("{page}\u{0}{number:010}")
-}
-
-/// Key of operation `id` in the operations store.
-pub fn operation_key(id: OpId) -> String {
-    format!("{id:012}")
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct OpsCounter {
-    last: OpId,
-}
+pub(crate) use crate::records::{from_json, to_json};
+pub use crate::records::{operation_key, revision_key};
+use crate::records::{OpsCounter, META_OPS};
 
 /// An operation being assembled: the batch, the op record, and the documents it touches.
 pub(crate) struct OpBuilder {
@@ -295,7 +277,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Finishes an operation: adds the op record and the log entry, then what the batch's page,
     /// revision, claim and ledger writes change in the page table ([`crate::page_table::derive`]),
     /// and — when pages change — a fresh index.md from the table and the search-index delta of
-    /// the pages written and deleted; then the operation's undo record ([`crate::history`]), then
+    /// the pages written and deleted; then the operation's undo record ([`crate::records::undo`]), then
     /// commits. Reads the bodies of no page but those in the batch.
     pub(crate) async fn finish(&self, mut ob: OpBuilder) -> Result<Operation> {
         ob.batch.put(
@@ -343,10 +325,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             restamp = self.advance_search_stamp(&mut ob.batch, ob.op.id).await?;
         }
         // What the batch overwrites, for rollback (crate::history).
-        let undo = self.undo_record(&ob.batch, ob.op.id).await?;
+        let undo = crate::records::undo::undo_record(&self.storage, &ob.batch, ob.op.id).await?;
         ob.batch.put(
             Store::Meta,
-            crate::history::undo_key(ob.op.id),
+            crate::records::undo_key(ob.op.id),
             to_json(&undo),
             Expect::Absent,
         );

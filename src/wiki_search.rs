@@ -38,17 +38,7 @@ use crate::search::{
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::{from_json, Wiki};
 
-/// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
-/// decimal text.
-pub const SEARCH_OP_KEY: &str = "op";
-
-/// Key (in the `search` store) of the dimension the configured embedding model last returned,
-/// as JSON `{"model": string, "dim": number}`. A model can change its dimension under the same
-/// name (another variant behind one tag, a `dimensions` setting): this record lets
-/// [`Wiki::embedding_status`] report `reembedRequired` without calling the endpoint. Written
-/// whenever an embedding call returns another dimension than the recorded one; not part of the
-/// index's records (they ignore it).
-pub const OBSERVED_DIM_KEY: &str = "observed-dim";
+pub use crate::records::{OBSERVED_DIM_KEY, SEARCH_OP_KEY, SKIPPED_KEY};
 
 /// The contents of the [`OBSERVED_DIM_KEY`] record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,9 +136,6 @@ pub struct EmbeddingState {
     #[serde(default)]
     pub skipped: Vec<SkippedEmbedding>,
 }
-
-/// Search store key of the pages the last `embed_pages` skipped ([`SkippedRecord`]).
-pub const SKIPPED_KEY: &str = "embed-skipped";
 
 /// The contents of the [`SKIPPED_KEY`] record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -446,14 +433,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// The last operation id (0 before the first).
     async fn last_op(&self) -> Result<u64> {
-        // `meta/ops` is `{"last": n}` (see `wiki.rs`).
-        Ok(match self.storage.get(Store::Meta, "ops").await? {
-            Some(r) => serde_json::from_slice::<serde_json::Value>(&r.data)
-                .ok()
-                .and_then(|v| v.get("last")?.as_u64())
-                .unwrap_or(0),
-            None => 0,
-        })
+        // `meta/ops` is `{"last": n}` (crate::records::OpsCounter).
+        Ok(
+            match self
+                .storage
+                .get(Store::Meta, crate::records::META_OPS)
+                .await?
+            {
+                Some(r) => serde_json::from_slice::<serde_json::Value>(&r.data)
+                    .ok()
+                    .and_then(|v| v.get("last")?.as_u64())
+                    .unwrap_or(0),
+                None => 0,
+            },
+        )
     }
 
     /// The search index: read from storage when its stamp matches the op counter (nothing is

@@ -510,10 +510,7 @@ pub struct CompileEstimate {
 
 pub use crate::model::FailureRecord;
 
-/// Meta key prefix of failure records.
-pub const FAILURE_PREFIX: &str = "compile-failure/";
-/// Meta key prefix of held proposals (a page update that would drop a human edit).
-pub const PROPOSAL_PREFIX: &str = "proposal/";
+pub use crate::records::{FAILURE_PREFIX, PROPOSAL_PREFIX};
 
 /// Most link targets listed in one integrate prompt.
 const MAX_LINK_TARGETS: usize = 150;
@@ -1967,7 +1964,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // Another operation landed since planning: plan again with the right id.
             return Err(Error::Conflict {
                 store: Store::Meta,
-                key: "ops".into(),
+                key: crate::records::META_OPS.into(),
                 expected: format!("op {}", plan.op),
                 found: format!("op {}", ob.op.id),
             });

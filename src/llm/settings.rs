@@ -18,12 +18,7 @@ use crate::model::{Operation, OperationKind};
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::{to_json, Wiki};
 
-/// Meta record of the configuration (no secrets; exportable).
-pub const META_CONFIG: &str = "config";
-/// Meta record of the secrets (API keys, secret headers). Never exported.
-pub const META_SECRETS: &str = "secrets";
-/// Meta record of what the client learned (structured-output mode per endpoint).
-pub const META_LEARNED: &str = "llm-learned";
+pub use crate::records::{META_CONFIG, META_LEARNED, META_SECRETS};
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

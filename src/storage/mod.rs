@@ -267,25 +267,6 @@ impl Batch {
     }
 }
 
-/// A model value as the JSON bytes a record stores.
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
-    serde_json::to_vec(v).expect("model types always serialise")
-}
-
-/// A record's JSON bytes as a model value. Errors: [`crate::Error::Corrupt`] naming the store
-/// and key when they do not parse as `T`.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    store: Store,
-    key: &str,
-    data: &[u8],
-) -> Result<T> {
-    serde_json::from_slice(data).map_err(|e| crate::Error::Corrupt {
-        store,
-        key: key.to_string(),
-        message: e.to_string(),
-    })
-}
-
 /// Records read per storage call when every record of a store is read in pages
 /// ([`Storage::scan_page`]) by an index rebuild (about 0.5 MB of text for pages of ~300 words).
 pub const REBUILD_BATCH: usize = 256;
