@@ -27,6 +27,7 @@ pub mod page_table;
 pub mod query;
 pub mod records;
 pub mod search;
+pub mod sources;
 pub mod storage;
 pub mod text;
 pub mod util;

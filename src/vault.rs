@@ -57,7 +57,7 @@ use crate::records::{
 };
 use crate::storage::{Batch, Expect, Storage, Store, SCHEMA_VERSION};
 use crate::text::{normalize_source_text, sha256_hex};
-use crate::wiki::Wiki;
+use crate::wiki::{unlink_page, Wiki};
 
 /// Format marker in `.llm-wiki/vault.json`.
 pub const VAULT_FORMAT: &str = "llm-wiki-vault";
@@ -594,21 +594,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// The number the next revision of `key` gets: one more than any revision stored under that
-    /// key, including the history a deleted or renamed page left behind (so a key used again never
-    /// overwrites history).
-    pub(crate) async fn next_revision_number(&self, key: &str) -> Result<u64> {
-        let mut max = 0;
-        for (k, r) in self
-            .storage
-            .scan(Store::Revisions, &format!("{key}\u{0}"))
-            .await?
-        {
-            max = max.max(from_json::<Revision>(Store::Revisions, &k, &r.data)?.number);
-        }
-        Ok(max + 1)
-    }
-
     /// The page `key` names (the table's lookup: exact key, then case-insensitive), that page and
     /// the pages linking to it (the page table's backlinks), with their storage revisions: what
     /// renaming or deleting it may rewrite. Errors: [`Error::NotFound`].
@@ -636,39 +621,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok((page, pages, revs))
     }
 
-    /// Adds the page record (expecting storage revision `rev`, or absence) and its revision
-    /// `page.revision` by `author` to `batch`: the one way an operation writes a page and its
-    /// history entry.
-    pub(crate) fn put_page_revision(
-        &self,
-        batch: &mut Batch,
-        page: &Page,
-        rev: Option<u64>,
-        author: Author,
-        op: OpId,
-        now: i64,
-    ) {
-        batch.put(
-            Store::Pages,
-            page.key.clone(),
-            to_json(page),
-            Expect::from_read(rev),
-        );
-        batch.put(
-            Store::Revisions,
-            revision_key(&page.key, page.revision),
-            to_json(&Revision {
-                page: page.key.clone(),
-                number: page.revision,
-                author,
-                op,
-                time: now,
-                page_state: Some(page.clone()),
-            }),
-            Expect::Absent,
-        );
-    }
-
     /// `p` with `body`, as its next revision by a human at `now` in operation `op`, added to
     /// `batch` (expecting storage revision `stored`). Returns the new state.
     fn put_body_revision(
@@ -686,75 +638,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         q.updated = now;
         self.put_page_revision(batch, &q, stored, Author::Human, op, now);
         q
-    }
-
-    /// Adds to `batch` the deletion of page `key` (its record expected at storage revision
-    /// `stored`, or absent) and the page's state-less revision by `author`, numbered after every
-    /// revision the key has: the one way an operation deletes a page (delete, rename, merge,
-    /// removing a source, rollback). Returns the revision number.
-    pub(crate) async fn delete_page_record(
-        &self,
-        batch: &mut Batch,
-        key: &str,
-        stored: Option<u64>,
-        author: Author,
-        op: OpId,
-        now: i64,
-    ) -> Result<u64> {
-        let number = self.next_revision_number(key).await?;
-        batch.delete(Store::Pages, key.to_string(), Expect::from_read(stored));
-        batch.put(
-            Store::Revisions,
-            revision_key(key, number),
-            to_json(&Revision {
-                page: key.to_string(),
-                number,
-                author,
-                op,
-                time: now,
-                page_state: None,
-            }),
-            Expect::Absent,
-        );
-        Ok(number)
-    }
-
-    /// Points claims (`page`) and ledger records (`pages`) at a renamed page's new key.
-    pub(crate) async fn rekey_claims(&self, batch: &mut Batch, old: &str, new: &str) -> Result<()> {
-        use crate::page_table::{list, PAGE_CLAIMS_PREFIX, PAGE_RECORDS_PREFIX};
-        for (store, field, prefix) in [
-            (Store::Claims, "page", PAGE_CLAIMS_PREFIX),
-            (Store::Ledger, "pages", PAGE_RECORDS_PREFIX),
-        ] {
-            // The page table lists the claims and records naming the page.
-            for k in list(&self.storage, prefix, old).await? {
-                let Some(r) = self.storage.get(store, &k).await? else {
-                    continue;
-                };
-                let mut v: Value = from_json(store, &k, &r.data)?;
-                let changed = match v.get_mut(field) {
-                    Some(Value::String(s)) if s == old => {
-                        *s = new.to_string();
-                        true
-                    }
-                    Some(Value::Array(items)) => {
-                        let mut any = false;
-                        for i in items.iter_mut() {
-                            if i.as_str() == Some(old) {
-                                *i = Value::String(new.to_string());
-                                any = true;
-                            }
-                        }
-                        any
-                    }
-                    _ => false,
-                };
-                if changed {
-                    batch.put(store, k, to_json(&v), Expect::Rev(r.rev));
-                }
-            }
-        }
-        Ok(())
     }
 
     // ---------------------------------------------------------------- export
@@ -1488,15 +1371,6 @@ fn json_map(map: &BTreeMap<String, Value>) -> Vec<u8> {
     }
     out.extend_from_slice(if map.is_empty() { b"}\n" } else { b"\n}\n" });
     out
-}
-
-/// `body` (of page `self_key`) with every link that resolves to `gone` turned into its display
-/// text (alias pipes escaped inside table cells); other links, resolving or not, stay as written.
-pub(crate) fn unlink_page(body: &str, resolver: &Resolver, self_key: &str, gone: &str) -> String {
-    wikilinks::rewrite(body, |l| {
-        (resolver.resolve_link(l, Some(self_key)) == Resolution::Page(gone.to_string()))
-            .then(|| l.as_plain_text())
-    })
 }
 
 /// `base` with the fields a page file carries (kind from its folder; title, aliases, tags,

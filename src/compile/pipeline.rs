@@ -1086,16 +1086,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let _ = self.storage.commit(b).await;
     }
 
-    /// Failure records by source key.
-    pub async fn compile_failures(&self) -> Result<BTreeMap<String, FailureRecord>> {
-        let mut out = BTreeMap::new();
-        for (k, r) in self.storage.scan(Store::Meta, FAILURE_PREFIX).await? {
-            let f: FailureRecord = from_json(Store::Meta, &k, &r.data)?;
-            out.insert(k[FAILURE_PREFIX.len()..].to_string(), f);
-        }
-        Ok(out)
-    }
-
     async fn extract_source<M: CompileModel>(
         &self,
         model: &M,

@@ -68,6 +68,22 @@ pub fn is_derived(meta_key: &str) -> bool {
         || meta_key.starts_with(PAGE_RECORDS_PREFIX)
 }
 
+/// The secrets record ([`META_SECRETS`]): API keys and secret header values, never exported
+/// or journaled.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Secrets {
+    /// The API key.
+    #[serde(default)]
+    pub(crate) api_key: Option<String>,
+    /// The embeddings endpoint's API key.
+    #[serde(default)]
+    pub(crate) embeddings_api_key: Option<String>,
+    /// Secret headers by name.
+    #[serde(default)]
+    pub(crate) headers: std::collections::BTreeMap<String, String>,
+}
+
 // ---------------------------------------------------------------- search store
 
 /// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
