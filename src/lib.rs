@@ -27,13 +27,14 @@ pub mod page_table;
 pub mod query;
 pub mod records;
 pub mod search;
+pub mod search_ops;
+pub mod settings;
 pub mod sources;
 pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
 pub mod wiki;
-pub mod wiki_search;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -7,7 +7,8 @@
 //! parser, [`stream`] the SSE/NDJSON decoders, [`errors`] the HTTP-error classification,
 //! [`structured`] the repair round trip and token budget, [`offline`] the built-in embedding,
 //! [`prompt`] the data-block convention, [`scripted`] the test endpoint, [`connection`] the
-//! connection test, `settings` the stored configuration.
+//! connection test. The stored configuration is read by the kernel and saved by
+//! `crate::settings`.
 //!
 //! *Invariant:* the operations (compile, query, lint) only see these traits; HTTP lives in the
 //! wasm-only transport, so everything runs natively under `cargo test` with a scripted LLM.
@@ -28,7 +29,6 @@ pub mod prompt;
 pub mod provider;
 pub mod retry;
 pub mod scripted;
-pub mod settings;
 pub mod stream;
 pub mod structured;
 pub mod transport;

@@ -40,7 +40,6 @@ use crate::error::{Error, Result};
 use crate::model::{OpId, Operation, OperationKind, Page, TokenUsage};
 use crate::page_table::PageTable;
 use crate::storage::{Backend, Batch, Expect, OpenOptions, Storage, Store};
-use crate::text::normalize_source_text;
 
 pub use crate::records::SOURCE_FLAG_PREFIX;
 
@@ -433,26 +432,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// schema.md.
     pub async fn schema(&self) -> Result<String> {
         self.document(SCHEMA_MD).await
-    }
-
-    /// Replaces schema.md (one [`OperationKind::Settings`] operation). It steers the next compile.
-    pub async fn set_schema(&self, text: &str) -> Result<Operation> {
-        let text = normalize_source_text(text);
-        let mut ob = self
-            .begin(OperationKind::Settings, "schema.md edited".into())
-            .await?;
-        let rev = self
-            .storage
-            .get(Store::Documents, SCHEMA_MD)
-            .await?
-            .map(|r| r.rev);
-        ob.batch.put(
-            Store::Documents,
-            SCHEMA_MD,
-            text.into_bytes(),
-            Expect::from_read(rev),
-        );
-        self.finish(ob).await
     }
 
     /// Every operation, oldest first.

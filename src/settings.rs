@@ -1,5 +1,6 @@
-//! The wiki's stored LLM configuration (`meta/config`), its secrets (`meta/secrets`) and what the
-//! client learned about the endpoint (`meta/llm-learned`).
+//! The settings operation: saving the wiki's LLM configuration (`meta/config`) with its secrets
+//! (`meta/secrets`), showing it without them ([`ConfigView`]), and editing schema.md. The kernel
+//! reads the stored configuration (`Wiki::llm_config`, `Wiki::llm_learned`).
 //!
 //! *Invariant:* `meta/config` never holds a secret — [`Config`] does not serialise its API keys or
 //! secret headers — so it can be exported as it is (Decision 10). The secrets live only in
@@ -9,12 +10,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::documents::SCHEMA_MD;
 use crate::error::Result;
 use crate::llm::config::{Config, Provider, Secret};
 use crate::model::{Operation, OperationKind};
-use crate::records::Secrets;
+use crate::records::{to_json, Secrets};
 use crate::storage::{Expect, Storage, Store};
-use crate::wiki::{to_json, Wiki};
+use crate::text::normalize_source_text;
+use crate::wiki::Wiki;
 
 pub use crate::records::{META_CONFIG, META_LEARNED, META_SECRETS};
 
@@ -139,5 +142,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The stored configuration for display ([`ConfigView`]: no secret values).
     pub async fn llm_config_view(&self) -> Result<ConfigView> {
         Ok(ConfigView::of(&self.llm_config().await?))
+    }
+
+    /// Replaces schema.md (one [`OperationKind::Settings`] operation). It steers the next compile.
+    pub async fn set_schema(&self, text: &str) -> Result<Operation> {
+        let text = normalize_source_text(text);
+        let mut ob = self
+            .begin(OperationKind::Settings, "schema.md edited".into())
+            .await?;
+        let rev = self
+            .storage
+            .get(Store::Documents, SCHEMA_MD)
+            .await?
+            .map(|r| r.rev);
+        ob.batch.put(
+            Store::Documents,
+            SCHEMA_MD,
+            text.into_bytes(),
+            Expect::from_read(rev),
+        );
+        self.finish(ob).await
     }
 }

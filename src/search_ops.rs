@@ -1,5 +1,6 @@
-//! Search on an open wiki: loading, rebuilding and querying the [`SearchIndex`] kept in the
-//! `search` store. An `impl Wiki` block of its own, beside `wiki.rs`.
+//! The search operations on an open wiki: querying the [`SearchIndex`] kept in the `search`
+//! store, rebuilding it, embedding pages and keeping the vector graph. An `impl Wiki` block of
+//! its own above the kernel, which loads, saves and updates the index (`crate::wiki`).
 //!
 //! The records of the index carry a stamp, `search/op`: the last operation id the index reflects.
 //! Opening compares it with the wiki's op counter; when they agree the index is read back as it
