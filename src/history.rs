@@ -381,6 +381,138 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
+    /// The state a rollback gives page `key` (`None`: removed), the revision it restores, and
+    /// the author of the restored revision: a restored state keeps the author of the revision it
+    /// restores, so Decision 5 sees the model's text as the model's after a rollback.
+    async fn restored_page_state(
+        &self,
+        key: &str,
+        before: &Before,
+    ) -> Result<(Option<Page>, Option<u64>, Author)> {
+        Ok(match before {
+            Before::Absent | Before::Present => (None, None, Author::Human),
+            Before::Revision(n) => {
+                let rk = revision_key(key, *n);
+                let (state, author) = self
+                    .read::<Revision>(Store::Revisions, &rk)
+                    .await?
+                    .and_then(|(r, _)| Some((r.page_state?, r.author)))
+                    .ok_or_else(|| Error::Corrupt {
+                        store: Store::Revisions,
+                        key: rk,
+                        message: "the revision an undo record names is missing".into(),
+                    })?;
+                (Some(state), Some(*n), author)
+            }
+            Before::Data(text) => (
+                Some(from_json(Store::Pages, key, text.as_bytes())?),
+                None,
+                Author::Human,
+            ),
+        })
+    }
+
+    /// The write a rollback makes to a record of `store` other than pages and operations to
+    /// give it its state `before` (`None`: it already has it), noted in `plan`.
+    async fn other_write(
+        &self,
+        plan: &mut RollbackPlan,
+        store: Store,
+        key: &str,
+        before: &Before,
+    ) -> Result<Option<(Store, String, Option<String>)>> {
+        let data = match before {
+            Before::Present | Before::Revision(_) => return Ok(None),
+            Before::Absent => None,
+            Before::Data(d) => Some(d.clone()),
+        };
+        let now = self.storage.get(store, key).await?;
+        if now.as_ref().map(|r| r.data.as_slice()) == data.as_ref().map(|d| d.as_bytes()) {
+            return Ok(None);
+        }
+        match store {
+            Store::Sources => plan.sources.push(key.to_string()),
+            Store::Claims => plan.claims += 1,
+            Store::Ledger => plan.contradictions += 1,
+            Store::Raw => {}
+            Store::Documents => plan.other.push(key.to_string()),
+            _ => plan.other.push(format!("{}/{key}", store.name())),
+        }
+        Ok(Some((store, key.to_string(), data)))
+    }
+
+    /// Adds to `page_writes` (and `plan`) the revisions that turn links to a page the rollback
+    /// removes into plain text, on every page read (`current`) that the rollback does not
+    /// restore itself (`in_plan`), as a delete does; `after` gets their new state.
+    async fn unlink_removed(
+        &self,
+        table: &crate::page_table::PageTable,
+        after: &mut BTreeMap<String, Page>,
+        current: &BTreeMap<String, (Page, u64)>,
+        in_plan: &BTreeSet<String>,
+        plan: &mut RollbackPlan,
+        page_writes: &mut Vec<PageWrite>,
+    ) -> Result<()> {
+        // Links elsewhere to a page that goes away become plain text (as a delete does).
+        let before_resolver = table.resolver();
+        let after_pages: Vec<Page> = after.values().cloned().collect();
+        let after_resolver = Resolver::from_pages(&after_pages);
+        for p in &after_pages {
+            if in_plan.contains(&p.key) || !current.contains_key(&p.key) {
+                continue;
+            }
+            let body = wikilinks::rewrite(&p.body, |l| {
+                let was = before_resolver.resolve_link(l, Some(&p.key));
+                let will = after_resolver.resolve_link(l, Some(&p.key));
+                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing)
+                    .then(|| l.as_plain_text())
+            });
+            if body == p.body {
+                continue;
+            }
+            let number = self.next_revision_number(&p.key).await?;
+            let mut q = p.clone();
+            q.body = body;
+            q.revision = number;
+            q.updated = self.clock.now_ms();
+            plan.pages.push(PageRollback {
+                key: q.key.clone(),
+                title: q.title.clone(),
+                action: PageAction::Unlink,
+                from_revision: None,
+            });
+            let stored = current.get(&q.key).map(|(_, rev)| *rev);
+            after.insert(q.key.clone(), q.clone());
+            let key = q.key.clone();
+            page_writes.push(PageWrite::new(&key, Some(q), number, stored, Author::Human));
+        }
+        Ok(())
+    }
+
+    /// The pages a rollback reads, with their storage revisions: those it restores or removes
+    /// (in `restore`), and those linking to them (links there may have to become text).
+    async fn pages_read(
+        &self,
+        table: &crate::page_table::PageTable,
+        restore: &BTreeMap<(Store, String), Before>,
+    ) -> Result<BTreeMap<String, (Page, u64)>> {
+        let graph = table.link_graph();
+        let mut read: BTreeSet<String> = BTreeSet::new();
+        for (store, key) in restore.keys() {
+            if *store == Store::Pages {
+                read.insert(key.clone());
+                read.extend(graph.backlinks_of(key));
+            }
+        }
+        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
+        for k in &read {
+            if let Some(r) = self.storage.get(Store::Pages, k).await? {
+                current.insert(k.clone(), (from_json(Store::Pages, k, &r.data)?, r.rev));
+            }
+        }
+        Ok(current)
+    }
+
     async fn prepare_rollback(&self, target: OpId) -> Result<Prepared> {
         let all_ops: BTreeMap<OpId, Operation> = self
             .operations()
@@ -402,37 +534,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "the undo record of operation {target} (imports and operations from a vault without undo records cannot be rolled back)"
             )));
         }
-        // The closure: later operations that wrote a record an undone operation wrote.
-        let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
-        let mut included: Vec<&UndoRecord> = Vec::new();
-        let mut operations: Vec<Operation> = Vec::new();
-        for (oid, o) in all_ops.range(target..) {
-            match undo.get(oid) {
-                Some(r) => {
-                    let keys: Vec<(Store, String)> =
-                        r.entries.iter().map(|e| (e.store, e.key.clone())).collect();
-                    if *oid == target || keys.iter().any(|k| touched.contains(k)) {
-                        touched.extend(keys);
-                        included.push(r);
-                        operations.push(o.clone());
-                    }
-                }
-                None => {
-                    let hit = o
-                        .pages
-                        .iter()
-                        .map(|k| (Store::Pages, k.clone()))
-                        .chain(o.sources.iter().map(|k| (Store::Sources, k.clone())))
-                        .find(|k| touched.contains(k));
-                    if let Some((_, k)) = hit {
-                        return Err(Error::InvalidInput(format!(
-                            "operation {oid} ({}) came later and changed {k:?} but has no undo record, so operation {target} cannot be rolled back",
-                            o.summary
-                        )));
-                    }
-                }
-            }
-        }
+        let (included, operations) = rollback_closure(&all_ops, &undo, target)?;
         // Per record, the state before the earliest undone operation that wrote it.
         let mut restore: BTreeMap<(Store, String), Before> = BTreeMap::new();
         for r in &included {
@@ -446,20 +548,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // The pages read: those the rollback restores or removes, and those linking to them
         // (links there may have to become text). Every other page is known from the page table.
         let table = self.page_table().await?;
-        let graph = table.link_graph();
-        let mut read: BTreeSet<String> = BTreeSet::new();
-        for (store, key) in restore.keys() {
-            if *store == Store::Pages {
-                read.insert(key.clone());
-                read.extend(graph.backlinks_of(key));
-            }
-        }
-        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
-        for k in &read {
-            if let Some(r) = self.storage.get(Store::Pages, k).await? {
-                current.insert(k.clone(), (from_json(Store::Pages, k, &r.data)?, r.rev));
-            }
-        }
+        let current = self.pages_read(&table, &restore).await?;
         // Every page after the rollback: metadata from the table, the pages read in full.
         let mut after: BTreeMap<String, Page> = table
             .rows()
@@ -485,29 +574,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             match store {
                 Store::Pages => {
                     in_plan.insert(key.clone());
-                    // A restored state keeps the author of the revision it restores, so Decision
-                    // 5 sees the model's text as the model's after a rollback.
-                    let (state, from_revision, author) = match before {
-                        Before::Absent | Before::Present => (None, None, Author::Human),
-                        Before::Revision(n) => {
-                            let rk = revision_key(key, *n);
-                            let (state, author) = self
-                                .read::<Revision>(Store::Revisions, &rk)
-                                .await?
-                                .and_then(|(r, _)| Some((r.page_state?, r.author)))
-                                .ok_or_else(|| Error::Corrupt {
-                                    store: Store::Revisions,
-                                    key: rk,
-                                    message: "the revision an undo record names is missing".into(),
-                                })?;
-                            (Some(state), Some(*n), author)
-                        }
-                        Before::Data(text) => (
-                            Some(from_json(Store::Pages, key, text.as_bytes())?),
-                            None,
-                            Author::Human,
-                        ),
-                    };
+                    let (state, from_revision, author) =
+                        self.restored_page_state(key, before).await?;
                     let now = current.get(key);
                     let same = match (&state, now) {
                         (Some(s), Some((c, _))) => {
@@ -563,26 +631,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 }
                 _ => {
-                    let data = match before {
-                        Before::Present | Before::Revision(_) => continue,
-                        Before::Absent => None,
-                        Before::Data(d) => Some(d.clone()),
-                    };
-                    let now = self.storage.get(*store, key).await?;
-                    if now.as_ref().map(|r| r.data.as_slice())
-                        == data.as_ref().map(|d| d.as_bytes())
-                    {
-                        continue;
+                    if let Some(write) = self.other_write(&mut plan, *store, key, before).await? {
+                        other_writes.push(write);
                     }
-                    match store {
-                        Store::Sources => plan.sources.push(key.clone()),
-                        Store::Claims => plan.claims += 1,
-                        Store::Ledger => plan.contradictions += 1,
-                        Store::Raw => {}
-                        Store::Documents => plan.other.push(key.clone()),
-                        _ => plan.other.push(format!("{}/{key}", store.name())),
-                    }
-                    other_writes.push((*store, key.clone(), data));
                 }
             }
         }
@@ -591,39 +642,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ops_after.entry(o.id).or_insert_with(|| o.clone());
         }
 
-        // Links elsewhere to a page that goes away become plain text (as a delete does).
-        let before_resolver = table.resolver();
-        let after_pages: Vec<Page> = after.values().cloned().collect();
-        let after_resolver = Resolver::from_pages(&after_pages);
-        for p in &after_pages {
-            if in_plan.contains(&p.key) || !current.contains_key(&p.key) {
-                continue;
-            }
-            let body = wikilinks::rewrite(&p.body, |l| {
-                let was = before_resolver.resolve_link(l, Some(&p.key));
-                let will = after_resolver.resolve_link(l, Some(&p.key));
-                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing)
-                    .then(|| l.as_plain_text())
-            });
-            if body == p.body {
-                continue;
-            }
-            let number = self.next_revision_number(&p.key).await?;
-            let mut q = p.clone();
-            q.body = body;
-            q.revision = number;
-            q.updated = self.clock.now_ms();
-            plan.pages.push(PageRollback {
-                key: q.key.clone(),
-                title: q.title.clone(),
-                action: PageAction::Unlink,
-                from_revision: None,
-            });
-            let stored = current.get(&q.key).map(|(_, rev)| *rev);
-            after.insert(q.key.clone(), q.clone());
-            let key = q.key.clone();
-            page_writes.push(PageWrite::new(&key, Some(q), number, stored, Author::Human));
-        }
+        self.unlink_removed(
+            &table,
+            &mut after,
+            &current,
+            &in_plan,
+            &mut plan,
+            &mut page_writes,
+        )
+        .await?;
         crate::util::sort_by(&mut plan.pages, &|a, b| a.key.cmp(&b.key));
         Ok(Prepared {
             plan,
@@ -702,6 +729,48 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         Ok(out)
     }
+}
+
+/// The operations a rollback of `target` undoes: `target` and every later operation that wrote
+/// a record one of them wrote (transitively), with their undo records. Errors:
+/// [`Error::InvalidInput`] when such a later operation has no undo record.
+fn rollback_closure<'a>(
+    all_ops: &BTreeMap<OpId, Operation>,
+    undo: &'a BTreeMap<OpId, UndoRecord>,
+    target: OpId,
+) -> Result<(Vec<&'a UndoRecord>, Vec<Operation>)> {
+    // The closure: later operations that wrote a record an undone operation wrote.
+    let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
+    let mut included: Vec<&UndoRecord> = Vec::new();
+    let mut operations: Vec<Operation> = Vec::new();
+    for (oid, o) in all_ops.range(target..) {
+        match undo.get(oid) {
+            Some(r) => {
+                let keys: Vec<(Store, String)> =
+                    r.entries.iter().map(|e| (e.store, e.key.clone())).collect();
+                if *oid == target || keys.iter().any(|k| touched.contains(k)) {
+                    touched.extend(keys);
+                    included.push(r);
+                    operations.push(o.clone());
+                }
+            }
+            None => {
+                let hit = o
+                    .pages
+                    .iter()
+                    .map(|k| (Store::Pages, k.clone()))
+                    .chain(o.sources.iter().map(|k| (Store::Sources, k.clone())))
+                    .find(|k| touched.contains(k));
+                if let Some((_, k)) = hit {
+                    return Err(Error::InvalidInput(format!(
+                        "operation {oid} ({}) came later and changed {k:?} but has no undo record, so operation {target} cannot be rolled back",
+                        o.summary
+                    )));
+                }
+            }
+        }
+    }
+    Ok((included, operations))
 }
 
 #[cfg(test)]
