@@ -366,6 +366,119 @@ impl ListChanges {
     }
 }
 
+/// The changes to the lists of claims per page and per source that writing `claims_put` (id,
+/// new claim or `None` for a delete, the write's expectation) makes: the old claim's page and
+/// source leave, the new one's come. Reads each claim overwritten once.
+async fn claim_lists<S: Storage>(
+    storage: &S,
+    claims_put: &[(String, Option<Claim>, Expect)],
+) -> Result<(ListChanges, ListChanges)> {
+    let mut page_claims = ListChanges::default();
+    let mut source_claims = ListChanges::default();
+    let mut before_claims: BTreeMap<String, Option<Claim>> = BTreeMap::new();
+    for (id, new, expect) in claims_put {
+        if !before_claims.contains_key(id) {
+            let old = if *expect == Expect::Absent {
+                None
+            } else {
+                match storage.get(Store::Claims, id).await? {
+                    Some(r) => Some(parse::<Claim>(Store::Claims, id, &r.data)?),
+                    None => None,
+                }
+            };
+            before_claims.insert(id.clone(), old);
+        }
+        if let Some(Some(old)) = before_claims.get(id) {
+            page_claims.remove(&old.page, id);
+            source_claims.remove(&old.source_key, id);
+        }
+        if let Some(c) = new {
+            page_claims.add(&c.page, id);
+            source_claims.add(&c.source_key, id);
+        }
+        before_claims.insert(id.clone(), new.clone());
+    }
+    Ok((page_claims, source_claims))
+}
+
+/// The changes to the lists of contradiction records per page that writing `records_put`
+/// makes (as [`claim_lists`] for claims).
+async fn record_lists<S: Storage>(
+    storage: &S,
+    records_put: &[(String, Option<Contradiction>, Expect)],
+) -> Result<ListChanges> {
+    let mut page_records = ListChanges::default();
+    let mut before_records: BTreeMap<String, Option<Contradiction>> = BTreeMap::new();
+    for (id, new, expect) in records_put {
+        if !before_records.contains_key(id) {
+            let old = if *expect == Expect::Absent {
+                None
+            } else {
+                match storage.get(Store::Ledger, id).await? {
+                    Some(r) => Some(parse::<Contradiction>(Store::Ledger, id, &r.data)?),
+                    None => None,
+                }
+            };
+            before_records.insert(id.clone(), old);
+        }
+        if let Some(Some(old)) = before_records.get(id) {
+            for p in &old.pages {
+                page_records.remove(p, id);
+            }
+        }
+        if let Some(r) = new {
+            for p in &r.pages {
+                page_records.add(p, id);
+            }
+        }
+        before_records.insert(id.clone(), new.clone());
+    }
+    Ok(page_records)
+}
+
+/// Adds to `batch` the id lists (`prefix<key>`) that `lists` change, each read in one request
+/// per prefix; an emptied list is deleted.
+async fn put_id_lists<S: Storage>(
+    storage: &S,
+    batch: &mut Batch,
+    lists: [(&str, &ListChanges); 3],
+) -> Result<()> {
+    for (prefix, changes) in lists {
+        // The lists this batch changes, read in one request.
+        let keys: Vec<&String> = changes.keys().into_iter().collect();
+        let records: Vec<String> = keys.iter().map(|k| format!("{prefix}{k}")).collect();
+        let stored = storage.get_many(Store::Meta, &records).await?;
+        for ((key, record), stored) in keys.into_iter().zip(records).zip(stored) {
+            let mut ids: BTreeSet<String> = match stored {
+                Some(r) => parse::<Vec<String>>(Store::Meta, &record, &r.data)?
+                    .into_iter()
+                    .collect(),
+                None => BTreeSet::new(),
+            };
+            let before = ids.clone();
+            for id in changes.remove.get(key).into_iter().flatten() {
+                ids.remove(id);
+            }
+            ids.extend(changes.add.get(key).into_iter().flatten().cloned());
+            if ids == before {
+                continue;
+            }
+            if ids.is_empty() {
+                batch.delete(Store::Meta, record, Expect::Any);
+            } else {
+                let list: Vec<&String> = ids.iter().collect();
+                batch.put(
+                    Store::Meta,
+                    record,
+                    crate::records::to_json(&list),
+                    Expect::Any,
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Adds to `batch` the page table's changes for what `batch` writes (see the module docs), and
 /// the stamp for operation `op`. `table` is the table before the batch. Reads the records the
 /// batch overwrites or deletes among claims and contradiction records (to know the pages and
@@ -456,94 +569,18 @@ pub async fn derive<S: Storage>(
     }
 
     // Claim and record lists: the old record's page and source leave, the new one's come.
-    let mut page_claims = ListChanges::default();
-    let mut source_claims = ListChanges::default();
-    let mut page_records = ListChanges::default();
-    let mut before_claims: BTreeMap<String, Option<Claim>> = BTreeMap::new();
-    for (id, new, expect) in &claims_put {
-        if !before_claims.contains_key(id) {
-            let old = if *expect == Expect::Absent {
-                None
-            } else {
-                match storage.get(Store::Claims, id).await? {
-                    Some(r) => Some(parse::<Claim>(Store::Claims, id, &r.data)?),
-                    None => None,
-                }
-            };
-            before_claims.insert(id.clone(), old);
-        }
-        if let Some(Some(old)) = before_claims.get(id) {
-            page_claims.remove(&old.page, id);
-            source_claims.remove(&old.source_key, id);
-        }
-        if let Some(c) = new {
-            page_claims.add(&c.page, id);
-            source_claims.add(&c.source_key, id);
-        }
-        before_claims.insert(id.clone(), new.clone());
-    }
-    let mut before_records: BTreeMap<String, Option<Contradiction>> = BTreeMap::new();
-    for (id, new, expect) in &records_put {
-        if !before_records.contains_key(id) {
-            let old = if *expect == Expect::Absent {
-                None
-            } else {
-                match storage.get(Store::Ledger, id).await? {
-                    Some(r) => Some(parse::<Contradiction>(Store::Ledger, id, &r.data)?),
-                    None => None,
-                }
-            };
-            before_records.insert(id.clone(), old);
-        }
-        if let Some(Some(old)) = before_records.get(id) {
-            for p in &old.pages {
-                page_records.remove(p, id);
-            }
-        }
-        if let Some(r) = new {
-            for p in &r.pages {
-                page_records.add(p, id);
-            }
-        }
-        before_records.insert(id.clone(), new.clone());
-    }
-    for (prefix, changes) in [
-        (PAGE_CLAIMS_PREFIX, &page_claims),
-        (SOURCE_CLAIMS_PREFIX, &source_claims),
-        (PAGE_RECORDS_PREFIX, &page_records),
-    ] {
-        // The lists this batch changes, read in one request.
-        let keys: Vec<&String> = changes.keys().into_iter().collect();
-        let records: Vec<String> = keys.iter().map(|k| format!("{prefix}{k}")).collect();
-        let stored = storage.get_many(Store::Meta, &records).await?;
-        for ((key, record), stored) in keys.into_iter().zip(records).zip(stored) {
-            let mut ids: BTreeSet<String> = match stored {
-                Some(r) => parse::<Vec<String>>(Store::Meta, &record, &r.data)?
-                    .into_iter()
-                    .collect(),
-                None => BTreeSet::new(),
-            };
-            let before = ids.clone();
-            for id in changes.remove.get(key).into_iter().flatten() {
-                ids.remove(id);
-            }
-            ids.extend(changes.add.get(key).into_iter().flatten().cloned());
-            if ids == before {
-                continue;
-            }
-            if ids.is_empty() {
-                batch.delete(Store::Meta, record, Expect::Any);
-            } else {
-                let list: Vec<&String> = ids.iter().collect();
-                batch.put(
-                    Store::Meta,
-                    record,
-                    crate::records::to_json(&list),
-                    Expect::Any,
-                );
-            }
-        }
-    }
+    let (page_claims, source_claims) = claim_lists(storage, &claims_put).await?;
+    let page_records = record_lists(storage, &records_put).await?;
+    put_id_lists(
+        storage,
+        batch,
+        [
+            (PAGE_CLAIMS_PREFIX, &page_claims),
+            (SOURCE_CLAIMS_PREFIX, &source_claims),
+            (PAGE_RECORDS_PREFIX, &page_records),
+        ],
+    )
+    .await?;
 
     // Rows.
     let mut rows: BTreeMap<String, Option<PageRow>> = BTreeMap::new();
