@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use llm_wiki::search::bm25::DocFields;
 use llm_wiki::search::vectors::{HnswParams, VectorStore};
 use llm_wiki::search::{SearchConfig, SearchIndex};
-use llm_wiki::wiki_search::REBUILD_BATCH;
+use llm_wiki::search_ops::REBUILD_BATCH;
 
 struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);

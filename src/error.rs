@@ -6,7 +6,7 @@
 //!
 //! *Invariant:* no message ever contains an API key or other secret.
 
-use crate::storage::Store;
+use crate::model::Store;
 
 /// ` (this site uses 1.4 MB of its 1.5 MB)`, or what of it is known, for the quota message.
 fn quota_figures(usage: Option<u64>, quota: Option<u64>) -> String {

@@ -34,60 +34,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::documents::{INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::markdown::keys::fold_key;
 use crate::markdown::page::page_file;
 use crate::markdown::resolve::{Resolution, Resolver};
 use crate::markdown::wikilinks;
 use crate::model::{Author, OpId, Operation, OperationKind, Page, Revision};
-use crate::storage::{Batch, Expect, Storage, Store};
-use crate::wiki::{from_json, operation_key, revision_key, to_json, Wiki};
+use crate::records::{from_json, operation_key, revision_key, to_json};
+use crate::storage::{Expect, Storage, Store};
+use crate::wiki::Wiki;
 
-/// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
-pub const UNDO_PREFIX: &str = "undo/";
-
-/// Key (in the meta store) of operation `op`'s undo record.
-pub fn undo_key(op: OpId) -> String {
-    format!("{UNDO_PREFIX}{op:012}")
-}
-
-/// What one operation overwrote: the state before it of every record it wrote (see the module
-/// docs for what is left out).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UndoRecord {
-    /// The operation.
-    pub op: OpId,
-    /// One entry per record written, in batch order.
-    pub entries: Vec<UndoEntry>,
-}
-
-/// The state of one record before an operation wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UndoEntry {
-    /// The store.
-    pub store: Store,
-    /// The record key.
-    pub key: String,
-    /// What was there.
-    pub before: Before,
-}
-
-/// What a record held before an operation wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "was", content = "value")]
-pub enum Before {
-    /// Nothing: the operation created it.
-    Absent,
-    /// Content-addressed raw bytes that were already there (the same bytes, by their key).
-    Present,
-    /// A page record equal to the state of this revision of the same key.
-    Revision(u64),
-    /// These bytes (UTF-8: JSON records and documents).
-    Data(String),
-}
+pub use crate::records::undo::{Before, UndoEntry, UndoRecord};
+pub use crate::records::{undo_key, UNDO_PREFIX};
 
 /// What a rollback does to one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -165,40 +123,6 @@ pub struct HistoryEntry {
     pub added: u32,
     /// Lines removed.
     pub removed: u32,
-}
-
-/// Whether operation `own`'s batch write to `store`/`key` goes into its undo record.
-fn journaled(store: Store, key: &str, own: &str) -> bool {
-    match store {
-        Store::Revisions | Store::Search => false,
-        Store::Operations => key != own,
-        Store::Documents => key != INDEX_MD && key != LOG_MD,
-        Store::Meta => {
-            key != "ops"
-                && key != crate::llm::settings::META_SECRETS
-                && key != crate::llm::settings::META_LEARNED
-                && !key.starts_with(UNDO_PREFIX)
-                && !crate::page_table::is_derived(key)
-        }
-        _ => true,
-    }
-}
-
-/// A meta record (e.g. `meta/config`) as an undo record keeps it: without any field that could
-/// hold a credential, stripped as a vault export strips them
-/// ([`crate::vault::portable_meta_value`]: the settings through their type).
-/// A record with none keeps its exact bytes.
-fn without_secrets(key: &str, text: String) -> String {
-    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return text;
-    };
-    let before = v.clone();
-    crate::vault::portable_meta_value(key, &mut v);
-    if v == before {
-        text
-    } else {
-        v.to_string()
-    }
 }
 
 /// A page's state diffed as its file (frontmatter + body); nothing for a deleted page.
@@ -369,92 +293,6 @@ struct Prepared {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// The undo record of an operation whose batch is `batch` (read before it commits).
-    pub(crate) async fn undo_record(&self, batch: &Batch, op: OpId) -> Result<UndoRecord> {
-        let own = operation_key(op);
-        let mut seen: BTreeSet<(Store, String)> = BTreeSet::new();
-        let mut todo: Vec<(Store, String, Expect)> = Vec::new();
-        for w in &batch.writes {
-            let (store, key) = (w.store(), w.key());
-            if journaled(store, key, &own) && seen.insert((store, key.to_string())) {
-                todo.push((store, key.to_string(), w.expect()));
-            }
-        }
-        // A write that expects its record absent has nothing to restore (the batch commits only
-        // if it is absent); the others' records are read in one request per store.
-        let mut found: std::collections::HashMap<(Store, String), crate::storage::Record> =
-            std::collections::HashMap::new();
-        let stores: BTreeSet<Store> = todo.iter().map(|(s, _, _)| *s).collect();
-        for store in stores {
-            let keys: Vec<String> = todo
-                .iter()
-                .filter(|(s, _, e)| *s == store && *e != Expect::Absent)
-                .map(|(_, k, _)| k.clone())
-                .collect();
-            for (k, r) in keys.iter().zip(self.storage.get_many(store, &keys).await?) {
-                if let Some(r) = r {
-                    found.insert((store, k.clone()), r);
-                }
-            }
-        }
-        let mut entries = Vec::new();
-        for (store, key, _) in todo {
-            let key = key.as_str();
-            let before = match found.remove(&(store, key.to_string())) {
-                None => Before::Absent,
-                Some(_) if store == Store::Raw => Before::Present,
-                Some(r) => {
-                    let text = String::from_utf8(r.data).map_err(|e| Error::Corrupt {
-                        store,
-                        key: key.to_string(),
-                        message: e.to_string(),
-                    })?;
-                    match store {
-                        Store::Pages => self.page_before(key, text).await?,
-                        Store::Meta => Before::Data(without_secrets(key, text)),
-                        _ => Before::Data(text),
-                    }
-                }
-            };
-            entries.push(UndoEntry {
-                store,
-                key: key.to_string(),
-                before,
-            });
-        }
-        Ok(UndoRecord { op, entries })
-    }
-
-    /// A page record's before-image: the revision holding exactly this state, else the bytes.
-    async fn page_before(&self, key: &str, text: String) -> Result<Before> {
-        let page: Page = from_json(Store::Pages, key, text.as_bytes())?;
-        let rk = revision_key(key, page.revision);
-        if let Some((rev, _)) = self.read::<Revision>(Store::Revisions, &rk).await? {
-            if rev.page_state.as_ref() == Some(&page) {
-                return Ok(Before::Revision(page.revision));
-            }
-        }
-        Ok(Before::Data(text))
-    }
-
-    /// Every undo record, by operation.
-    async fn undo_records(&self) -> Result<BTreeMap<OpId, UndoRecord>> {
-        let records: Vec<UndoRecord> = self.read_all(Store::Meta, UNDO_PREFIX).await?;
-        Ok(records.into_iter().map(|r| (r.op, r)).collect())
-    }
-
-    /// Every undo record, oldest first (for the vault export), with meta before-images stripped
-    /// of secrets again: records written before undo records were stripped may hold a key.
-    pub(crate) async fn all_undo_records(&self) -> Result<Vec<UndoRecord>> {
-        let mut records: Vec<UndoRecord> = self.undo_records().await?.into_values().collect();
-        for e in records.iter_mut().flat_map(|r| r.entries.iter_mut()) {
-            if let (Store::Meta, Before::Data(text)) = (e.store, &mut e.before) {
-                *text = without_secrets(&e.key, std::mem::take(text));
-            }
-        }
-        Ok(records)
-    }
-
     /// What [`Wiki::rollback`] would undo, without writing anything.
     ///
     /// Errors: [`Error::NotFound`] for an unknown operation or one without an undo record
@@ -543,6 +381,138 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
+    /// The state a rollback gives page `key` (`None`: removed), the revision it restores, and
+    /// the author of the restored revision: a restored state keeps the author of the revision it
+    /// restores, so Decision 5 sees the model's text as the model's after a rollback.
+    async fn restored_page_state(
+        &self,
+        key: &str,
+        before: &Before,
+    ) -> Result<(Option<Page>, Option<u64>, Author)> {
+        Ok(match before {
+            Before::Absent | Before::Present => (None, None, Author::Human),
+            Before::Revision(n) => {
+                let rk = revision_key(key, *n);
+                let (state, author) = self
+                    .read::<Revision>(Store::Revisions, &rk)
+                    .await?
+                    .and_then(|(r, _)| Some((r.page_state?, r.author)))
+                    .ok_or_else(|| Error::Corrupt {
+                        store: Store::Revisions,
+                        key: rk,
+                        message: "the revision an undo record names is missing".into(),
+                    })?;
+                (Some(state), Some(*n), author)
+            }
+            Before::Data(text) => (
+                Some(from_json(Store::Pages, key, text.as_bytes())?),
+                None,
+                Author::Human,
+            ),
+        })
+    }
+
+    /// The write a rollback makes to a record of `store` other than pages and operations to
+    /// give it its state `before` (`None`: it already has it), noted in `plan`.
+    async fn other_write(
+        &self,
+        plan: &mut RollbackPlan,
+        store: Store,
+        key: &str,
+        before: &Before,
+    ) -> Result<Option<(Store, String, Option<String>)>> {
+        let data = match before {
+            Before::Present | Before::Revision(_) => return Ok(None),
+            Before::Absent => None,
+            Before::Data(d) => Some(d.clone()),
+        };
+        let now = self.storage.get(store, key).await?;
+        if now.as_ref().map(|r| r.data.as_slice()) == data.as_ref().map(|d| d.as_bytes()) {
+            return Ok(None);
+        }
+        match store {
+            Store::Sources => plan.sources.push(key.to_string()),
+            Store::Claims => plan.claims += 1,
+            Store::Ledger => plan.contradictions += 1,
+            Store::Raw => {}
+            Store::Documents => plan.other.push(key.to_string()),
+            _ => plan.other.push(format!("{}/{key}", store.name())),
+        }
+        Ok(Some((store, key.to_string(), data)))
+    }
+
+    /// Adds to `page_writes` (and `plan`) the revisions that turn links to a page the rollback
+    /// removes into plain text, on every page read (`current`) that the rollback does not
+    /// restore itself (`in_plan`), as a delete does; `after` gets their new state.
+    async fn unlink_removed(
+        &self,
+        table: &crate::page_table::PageTable,
+        after: &mut BTreeMap<String, Page>,
+        current: &BTreeMap<String, (Page, u64)>,
+        in_plan: &BTreeSet<String>,
+        plan: &mut RollbackPlan,
+        page_writes: &mut Vec<PageWrite>,
+    ) -> Result<()> {
+        // Links elsewhere to a page that goes away become plain text (as a delete does).
+        let before_resolver = table.resolver();
+        let after_pages: Vec<Page> = after.values().cloned().collect();
+        let after_resolver = Resolver::from_pages(&after_pages);
+        for p in &after_pages {
+            if in_plan.contains(&p.key) || !current.contains_key(&p.key) {
+                continue;
+            }
+            let body = wikilinks::rewrite(&p.body, |l| {
+                let was = before_resolver.resolve_link(l, Some(&p.key));
+                let will = after_resolver.resolve_link(l, Some(&p.key));
+                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing)
+                    .then(|| l.as_plain_text())
+            });
+            if body == p.body {
+                continue;
+            }
+            let number = self.next_revision_number(&p.key).await?;
+            let mut q = p.clone();
+            q.body = body;
+            q.revision = number;
+            q.updated = self.clock.now_ms();
+            plan.pages.push(PageRollback {
+                key: q.key.clone(),
+                title: q.title.clone(),
+                action: PageAction::Unlink,
+                from_revision: None,
+            });
+            let stored = current.get(&q.key).map(|(_, rev)| *rev);
+            after.insert(q.key.clone(), q.clone());
+            let key = q.key.clone();
+            page_writes.push(PageWrite::new(&key, Some(q), number, stored, Author::Human));
+        }
+        Ok(())
+    }
+
+    /// The pages a rollback reads, with their storage revisions: those it restores or removes
+    /// (in `restore`), and those linking to them (links there may have to become text).
+    async fn pages_read(
+        &self,
+        table: &crate::page_table::PageTable,
+        restore: &BTreeMap<(Store, String), Before>,
+    ) -> Result<BTreeMap<String, (Page, u64)>> {
+        let graph = table.link_graph();
+        let mut read: BTreeSet<String> = BTreeSet::new();
+        for (store, key) in restore.keys() {
+            if *store == Store::Pages {
+                read.insert(key.clone());
+                read.extend(graph.backlinks_of(key));
+            }
+        }
+        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
+        for k in &read {
+            if let Some(r) = self.storage.get(Store::Pages, k).await? {
+                current.insert(k.clone(), (from_json(Store::Pages, k, &r.data)?, r.rev));
+            }
+        }
+        Ok(current)
+    }
+
     async fn prepare_rollback(&self, target: OpId) -> Result<Prepared> {
         let all_ops: BTreeMap<OpId, Operation> = self
             .operations()
@@ -558,43 +528,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "operation {target} was already rolled back by operation {by}; roll that one back to redo it"
             )));
         }
-        let undo = self.undo_records().await?;
+        let undo = crate::records::undo::undo_records(&self.storage).await?;
         if !undo.contains_key(&target) {
             return Err(Error::NotFound(format!(
                 "the undo record of operation {target} (imports and operations from a vault without undo records cannot be rolled back)"
             )));
         }
-        // The closure: later operations that wrote a record an undone operation wrote.
-        let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
-        let mut included: Vec<&UndoRecord> = Vec::new();
-        let mut operations: Vec<Operation> = Vec::new();
-        for (oid, o) in all_ops.range(target..) {
-            match undo.get(oid) {
-                Some(r) => {
-                    let keys: Vec<(Store, String)> =
-                        r.entries.iter().map(|e| (e.store, e.key.clone())).collect();
-                    if *oid == target || keys.iter().any(|k| touched.contains(k)) {
-                        touched.extend(keys);
-                        included.push(r);
-                        operations.push(o.clone());
-                    }
-                }
-                None => {
-                    let hit = o
-                        .pages
-                        .iter()
-                        .map(|k| (Store::Pages, k.clone()))
-                        .chain(o.sources.iter().map(|k| (Store::Sources, k.clone())))
-                        .find(|k| touched.contains(k));
-                    if let Some((_, k)) = hit {
-                        return Err(Error::InvalidInput(format!(
-                            "operation {oid} ({}) came later and changed {k:?} but has no undo record, so operation {target} cannot be rolled back",
-                            o.summary
-                        )));
-                    }
-                }
-            }
-        }
+        let (included, operations) = rollback_closure(&all_ops, &undo, target)?;
         // Per record, the state before the earliest undone operation that wrote it.
         let mut restore: BTreeMap<(Store, String), Before> = BTreeMap::new();
         for r in &included {
@@ -608,20 +548,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // The pages read: those the rollback restores or removes, and those linking to them
         // (links there may have to become text). Every other page is known from the page table.
         let table = self.page_table().await?;
-        let graph = table.link_graph();
-        let mut read: BTreeSet<String> = BTreeSet::new();
-        for (store, key) in restore.keys() {
-            if *store == Store::Pages {
-                read.insert(key.clone());
-                read.extend(graph.backlinks_of(key));
-            }
-        }
-        let mut current: BTreeMap<String, (Page, u64)> = BTreeMap::new();
-        for k in &read {
-            if let Some(r) = self.storage.get(Store::Pages, k).await? {
-                current.insert(k.clone(), (from_json(Store::Pages, k, &r.data)?, r.rev));
-            }
-        }
+        let current = self.pages_read(&table, &restore).await?;
         // Every page after the rollback: metadata from the table, the pages read in full.
         let mut after: BTreeMap<String, Page> = table
             .rows()
@@ -647,29 +574,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             match store {
                 Store::Pages => {
                     in_plan.insert(key.clone());
-                    // A restored state keeps the author of the revision it restores, so Decision
-                    // 5 sees the model's text as the model's after a rollback.
-                    let (state, from_revision, author) = match before {
-                        Before::Absent | Before::Present => (None, None, Author::Human),
-                        Before::Revision(n) => {
-                            let rk = revision_key(key, *n);
-                            let (state, author) = self
-                                .read::<Revision>(Store::Revisions, &rk)
-                                .await?
-                                .and_then(|(r, _)| Some((r.page_state?, r.author)))
-                                .ok_or_else(|| Error::Corrupt {
-                                    store: Store::Revisions,
-                                    key: rk,
-                                    message: "the revision an undo record names is missing".into(),
-                                })?;
-                            (Some(state), Some(*n), author)
-                        }
-                        Before::Data(text) => (
-                            Some(from_json(Store::Pages, key, text.as_bytes())?),
-                            None,
-                            Author::Human,
-                        ),
-                    };
+                    let (state, from_revision, author) =
+                        self.restored_page_state(key, before).await?;
                     let now = current.get(key);
                     let same = match (&state, now) {
                         (Some(s), Some((c, _))) => {
@@ -725,26 +631,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 }
                 _ => {
-                    let data = match before {
-                        Before::Present | Before::Revision(_) => continue,
-                        Before::Absent => None,
-                        Before::Data(d) => Some(d.clone()),
-                    };
-                    let now = self.storage.get(*store, key).await?;
-                    if now.as_ref().map(|r| r.data.as_slice())
-                        == data.as_ref().map(|d| d.as_bytes())
-                    {
-                        continue;
+                    if let Some(write) = self.other_write(&mut plan, *store, key, before).await? {
+                        other_writes.push(write);
                     }
-                    match store {
-                        Store::Sources => plan.sources.push(key.clone()),
-                        Store::Claims => plan.claims += 1,
-                        Store::Ledger => plan.contradictions += 1,
-                        Store::Raw => {}
-                        Store::Documents => plan.other.push(key.clone()),
-                        _ => plan.other.push(format!("{}/{key}", store.name())),
-                    }
-                    other_writes.push((*store, key.clone(), data));
                 }
             }
         }
@@ -753,39 +642,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ops_after.entry(o.id).or_insert_with(|| o.clone());
         }
 
-        // Links elsewhere to a page that goes away become plain text (as a delete does).
-        let before_resolver = table.resolver();
-        let after_pages: Vec<Page> = after.values().cloned().collect();
-        let after_resolver = Resolver::from_pages(&after_pages);
-        for p in &after_pages {
-            if in_plan.contains(&p.key) || !current.contains_key(&p.key) {
-                continue;
-            }
-            let body = wikilinks::rewrite(&p.body, |l| {
-                let was = before_resolver.resolve_link(l, Some(&p.key));
-                let will = after_resolver.resolve_link(l, Some(&p.key));
-                (matches!(was, Resolution::Page(_)) && will == Resolution::Missing)
-                    .then(|| l.as_plain_text())
-            });
-            if body == p.body {
-                continue;
-            }
-            let number = self.next_revision_number(&p.key).await?;
-            let mut q = p.clone();
-            q.body = body;
-            q.revision = number;
-            q.updated = self.clock.now_ms();
-            plan.pages.push(PageRollback {
-                key: q.key.clone(),
-                title: q.title.clone(),
-                action: PageAction::Unlink,
-                from_revision: None,
-            });
-            let stored = current.get(&q.key).map(|(_, rev)| *rev);
-            after.insert(q.key.clone(), q.clone());
-            let key = q.key.clone();
-            page_writes.push(PageWrite::new(&key, Some(q), number, stored, Author::Human));
-        }
+        self.unlink_removed(
+            &table,
+            &mut after,
+            &current,
+            &in_plan,
+            &mut plan,
+            &mut page_writes,
+        )
+        .await?;
         crate::util::sort_by(&mut plan.pages, &|a, b| a.key.cmp(&b.key));
         Ok(Prepared {
             plan,
@@ -866,6 +731,48 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 }
 
+/// The operations a rollback of `target` undoes: `target` and every later operation that wrote
+/// a record one of them wrote (transitively), with their undo records. Errors:
+/// [`Error::InvalidInput`] when such a later operation has no undo record.
+fn rollback_closure<'a>(
+    all_ops: &BTreeMap<OpId, Operation>,
+    undo: &'a BTreeMap<OpId, UndoRecord>,
+    target: OpId,
+) -> Result<(Vec<&'a UndoRecord>, Vec<Operation>)> {
+    // The closure: later operations that wrote a record an undone operation wrote.
+    let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
+    let mut included: Vec<&UndoRecord> = Vec::new();
+    let mut operations: Vec<Operation> = Vec::new();
+    for (oid, o) in all_ops.range(target..) {
+        match undo.get(oid) {
+            Some(r) => {
+                let keys: Vec<(Store, String)> =
+                    r.entries.iter().map(|e| (e.store, e.key.clone())).collect();
+                if *oid == target || keys.iter().any(|k| touched.contains(k)) {
+                    touched.extend(keys);
+                    included.push(r);
+                    operations.push(o.clone());
+                }
+            }
+            None => {
+                let hit = o
+                    .pages
+                    .iter()
+                    .map(|k| (Store::Pages, k.clone()))
+                    .chain(o.sources.iter().map(|k| (Store::Sources, k.clone())))
+                    .find(|k| touched.contains(k));
+                if let Some((_, k)) = hit {
+                    return Err(Error::InvalidInput(format!(
+                        "operation {oid} ({}) came later and changed {k:?} but has no undo record, so operation {target} cannot be rolled back",
+                        o.summary
+                    )));
+                }
+            }
+        }
+    }
+    Ok((included, operations))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -914,26 +821,5 @@ mod tests {
         let (d, added, removed) = unified_diff("x\ny", "", "a", "b");
         assert_eq!((added, removed), (0, 2));
         assert_eq!(d, "--- a\n+++ b\n@@ -1,2 +0,0 @@\n-x\n-y\n");
-    }
-
-    #[test]
-    fn what_the_undo_record_leaves_out() {
-        let own = operation_key(7);
-        assert!(!journaled(Store::Revisions, "p\u{0}0000000001", &own));
-        assert!(!journaled(Store::Search, "op", &own));
-        assert!(!journaled(Store::Operations, &own, &own));
-        assert!(journaled(Store::Operations, &operation_key(3), &own));
-        assert!(!journaled(Store::Documents, LOG_MD, &own));
-        assert!(!journaled(Store::Documents, INDEX_MD, &own));
-        assert!(journaled(
-            Store::Documents,
-            crate::documents::SCHEMA_MD,
-            &own
-        ));
-        assert!(!journaled(Store::Meta, "secrets", &own));
-        assert!(!journaled(Store::Meta, "ops", &own));
-        assert!(!journaled(Store::Meta, &undo_key(3), &own));
-        assert!(journaled(Store::Meta, "config", &own));
-        assert!(journaled(Store::Pages, "Rust", &own));
     }
 }

@@ -26,15 +26,18 @@ pub mod offline;
 pub mod page_table;
 pub mod payload;
 pub mod query;
+pub mod records;
 #[cfg(feature = "test-support")]
 pub mod scripted;
 pub mod search;
+pub mod search_ops;
+pub mod settings;
+pub mod sources;
 pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
 pub mod wiki;
-pub mod wiki_search;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -30,26 +30,10 @@ use crate::markdown::resolve::{LinkGraph, Resolver};
 use crate::model::{Author, Claim, Contradiction, OpId, Page, PageKind, Revision};
 use crate::storage::{Batch, Expect, Storage, Store, Write};
 
-/// Meta key prefix of the rows.
-pub const ROW_PREFIX: &str = "row/";
-/// Meta key prefix of the lists of claim ids stated on a page.
-pub const PAGE_CLAIMS_PREFIX: &str = "page-claims/";
-/// Meta key prefix of the lists of claim ids of a source.
-pub const SOURCE_CLAIMS_PREFIX: &str = "source-claims/";
-/// Meta key prefix of the lists of contradiction record ids naming a page.
-pub const PAGE_RECORDS_PREFIX: &str = "page-records/";
-/// Meta key of the stamp: `{"op": n}`, the operation the table is current after.
-pub const STAMP_KEY: &str = "page-table";
-
-/// Whether a meta record is part of the page table (derived: never exported, journaled or
-/// imported).
-pub fn is_derived(meta_key: &str) -> bool {
-    meta_key == STAMP_KEY
-        || meta_key.starts_with(ROW_PREFIX)
-        || meta_key.starts_with(PAGE_CLAIMS_PREFIX)
-        || meta_key.starts_with(SOURCE_CLAIMS_PREFIX)
-        || meta_key.starts_with(PAGE_RECORDS_PREFIX)
-}
+pub use crate::records::{
+    is_derived, PAGE_CLAIMS_PREFIX, PAGE_RECORDS_PREFIX, ROW_PREFIX, SOURCE_CLAIMS_PREFIX,
+    STAMP_KEY,
+};
 
 /// What a page's history says for Decision 5, so a compile need not read it: the last revision
 /// the model wrote (0: none) and whether a person edited the page after it.
@@ -348,7 +332,7 @@ impl Derived {
 }
 
 fn parse<T: serde::de::DeserializeOwned>(store: Store, key: &str, bytes: &[u8]) -> Result<T> {
-    crate::storage::from_json(store, key, bytes)
+    crate::records::from_json(store, key, bytes)
 }
 
 /// One id list (`prefix<key>` → sorted ids) with the changes to make to it.
@@ -380,6 +364,119 @@ impl ListChanges {
     fn keys(&self) -> BTreeSet<&String> {
         self.add.keys().chain(self.remove.keys()).collect()
     }
+}
+
+/// The changes to the lists of claims per page and per source that writing `claims_put` (id,
+/// new claim or `None` for a delete, the write's expectation) makes: the old claim's page and
+/// source leave, the new one's come. Reads each claim overwritten once.
+async fn claim_lists<S: Storage>(
+    storage: &S,
+    claims_put: &[(String, Option<Claim>, Expect)],
+) -> Result<(ListChanges, ListChanges)> {
+    let mut page_claims = ListChanges::default();
+    let mut source_claims = ListChanges::default();
+    let mut before_claims: BTreeMap<String, Option<Claim>> = BTreeMap::new();
+    for (id, new, expect) in claims_put {
+        if !before_claims.contains_key(id) {
+            let old = if *expect == Expect::Absent {
+                None
+            } else {
+                match storage.get(Store::Claims, id).await? {
+                    Some(r) => Some(parse::<Claim>(Store::Claims, id, &r.data)?),
+                    None => None,
+                }
+            };
+            before_claims.insert(id.clone(), old);
+        }
+        if let Some(Some(old)) = before_claims.get(id) {
+            page_claims.remove(&old.page, id);
+            source_claims.remove(&old.source_key, id);
+        }
+        if let Some(c) = new {
+            page_claims.add(&c.page, id);
+            source_claims.add(&c.source_key, id);
+        }
+        before_claims.insert(id.clone(), new.clone());
+    }
+    Ok((page_claims, source_claims))
+}
+
+/// The changes to the lists of contradiction records per page that writing `records_put`
+/// makes (as [`claim_lists`] for claims).
+async fn record_lists<S: Storage>(
+    storage: &S,
+    records_put: &[(String, Option<Contradiction>, Expect)],
+) -> Result<ListChanges> {
+    let mut page_records = ListChanges::default();
+    let mut before_records: BTreeMap<String, Option<Contradiction>> = BTreeMap::new();
+    for (id, new, expect) in records_put {
+        if !before_records.contains_key(id) {
+            let old = if *expect == Expect::Absent {
+                None
+            } else {
+                match storage.get(Store::Ledger, id).await? {
+                    Some(r) => Some(parse::<Contradiction>(Store::Ledger, id, &r.data)?),
+                    None => None,
+                }
+            };
+            before_records.insert(id.clone(), old);
+        }
+        if let Some(Some(old)) = before_records.get(id) {
+            for p in &old.pages {
+                page_records.remove(p, id);
+            }
+        }
+        if let Some(r) = new {
+            for p in &r.pages {
+                page_records.add(p, id);
+            }
+        }
+        before_records.insert(id.clone(), new.clone());
+    }
+    Ok(page_records)
+}
+
+/// Adds to `batch` the id lists (`prefix<key>`) that `lists` change, each read in one request
+/// per prefix; an emptied list is deleted.
+async fn put_id_lists<S: Storage>(
+    storage: &S,
+    batch: &mut Batch,
+    lists: [(&str, &ListChanges); 3],
+) -> Result<()> {
+    for (prefix, changes) in lists {
+        // The lists this batch changes, read in one request.
+        let keys: Vec<&String> = changes.keys().into_iter().collect();
+        let records: Vec<String> = keys.iter().map(|k| format!("{prefix}{k}")).collect();
+        let stored = storage.get_many(Store::Meta, &records).await?;
+        for ((key, record), stored) in keys.into_iter().zip(records).zip(stored) {
+            let mut ids: BTreeSet<String> = match stored {
+                Some(r) => parse::<Vec<String>>(Store::Meta, &record, &r.data)?
+                    .into_iter()
+                    .collect(),
+                None => BTreeSet::new(),
+            };
+            let before = ids.clone();
+            for id in changes.remove.get(key).into_iter().flatten() {
+                ids.remove(id);
+            }
+            ids.extend(changes.add.get(key).into_iter().flatten().cloned());
+            if ids == before {
+                continue;
+            }
+            if ids.is_empty() {
+                batch.delete(Store::Meta, record, Expect::Any);
+            } else {
+                let list: Vec<&String> = ids.iter().collect();
+                batch.put(
+                    Store::Meta,
+                    record,
+                    crate::records::to_json(&list),
+                    Expect::Any,
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Adds to `batch` the page table's changes for what `batch` writes (see the module docs), and
@@ -472,94 +569,18 @@ pub async fn derive<S: Storage>(
     }
 
     // Claim and record lists: the old record's page and source leave, the new one's come.
-    let mut page_claims = ListChanges::default();
-    let mut source_claims = ListChanges::default();
-    let mut page_records = ListChanges::default();
-    let mut before_claims: BTreeMap<String, Option<Claim>> = BTreeMap::new();
-    for (id, new, expect) in &claims_put {
-        if !before_claims.contains_key(id) {
-            let old = if *expect == Expect::Absent {
-                None
-            } else {
-                match storage.get(Store::Claims, id).await? {
-                    Some(r) => Some(parse::<Claim>(Store::Claims, id, &r.data)?),
-                    None => None,
-                }
-            };
-            before_claims.insert(id.clone(), old);
-        }
-        if let Some(Some(old)) = before_claims.get(id) {
-            page_claims.remove(&old.page, id);
-            source_claims.remove(&old.source_key, id);
-        }
-        if let Some(c) = new {
-            page_claims.add(&c.page, id);
-            source_claims.add(&c.source_key, id);
-        }
-        before_claims.insert(id.clone(), new.clone());
-    }
-    let mut before_records: BTreeMap<String, Option<Contradiction>> = BTreeMap::new();
-    for (id, new, expect) in &records_put {
-        if !before_records.contains_key(id) {
-            let old = if *expect == Expect::Absent {
-                None
-            } else {
-                match storage.get(Store::Ledger, id).await? {
-                    Some(r) => Some(parse::<Contradiction>(Store::Ledger, id, &r.data)?),
-                    None => None,
-                }
-            };
-            before_records.insert(id.clone(), old);
-        }
-        if let Some(Some(old)) = before_records.get(id) {
-            for p in &old.pages {
-                page_records.remove(p, id);
-            }
-        }
-        if let Some(r) = new {
-            for p in &r.pages {
-                page_records.add(p, id);
-            }
-        }
-        before_records.insert(id.clone(), new.clone());
-    }
-    for (prefix, changes) in [
-        (PAGE_CLAIMS_PREFIX, &page_claims),
-        (SOURCE_CLAIMS_PREFIX, &source_claims),
-        (PAGE_RECORDS_PREFIX, &page_records),
-    ] {
-        // The lists this batch changes, read in one request.
-        let keys: Vec<&String> = changes.keys().into_iter().collect();
-        let records: Vec<String> = keys.iter().map(|k| format!("{prefix}{k}")).collect();
-        let stored = storage.get_many(Store::Meta, &records).await?;
-        for ((key, record), stored) in keys.into_iter().zip(records).zip(stored) {
-            let mut ids: BTreeSet<String> = match stored {
-                Some(r) => parse::<Vec<String>>(Store::Meta, &record, &r.data)?
-                    .into_iter()
-                    .collect(),
-                None => BTreeSet::new(),
-            };
-            let before = ids.clone();
-            for id in changes.remove.get(key).into_iter().flatten() {
-                ids.remove(id);
-            }
-            ids.extend(changes.add.get(key).into_iter().flatten().cloned());
-            if ids == before {
-                continue;
-            }
-            if ids.is_empty() {
-                batch.delete(Store::Meta, record, Expect::Any);
-            } else {
-                let list: Vec<&String> = ids.iter().collect();
-                batch.put(
-                    Store::Meta,
-                    record,
-                    crate::storage::to_json(&list),
-                    Expect::Any,
-                );
-            }
-        }
-    }
+    let (page_claims, source_claims) = claim_lists(storage, &claims_put).await?;
+    let page_records = record_lists(storage, &records_put).await?;
+    put_id_lists(
+        storage,
+        batch,
+        [
+            (PAGE_CLAIMS_PREFIX, &page_claims),
+            (SOURCE_CLAIMS_PREFIX, &source_claims),
+            (PAGE_RECORDS_PREFIX, &page_records),
+        ],
+    )
+    .await?;
 
     // Rows.
     let mut rows: BTreeMap<String, Option<PageRow>> = BTreeMap::new();
@@ -572,7 +593,7 @@ pub async fn derive<S: Storage>(
         batch.put(
             Store::Meta,
             format!("{ROW_PREFIX}{k}"),
-            crate::storage::to_json(&row),
+            crate::records::to_json(&row),
             Expect::Any,
         );
         rows.insert(k.clone(), Some(row));
@@ -587,7 +608,7 @@ pub async fn derive<S: Storage>(
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::storage::to_json(&Stamp { op }),
+        crate::records::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok(Derived {
@@ -649,7 +670,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::storage::to_json(row),
+            crate::records::to_json(row),
             Expect::Any,
         );
         keep.insert(key);
@@ -659,7 +680,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
         batch.put(
             Store::Meta,
             key.clone(),
-            crate::storage::to_json(&list),
+            crate::records::to_json(&list),
             Expect::Any,
         );
         keep.insert(key.clone());
@@ -679,7 +700,7 @@ pub async fn rebuild<S: Storage>(storage: &S, op: OpId) -> Result<(PageTable, Ba
     batch.put(
         Store::Meta,
         STAMP_KEY,
-        crate::storage::to_json(&Stamp { op }),
+        crate::records::to_json(&Stamp { op }),
         Expect::Any,
     );
     Ok((PageTable::from_rows(rows), batch))

@@ -8,10 +8,10 @@ use llm_wiki::clock::ManualClock;
 use llm_wiki::search::tokenizer::tokenizer_calls;
 use llm_wiki::search::vectors::{build_graph_with, GraphVerdict, InstallOutcome, HNSW_MIN_ROWS};
 use llm_wiki::search::{SearchMode, SearchOptions};
+use llm_wiki::search_ops::{VectorIndexOptions, SEARCH_OP_KEY};
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
 use llm_wiki::wiki::{PageEdit, Wiki};
-use llm_wiki::wiki_search::{VectorIndexOptions, SEARCH_OP_KEY};
 
 type W = Wiki<MemoryStorage, ManualClock>;
 
@@ -176,7 +176,7 @@ impl llm_wiki::llm::Embedder for Folded {
 #[test]
 fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batches() {
     use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
-    use llm_wiki::wiki_search::{EmbedOptions, EmbedProgress};
+    use llm_wiki::search_ops::{EmbedOptions, EmbedProgress};
     let backend = MemoryBackend::new();
     let w = open(&backend);
     for (t, b) in [
@@ -284,7 +284,7 @@ fn f28_a_new_embedding_model_waits_for_confirmation_then_re_embeds_in_saved_batc
 fn the_same_model_under_a_new_dimension_needs_a_confirmed_re_embed() {
     use llm_wiki::llm::config::{Config, EmbeddingProvider};
     use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
-    use llm_wiki::wiki_search::EmbedOptions;
+    use llm_wiki::search_ops::EmbedOptions;
     let backend = MemoryBackend::new();
     let w = open(&backend);
     let mut config = Config {
@@ -618,7 +618,7 @@ fn a_declined_graph_build_is_remembered_until_the_vectors_grow_by_half() {
 #[test]
 fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
     use llm_wiki::search::{EmbeddingStatus, QueryVector, SearchStatus};
-    use llm_wiki::wiki_search::{BadVector, EmbedOptions, SkippedEmbedding};
+    use llm_wiki::search_ops::{BadVector, EmbedOptions, SkippedEmbedding};
     let backend = MemoryBackend::new();
     let w = open(&backend);
     for (t, b) in [
@@ -717,7 +717,7 @@ fn one_unusable_vector_in_a_batch_skips_only_its_page_and_says_so() {
 fn nan_tokens_from_a_python_style_server_skip_only_their_page() {
     use llm_wiki::llm::config::{EmbeddingProvider, Provider};
     use llm_wiki::scripted::server::InProcess;
-    use llm_wiki::wiki_search::{BadVector, EmbedOptions};
+    use llm_wiki::search_ops::{BadVector, EmbedOptions};
     let backend = MemoryBackend::new();
     let w = open(&backend);
     for (t, b) in [

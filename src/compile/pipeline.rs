@@ -508,25 +508,9 @@ pub struct CompileEstimate {
     pub total: TokenUsage,
 }
 
-/// A failure record (`meta/compile-failure/<source key>`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct FailureRecord {
-    /// The source version that failed.
-    pub version: String,
-    /// Error code.
-    pub code: String,
-    /// Message.
-    pub reason: String,
-    /// When (ms).
-    pub time: i64,
-}
+pub use crate::model::FailureRecord;
 
-/// Meta key prefix of failure records.
-pub const FAILURE_PREFIX: &str = "compile-failure/";
-/// Meta key prefix of held proposals (a page update that would drop a human edit).
-pub const PROPOSAL_PREFIX: &str = "proposal/";
+pub use crate::records::{FAILURE_PREFIX, PROPOSAL_PREFIX};
 
 /// Most link targets listed in one integrate prompt.
 const MAX_LINK_TARGETS: usize = 150;
@@ -1100,16 +1084,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         );
         // Best effort: the failure itself is already reported to the caller.
         let _ = self.storage.commit(b).await;
-    }
-
-    /// Failure records by source key.
-    pub async fn compile_failures(&self) -> Result<BTreeMap<String, FailureRecord>> {
-        let mut out = BTreeMap::new();
-        for (k, r) in self.storage.scan(Store::Meta, FAILURE_PREFIX).await? {
-            let f: FailureRecord = from_json(Store::Meta, &k, &r.data)?;
-            out.insert(k[FAILURE_PREFIX.len()..].to_string(), f);
-        }
-        Ok(out)
     }
 
     async fn extract_source<M: CompileModel>(
@@ -1980,7 +1954,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // Another operation landed since planning: plan again with the right id.
             return Err(Error::Conflict {
                 store: Store::Meta,
-                key: "ops".into(),
+                key: crate::records::META_OPS.into(),
                 expected: format!("op {}", plan.op),
                 found: format!("op {}", ob.op.id),
             });

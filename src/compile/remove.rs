@@ -18,7 +18,7 @@ use crate::markdown::resolve::Resolver;
 use crate::model::MoreFacts;
 use crate::model::{Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page};
 use crate::storage::{Expect, Storage, Store};
-use crate::vault::unlink_page;
+use crate::wiki::unlink_page;
 use crate::wiki::{to_json, Wiki};
 
 /// What [`Wiki::remove_source`] did.

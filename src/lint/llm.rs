@@ -36,8 +36,7 @@ use crate::wiki::{to_json, Wiki};
 /// The structured-output task name of a lint check.
 pub const LINT_TASK: &str = "lint_check";
 
-/// Meta record holding the findings of the last LLM lint run.
-pub const META_LINT_LLM: &str = "lint-llm";
+pub use crate::records::META_LINT_LLM;
 
 /// Options of the LLM lint checks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -768,6 +768,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 }
 
+/// The findings of this connection's last lint (kept in [`Wiki`]'s operation state): what
+/// [`Wiki::apply_fix`] looks an id up in.
+#[derive(Default)]
+struct LastFindings(std::cell::RefCell<Vec<Finding>>);
+
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Runs the deterministic checks. Findings are sorted by severity, kind and page.
     pub async fn lint(&self, options: &LintOptions) -> Result<Vec<Finding>> {
@@ -1225,7 +1230,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // concerns its pages, so the findings of an earlier full lint stay listed (and
         // `apply_fix`, whose check is a scoped lint, keeps the rest of the list).
         {
-            let mut listed = self.last_findings.borrow_mut();
+            let state = self.op_state.get::<LastFindings>();
+            let mut listed = state.0.borrow_mut();
             if scope.is_some() {
                 listed.retain(|f| !(in_scope(&f.page) || f.related.iter().any(|k| in_scope(k))));
                 listed.extend(out.iter().cloned());
@@ -1255,7 +1261,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // The finding must still hold: a finding this connection listed is checked again by a
         // lint of its pages alone; any other (or a wiki-wide one) by a full lint.
         let listed = self
-            .last_findings
+            .op_state
+            .get::<LastFindings>()
+            .0
             .borrow()
             .iter()
             .find(|f| f.id == id)

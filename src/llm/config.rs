@@ -3,7 +3,7 @@
 //!
 //! *Invariant:* secrets (the API keys and sensitive extra headers) are `skip_serializing`: a
 //! [`Config`] serialised anywhere — storage's `config` record, a vault export, `config()` in JS,
-//! a log line — never contains them. They are stored apart (see `llm::settings`) and only
+//! a log line — never contains them. They are stored apart (see `crate::settings`) and only
 //! [`HttpRequest`](crate::llm::transport::HttpRequest) building reads them.
 
 use std::collections::BTreeMap;

@@ -6,9 +6,9 @@
 //! [`transport::Transport`]) → `http` (browser `fetch`, wasm only). [`parse`] is the lenient JSON
 //! parser, [`stream`] the SSE/NDJSON decoders, [`errors`] the HTTP-error classification,
 //! [`structured`] the repair round trip and token budget, [`offline`] the built-in embedding,
-//! [`prompt`] the data-block convention, [`connection`] the connection test, `settings` the
-//! stored configuration. The scripted test endpoint is `crate::scripted` (feature
-//! `test-support`).
+//! [`prompt`] the data-block convention, [`connection`] the connection test. The stored
+//! configuration is read by the kernel and saved by `crate::settings`. The scripted test endpoint
+//! is `crate::scripted` (feature `test-support`).
 //!
 //! *Invariant:* the operations (compile, query, lint) only see these traits; HTTP lives in the
 //! wasm-only transport, so everything runs natively under `cargo test` with a scripted LLM.
@@ -28,7 +28,6 @@ pub mod parse;
 pub mod prompt;
 pub mod provider;
 pub mod retry;
-pub mod settings;
 pub mod stream;
 pub mod structured;
 pub mod transport;

@@ -14,8 +14,8 @@
 use crate::markdown::frontmatter::{self, Frontmatter, PageFields, YamlError};
 use crate::markdown::wikilinks::normalize_pipes;
 use crate::model::Page;
+use crate::model::PageEdit;
 use crate::text::normalize_source_text;
-use crate::wiki::PageEdit;
 
 /// How forgiving [`clean_page`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -371,10 +371,10 @@ pub struct SearchIndex {
     /// What storage holds, to know which records to delete (see `persist.rs`).
     pub(crate) persisted: persist::Persisted,
     pub(crate) dirty_meta: bool,
-    /// The wiki operation the index was last synchronised with (set by `wiki_search`).
+    /// The wiki operation the index was last synchronised with (set by `search_ops`).
     pub(crate) synced_op: Option<u64>,
     /// The revision of the stored `search/op` stamp this index was read or saved at (`None`: no
-    /// stamp), so a save can expect it (set by `wiki_search`).
+    /// stamp), so a save can expect it (set by `search_ops`).
     pub(crate) stamp_rev: Option<u64>,
 }
 

@@ -27,8 +27,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::Result;
 
 /// The schema version this build writes. Version history (each adds stores, never drops data):
@@ -36,78 +34,7 @@ use crate::error::Result;
 /// 2 — `claims`, `ledger`, `search`.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// A logical object store. Each is one IndexedDB object store with out-of-line string keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Store {
-    /// Counters and settings (`ops`, `config`).
-    Meta,
-    /// [`crate::model::Source`] records by source key.
-    Sources,
-    /// Content-addressed raw bytes: `text/<version>` and `original/<sha256>`.
-    Raw,
-    /// [`crate::model::Page`] records by page key.
-    Pages,
-    /// [`crate::model::Revision`] records by `<page key>\u{0}<number, 10 digits>`.
-    Revisions,
-    /// [`crate::model::Operation`] records by zero-padded id.
-    Operations,
-    /// The documents the app keeps: `index.md`, `log.md`, `schema.md`.
-    Documents,
-    /// [`crate::model::Claim`] records by claim id.
-    Claims,
-    /// [`crate::model::Contradiction`] records by id.
-    Ledger,
-    /// Search index blobs (postings, vectors).
-    Search,
-}
-
-impl Store {
-    /// Every store, in schema order.
-    pub const ALL: [Store; 10] = [
-        Store::Meta,
-        Store::Sources,
-        Store::Raw,
-        Store::Pages,
-        Store::Revisions,
-        Store::Operations,
-        Store::Documents,
-        Store::Claims,
-        Store::Ledger,
-        Store::Search,
-    ];
-
-    /// The IndexedDB object store name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Store::Meta => "meta",
-            Store::Sources => "sources",
-            Store::Raw => "raw",
-            Store::Pages => "pages",
-            Store::Revisions => "revisions",
-            Store::Operations => "operations",
-            Store::Documents => "documents",
-            Store::Claims => "claims",
-            Store::Ledger => "ledger",
-            Store::Search => "search",
-        }
-    }
-
-    /// The schema version that introduced this store.
-    pub fn since_version(self) -> u32 {
-        match self {
-            Store::Claims | Store::Ledger | Store::Search => 2,
-            _ => 1,
-        }
-    }
-
-    /// The stores a database at schema `version` has.
-    pub fn in_version(version: u32) -> impl Iterator<Item = Store> {
-        Store::ALL
-            .into_iter()
-            .filter(move |s| s.since_version() <= version)
-    }
-}
+pub use crate::model::Store;
 
 /// A stored record: its bytes and its revision counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,25 +181,6 @@ impl Batch {
         s.dedup();
         s
     }
-}
-
-/// A model value as the JSON bytes a record stores.
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
-    serde_json::to_vec(v).expect("model types always serialise")
-}
-
-/// A record's JSON bytes as a model value. Errors: [`crate::Error::Corrupt`] naming the store
-/// and key when they do not parse as `T`.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    store: Store,
-    key: &str,
-    data: &[u8],
-) -> Result<T> {
-    serde_json::from_slice(data).map_err(|e| crate::Error::Corrupt {
-        store,
-        key: key.to_string(),
-        message: e.to_string(),
-    })
 }
 
 /// Records read per storage call when every record of a store is read in pages

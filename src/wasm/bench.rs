@@ -54,11 +54,11 @@ impl Default for BenchIndex {
     }
 }
 
-/// Pages per batch of a full build (`wiki_search::REBUILD_BATCH`: what the product reads from
+/// Pages per batch of a full build (`search_ops::REBUILD_BATCH`: what the product reads from
 /// storage per call when it builds an index).
 #[wasm_bindgen(js_name = rebuildBatch)]
 pub fn rebuild_batch() -> usize {
-    crate::wiki_search::REBUILD_BATCH
+    crate::search_ops::REBUILD_BATCH
 }
 
 #[wasm_bindgen]

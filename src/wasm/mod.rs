@@ -27,10 +27,10 @@ use crate::search::vectors::{
     build_graph_with, GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob,
 };
 use crate::search::SearchOptions;
+use crate::search_ops::{EmbedOptions, EmbedProgress, VectorIndexOptions};
 use crate::storage::browser::{BackendKind, BrowserBackend, BrowserStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::{NewSource, PageEdit, Wiki as CoreWiki};
-use crate::wiki_search::{EmbedOptions, EmbedProgress, VectorIndexOptions};
 use interop::bytes_to_js;
 use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js, ts_to_rust};
 

@@ -1,40 +1,25 @@
-//! The wiki's stored LLM configuration (`meta/config`), its secrets (`meta/secrets`) and what the
-//! client learned about the endpoint (`meta/llm-learned`).
+//! The settings operation: saving the wiki's LLM configuration (`meta/config`) with its secrets
+//! (`meta/secrets`), showing it without them ([`ConfigView`]), and editing schema.md. The kernel
+//! reads the stored configuration (`Wiki::llm_config`, `Wiki::llm_learned`).
 //!
 //! *Invariant:* `meta/config` never holds a secret — [`Config`] does not serialise its API keys or
 //! secret headers — so it can be exported as it is (Decision 10). The secrets live only in
 //! `meta/secrets`, which exporters must skip ([`META_SECRETS`]); they are read back only to build
 //! request headers.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
-use crate::llm::client::{Learned, LearnedModes};
+use crate::documents::SCHEMA_MD;
+use crate::error::Result;
 use crate::llm::config::{Config, Provider, Secret};
 use crate::model::{Operation, OperationKind};
-use crate::storage::{Batch, Expect, Storage, Store};
-use crate::wiki::{to_json, Wiki};
+use crate::records::{to_json, Secrets};
+use crate::storage::{Expect, Storage, Store};
+use crate::text::normalize_source_text;
+use crate::wiki::Wiki;
 
-/// Meta record of the configuration (no secrets; exportable).
-pub const META_CONFIG: &str = "config";
-/// Meta record of the secrets (API keys, secret headers). Never exported.
-pub const META_SECRETS: &str = "secrets";
-/// Meta record of what the client learned (structured-output mode per endpoint).
-pub const META_LEARNED: &str = "llm-learned";
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Secrets {
-    #[serde(default)]
-    api_key: Option<String>,
-    #[serde(default)]
-    embeddings_api_key: Option<String>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-}
+pub use crate::records::{META_CONFIG, META_LEARNED, META_SECRETS};
 
 /// The configuration as shown to the user: no secret, only whether one is set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,22 +62,6 @@ fn describe(config: &Config) -> String {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// The LLM configuration with its secrets (to build a client). A wiki without one is offline
-    /// ([`Config::default`]).
-    pub async fn llm_config(&self) -> Result<Config> {
-        let mut config = match self.read::<Config>(Store::Meta, META_CONFIG).await? {
-            Some((c, _)) => c,
-            None => Config::default(),
-        };
-        if let Some((s, _)) = self.read::<Secrets>(Store::Meta, META_SECRETS).await? {
-            config.api_key = s.api_key.map(Secret::new);
-            config.embeddings.api_key = s.embeddings_api_key.map(Secret::new);
-            config.secret_headers =
-                crate::util::btree_map(s.headers.into_iter().map(|(k, v)| (k, Secret::new(v))));
-        }
-        Ok(config)
-    }
-
     /// Saves the LLM configuration as one [`OperationKind::Settings`] operation.
     ///
     /// Secrets merge with the stored ones: an absent `apiKey` (or embeddings `apiKey`) keeps the
@@ -175,35 +144,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(ConfigView::of(&self.llm_config().await?))
     }
 
-    /// What the client learned about endpoints (shared with clients built from it). A stored
-    /// record that does not parse counts as nothing learned (it is a cache; the next save
-    /// replaces it).
-    pub async fn llm_learned(&self) -> Result<Learned> {
-        let stored = match self.read::<LearnedModes>(Store::Meta, META_LEARNED).await {
-            Ok(r) => r.map(|(m, _)| m).unwrap_or_default(),
-            Err(Error::Corrupt { .. }) => LearnedModes::default(),
-            Err(e) => return Err(e),
-        };
-        Ok(Learned::from_modes(stored))
-    }
-
-    /// Stores what the client learned in this connection over what is stored now
-    /// ([`Learned::merged_into`]: entries another tab stored meanwhile are kept), when that
-    /// changes anything. This is a cache of endpoint behaviour, not wiki content: it is written
-    /// without an operation. A stored record that does not parse is replaced.
-    pub async fn save_llm_learned(&self, learned: &Learned) -> Result<()> {
-        let (current, expect) = match self.read::<LearnedModes>(Store::Meta, META_LEARNED).await {
-            Ok(Some((m, rev))) => (Some(m), Expect::Rev(rev)),
-            Ok(None) => (None, Expect::Absent),
-            Err(Error::Corrupt { .. }) => (None, Expect::Any),
-            Err(e) => return Err(e),
-        };
-        let modes = learned.merged_into(current.clone().unwrap_or_default());
-        if current.as_ref() == Some(&modes) {
-            return Ok(());
-        }
-        let mut b = Batch::new();
-        b.put(Store::Meta, META_LEARNED, to_json(&modes), expect);
-        self.storage.commit(b).await.map(|_| ())
+    /// Replaces schema.md (one [`OperationKind::Settings`] operation). It steers the next compile.
+    pub async fn set_schema(&self, text: &str) -> Result<Operation> {
+        let text = normalize_source_text(text);
+        let mut ob = self
+            .begin(OperationKind::Settings, "schema.md edited".into())
+            .await?;
+        let rev = self
+            .storage
+            .get(Store::Documents, SCHEMA_MD)
+            .await?
+            .map(|r| r.rev);
+        ob.batch.put(
+            Store::Documents,
+            SCHEMA_MD,
+            text.into_bytes(),
+            Expect::from_read(rev),
+        );
+        self.finish(ob).await
     }
 }

@@ -1,0 +1,293 @@
+//! The stored records' names and rules: every store key and meta-record name the wiki writes,
+//! the key formats of revisions, operations and undo records, the JSON codec of the records, the
+//! one policy of which meta records a vault export carries and which an undo record journals
+//! ([`MetaRecord`]), with the stripping of secrets ([`secrets`]), and the undo-record computation
+//! ([`undo`]).
+//!
+//! Layer 3: it sits above the mechanisms (`storage`, `markdown`, `llm`'s configuration type) and
+//! below the [`crate::wiki`] kernel and every operation, so an operation names a record through
+//! this module and never through another operation.
+//!
+//! *Invariant:* a record name is spelled once, here; a meta record's export and journal rules are
+//! decided by [`MetaRecord::of`] alone, so an export never carries what a rollback must not bring
+//! back (the secrets, the op counter, derived records).
+
+pub mod secrets;
+pub mod undo;
+
+use serde::{Deserialize, Serialize};
+
+use crate::documents::{INDEX_MD, LOG_MD};
+use crate::error::Result;
+use crate::model::{OpId, Store};
+
+pub(crate) use secrets::portable_meta_value;
+pub use secrets::strip_secrets;
+
+// ---------------------------------------------------------------- meta store
+
+/// Meta record holding the last operation id (`{"last": n}`, [`OpsCounter`]).
+pub const META_OPS: &str = "ops";
+/// Meta record of the configuration (no secrets; exportable).
+pub const META_CONFIG: &str = "config";
+/// Meta record of the secrets (API keys, secret headers). Never exported.
+pub const META_SECRETS: &str = "secrets";
+/// Meta record of what the client learned (structured-output mode per endpoint).
+pub const META_LEARNED: &str = "llm-learned";
+/// Meta record holding the findings of the last LLM lint run.
+pub const META_LINT_LLM: &str = "lint-llm";
+/// Meta key prefix of the attachment records (`asset/<name>`).
+pub const ASSET_PREFIX: &str = "asset/";
+/// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
+pub const UNDO_PREFIX: &str = "undo/";
+/// Meta key prefix of the source flag records (`source-flag/<key>`).
+pub const SOURCE_FLAG_PREFIX: &str = "source-flag/";
+/// Meta key prefix of failure records (`compile-failure/<source key>`).
+pub const FAILURE_PREFIX: &str = "compile-failure/";
+/// Meta key prefix of held proposals (a page update that would drop a human edit).
+pub const PROPOSAL_PREFIX: &str = "proposal/";
+
+/// Meta key prefix of the page table's rows.
+pub const ROW_PREFIX: &str = "row/";
+/// Meta key prefix of the lists of claim ids stated on a page.
+pub const PAGE_CLAIMS_PREFIX: &str = "page-claims/";
+/// Meta key prefix of the lists of claim ids of a source.
+pub const SOURCE_CLAIMS_PREFIX: &str = "source-claims/";
+/// Meta key prefix of the lists of contradiction record ids naming a page.
+pub const PAGE_RECORDS_PREFIX: &str = "page-records/";
+/// Meta key of the page table's stamp: `{"op": n}`, the operation the table is current after.
+pub const STAMP_KEY: &str = "page-table";
+
+/// Whether a meta record is part of the page table (derived: never exported, journaled or
+/// imported).
+pub fn is_derived(meta_key: &str) -> bool {
+    meta_key == STAMP_KEY
+        || meta_key.starts_with(ROW_PREFIX)
+        || meta_key.starts_with(PAGE_CLAIMS_PREFIX)
+        || meta_key.starts_with(SOURCE_CLAIMS_PREFIX)
+        || meta_key.starts_with(PAGE_RECORDS_PREFIX)
+}
+
+/// The secrets record ([`META_SECRETS`]): API keys and secret header values, never exported
+/// or journaled.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Secrets {
+    /// The API key.
+    #[serde(default)]
+    pub(crate) api_key: Option<String>,
+    /// The embeddings endpoint's API key.
+    #[serde(default)]
+    pub(crate) embeddings_api_key: Option<String>,
+    /// Secret headers by name.
+    #[serde(default)]
+    pub(crate) headers: std::collections::BTreeMap<String, String>,
+}
+
+// ---------------------------------------------------------------- search store
+
+/// Key (in the `search` store) of the stamp: the last op id the stored index reflects, as
+/// decimal text.
+pub const SEARCH_OP_KEY: &str = "op";
+
+/// Key (in the `search` store) of the dimension the configured embedding model last returned,
+/// as JSON `{"model": string, "dim": number}`. A model can change its dimension under the same
+/// name (another variant behind one tag, a `dimensions` setting): this record lets
+/// `Wiki::embedding_status` report `reembedRequired` without calling the endpoint. Written
+/// whenever an embedding call returns another dimension than the recorded one; not part of the
+/// index's records (they ignore it).
+pub const OBSERVED_DIM_KEY: &str = "observed-dim";
+
+/// Search store key of the pages the last `embed_pages` skipped.
+pub const SKIPPED_KEY: &str = "embed-skipped";
+
+// ---------------------------------------------------------------- keys
+
+/// Key of revision `number` of `page` in the revisions store.
+pub fn revision_key(page: &str, number: u64) -> String {
+    format!("{page}\u{0}{number:010}")
+}
+
+/// Key of operation `id` in the operations store.
+pub fn operation_key(id: OpId) -> String {
+    format!("{id:012}")
+}
+
+/// Key (in the meta store) of operation `op`'s undo record.
+pub fn undo_key(op: OpId) -> String {
+    format!("{UNDO_PREFIX}{op:012}")
+}
+
+/// The op counter record ([`META_OPS`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct OpsCounter {
+    /// The last operation id (0 before the first).
+    pub(crate) last: OpId,
+}
+
+// ---------------------------------------------------------------- codec
+
+/// A model value as the JSON bytes a record stores.
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).expect("model types always serialise")
+}
+
+/// A record's JSON bytes as a model value. Errors: [`crate::Error::Corrupt`] naming the store
+/// and key when they do not parse as `T`.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    store: Store,
+    key: &str,
+    data: &[u8],
+) -> Result<T> {
+    serde_json::from_slice(data).map_err(|e| crate::Error::Corrupt {
+        store,
+        key: key.to_string(),
+        message: e.to_string(),
+    })
+}
+
+// ---------------------------------------------------------------- the export and journal policy
+
+/// What a meta record is, for the one policy of what leaves the device in a vault export
+/// ([`MetaRecord::exported`]) and what an undo record keeps ([`MetaRecord::journaled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaRecord {
+    /// The op counter ([`META_OPS`]): the vault manifest carries the last id; a rollback never
+    /// moves it back.
+    OpCounter,
+    /// The secrets ([`META_SECRETS`]): they never leave the browser and a rollback never brings
+    /// an API key back.
+    Secrets,
+    /// What the client learned about the endpoint ([`META_LEARNED`]: structured-output mode,
+    /// reply lengths): a cache of endpoint behaviour that a rollback keeps, so an export must not
+    /// carry it either.
+    Learned,
+    /// An undo record ([`UNDO_PREFIX`]): exported in its own file, never journaled.
+    Undo,
+    /// A page-table record ([`is_derived`]): rebuilt, never exported or journaled.
+    Derived,
+    /// An attachment record ([`ASSET_PREFIX`]): exported in its own file, journaled.
+    Asset,
+    /// The LLM lint cache ([`META_LINT_LLM`]): journaled, not exported.
+    LintCache,
+    /// The configuration ([`META_CONFIG`]): exported in its own file (through
+    /// [`portable_meta_value`]), journaled without secrets.
+    Config,
+    /// Any other record (flags, failures, proposals…): exported in `meta.json`, journaled.
+    Other,
+}
+
+impl MetaRecord {
+    /// The kind of the meta record `key`.
+    pub fn of(key: &str) -> MetaRecord {
+        match key {
+            META_OPS => MetaRecord::OpCounter,
+            META_SECRETS => MetaRecord::Secrets,
+            META_LEARNED => MetaRecord::Learned,
+            META_LINT_LLM => MetaRecord::LintCache,
+            META_CONFIG => MetaRecord::Config,
+            _ if key.starts_with(UNDO_PREFIX) => MetaRecord::Undo,
+            _ if key.starts_with(ASSET_PREFIX) => MetaRecord::Asset,
+            _ if is_derived(key) => MetaRecord::Derived,
+            _ => MetaRecord::Other,
+        }
+    }
+
+    /// Whether a vault export carries the record at all (in `meta.json`, or — the
+    /// configuration, attachments and undo records — in their own file).
+    pub fn exported(self) -> bool {
+        !matches!(
+            self,
+            MetaRecord::OpCounter
+                | MetaRecord::Secrets
+                | MetaRecord::Learned
+                | MetaRecord::Derived
+                | MetaRecord::LintCache
+        )
+    }
+
+    /// Whether the record travels in a vault's `meta.json` (and is read back from it): the
+    /// exported records that have no file of their own.
+    pub fn in_meta_json(self) -> bool {
+        self.exported()
+            && !matches!(
+                self,
+                MetaRecord::Asset | MetaRecord::Undo | MetaRecord::Config
+            )
+    }
+
+    /// Whether an operation's write of the record goes into its undo record.
+    pub fn journaled(self) -> bool {
+        !matches!(
+            self,
+            MetaRecord::OpCounter
+                | MetaRecord::Secrets
+                | MetaRecord::Learned
+                | MetaRecord::Undo
+                | MetaRecord::Derived
+        )
+    }
+}
+
+/// Whether operation `own`'s (its [`operation_key`]) batch write to `store`/`key` goes into its
+/// undo record: not the append-only records (revisions, the operation's own record, log.md), the
+/// derived ones (index.md, the search store) nor the meta records [`MetaRecord::journaled`]
+/// leaves out.
+pub fn journaled(store: Store, key: &str, own: &str) -> bool {
+    match store {
+        Store::Revisions | Store::Search => false,
+        Store::Operations => key != own,
+        Store::Documents => key != INDEX_MD && key != LOG_MD,
+        Store::Meta => MetaRecord::of(key).journaled(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_undo_record_leaves_out() {
+        let own = operation_key(7);
+        assert!(!journaled(Store::Revisions, "p\u{0}0000000001", &own));
+        assert!(!journaled(Store::Search, "op", &own));
+        assert!(!journaled(Store::Operations, &own, &own));
+        assert!(journaled(Store::Operations, &operation_key(3), &own));
+        assert!(!journaled(Store::Documents, LOG_MD, &own));
+        assert!(!journaled(Store::Documents, INDEX_MD, &own));
+        assert!(journaled(
+            Store::Documents,
+            crate::documents::SCHEMA_MD,
+            &own
+        ));
+        assert!(!journaled(Store::Meta, "secrets", &own));
+        assert!(!journaled(Store::Meta, META_OPS, &own));
+        assert!(!journaled(Store::Meta, &undo_key(3), &own));
+        assert!(journaled(Store::Meta, "config", &own));
+        assert!(journaled(Store::Pages, "Rust", &own));
+    }
+
+    #[test]
+    fn what_a_vault_export_carries() {
+        // The two lists vault.rs and history.rs kept by hand before this policy.
+        for key in [
+            META_OPS,
+            META_SECRETS,
+            META_LEARNED,
+            META_LINT_LLM,
+            STAMP_KEY,
+            "row/Rust",
+        ] {
+            assert!(!MetaRecord::of(key).in_meta_json(), "{key}");
+        }
+        for key in ["asset/a.png", "undo/000000000001", META_CONFIG] {
+            assert!(MetaRecord::of(key).exported(), "{key}");
+            assert!(!MetaRecord::of(key).in_meta_json(), "{key}");
+        }
+        assert!(MetaRecord::of("source-flag/a").in_meta_json());
+        assert!(MetaRecord::of("compile-failure/a").in_meta_json());
+        assert!(MetaRecord::of(META_LINT_LLM).journaled());
+        assert!(MetaRecord::of("asset/a.png").journaled());
+    }
+}

@@ -1,0 +1,762 @@
+//! Import: a vault of ours restored exactly into an empty wiki (with the edits made in
+//! Obsidian since the export as one `import` operation), or a plain Obsidian vault brought in
+//! as sources and attachments in one operation.
+//!
+//! *Invariant:* export → import → export gives the same bytes; an import never reads a file
+//! outside the zip's safe paths ([`super::zip::read_zip`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::export::vault_json_error;
+use super::files::{is_app_document, mime_for, note_title, page_from_file, plan_asset, put_asset};
+use super::zip::read_zip;
+use super::{
+    Asset, ImportOptions, ImportReport, TemplateNotes, VaultKind, VaultManifest, VAULT_FORMAT,
+    VAULT_VERSION,
+};
+use crate::clock::Clock;
+use crate::documents::{self, INDEX_MD, LOG_MD};
+use crate::error::{Error, Result};
+use crate::markdown::keys::{fold_key, page_key, unique_key};
+use crate::markdown::obsidian::{self, NoteShape};
+use crate::markdown::page::page_file;
+use crate::model::{
+    Artifact, Author, Operation, OperationKind, Page, PageKind, Revision, Source, SourceStatus,
+    TokenUsage,
+};
+use crate::records::{
+    operation_key, revision_key, to_json, undo_key, MetaRecord, META_CONFIG, META_OPS,
+};
+use crate::storage::{Batch, Expect, Storage, Store};
+use crate::text::{normalize_source_text, sha256_hex};
+use crate::wiki::Wiki;
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    async fn import_ours(&self, files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
+        let manifest = read_manifest(&files)?;
+        // One record of each store is enough to tell.
+        let mut nonempty = false;
+        for store in [Store::Pages, Store::Sources, Store::Operations] {
+            nonempty |= !self.storage.scan_page(store, "", None, 1).await?.is_empty();
+        }
+        if nonempty {
+            return Err(Error::InvalidInput(
+                "a vault exported by llm-wiki restores a whole wiki: import it into a new, empty wiki".into(),
+            ));
+        }
+        let vault = read_our_vault(&files, manifest)?;
+        let mut batch = Batch::new();
+        let mut report = ImportReport {
+            kind: Some(VaultKind::LlmWiki),
+            ..Default::default()
+        };
+        put_our_records(&mut batch, &files, &vault, &mut report)?;
+        let last_op = vault
+            .manifest
+            .last_op
+            .max(vault.operations.iter().map(|o| o.id).max().unwrap_or(0));
+        let PageChanges {
+            mut final_pages,
+            edits,
+            deleted,
+        } = our_page_changes(&files, &vault, &mut report);
+        report.pages = (final_pages.len() + edits.len()) as u64;
+        let mut counter = last_op;
+        let mut log = files
+            .get(LOG_MD)
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        let mut index = None;
+        if !edits.is_empty() || !deleted.is_empty() {
+            let now = self.clock.now_ms();
+            counter += 1;
+            let op = put_vault_edits(
+                &mut batch,
+                VaultEdits {
+                    id: counter,
+                    now,
+                    edits,
+                    deleted,
+                },
+                &mut final_pages,
+                &mut report,
+            );
+            crate::util::sort_by(&mut final_pages, &|a, b| a.key.cmp(&b.key));
+            let mut text = log.take().unwrap_or_else(documents::empty_log);
+            text.push_str(&documents::log_entry(&op));
+            log = Some(text);
+            index = Some(documents::render_index(&final_pages));
+            batch.put(
+                Store::Operations,
+                operation_key(op.id),
+                to_json(&op),
+                Expect::Absent,
+            );
+            report.op = Some(op.id);
+        }
+        for p in &final_pages {
+            batch.put(Store::Pages, p.key.clone(), to_json(p), Expect::Absent);
+        }
+        if let Some(log) = log {
+            batch.put(Store::Documents, LOG_MD, log.into_bytes(), Expect::Any);
+        }
+        if let Some(index) = index {
+            batch.put(Store::Documents, INDEX_MD, index.into_bytes(), Expect::Any);
+        }
+        let ops_rev = self
+            .storage
+            .get(Store::Meta, META_OPS)
+            .await?
+            .map(|r| r.rev);
+        batch.put(
+            Store::Meta,
+            META_OPS,
+            to_json(&serde_json::json!({ "last": counter })),
+            Expect::from_read(ops_rev),
+        );
+        self.storage.commit(batch).await?;
+        Ok(report)
+    }
+
+    /// Imports a zip. A vault exported by llm-wiki (it has `.llm-wiki/vault.json`) is restored
+    /// exactly — pages, revisions, operations, sources with their texts and originals, claims,
+    /// ledger, attachments, documents — and must go into an empty wiki; pages changed in the vault
+    /// since (edited, added or deleted in Obsidian) become one `import` operation of human
+    /// revisions. Any other zip is read as an Obsidian vault: each `.md` note becomes a source
+    /// (key = its path in the vault, title = frontmatter `title` or the file name; same path and
+    /// text as an existing source: unchanged), every other file an attachment; hidden folders
+    /// (`.obsidian/`, `.trash/`) are skipped. A folder that wraps the whole vault is ignored.
+    /// Notes that are not prose ([`crate::markdown::obsidian`]): an Excalidraw drawing becomes a
+    /// source of its text elements only (the whole note is kept as the source's original), or is
+    /// skipped when it has none; a template is skipped unless `options.templates` says
+    /// otherwise. `ImportReport::skipped` lists every file left out and why.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a damaged or oversized zip, a vault of ours into a
+    /// non-empty wiki, a newer vault version, or files that do not match their hashes;
+    /// [`Error::Corrupt`] for unreadable records. Nothing is written on error.
+    pub async fn import_vault(&self, bytes: &[u8]) -> Result<ImportReport> {
+        self.import_vault_with(bytes, &ImportOptions::default())
+            .await
+    }
+
+    /// [`Wiki::import_vault`] with options (they apply to a plain Obsidian vault).
+    pub async fn import_vault_with(
+        &self,
+        bytes: &[u8],
+        options: &ImportOptions,
+    ) -> Result<ImportReport> {
+        let files = read_zip(bytes)?;
+        if files.contains_key(".llm-wiki/vault.json") {
+            self.import_ours(files).await
+        } else {
+            self.import_obsidian(files, options).await
+        }
+    }
+
+    async fn import_obsidian(
+        &self,
+        files: BTreeMap<String, Vec<u8>>,
+        options: &ImportOptions,
+    ) -> Result<ImportReport> {
+        let mut report = ImportReport {
+            kind: Some(VaultKind::Obsidian),
+            ..Default::default()
+        };
+        let mut ob = self.begin(OperationKind::Import, String::new()).await?;
+        let op = ob.op.id;
+        let now = ob.op.time;
+        let mut assets = self.assets().await?;
+        let mut written_assets = 0;
+        let mut moves: Vec<(String, String)> = Vec::new();
+        // Our layout without `.llm-wiki/` (a vault of ours zipped by hand).
+        let ours = files.keys().any(|p| {
+            p.strip_prefix("wiki/")
+                .and_then(|r| r.split_once('/'))
+                .is_some_and(|(kind, _)| PageKind::parse(kind).is_some())
+        });
+        for (path, data) in &files {
+            if path
+                .split('/')
+                .any(|c| c.starts_with('.') || c == "__MACOSX")
+            {
+                report.skipped.push(format!("{path}: hidden"));
+                continue;
+            }
+            let lower = path.to_ascii_lowercase();
+            if lower.ends_with(".md") || lower.ends_with(".markdown") {
+                let Some((title, text, original)) =
+                    note_source(path, data, ours, options, &mut ob.batch, &mut report)
+                else {
+                    continue;
+                };
+                let version = sha256_hex(text.as_bytes());
+                let found = self.find_source(path).await?;
+                // A source stored earlier under the NFD form of this path moves to the path.
+                let moved_from = found
+                    .as_ref()
+                    .map(|(_, _, k)| k.clone())
+                    .filter(|k| k != path);
+                let existing = found.map(|(s, rev, _)| (s, rev));
+                if let (Some(old), Some((s, rev))) = (&moved_from, &existing) {
+                    ob.batch
+                        .delete(Store::Sources, old.clone(), Expect::Rev(*rev));
+                    moves.push((old.clone(), path.clone()));
+                    ob.op.sources.push(old.clone());
+                    if !s.version.is_empty() && s.version == version {
+                        let moved = Source {
+                            key: path.clone(),
+                            ..s.clone()
+                        };
+                        ob.batch.put(
+                            Store::Sources,
+                            path.clone(),
+                            to_json(&moved),
+                            Expect::Absent,
+                        );
+                        ob.op.sources.push(path.clone());
+                        report.sources_unchanged.push(path.clone());
+                        continue;
+                    }
+                }
+                if let Some((s, _)) = &existing {
+                    if !s.version.is_empty() && s.version == version {
+                        report.sources_unchanged.push(path.clone());
+                        continue;
+                    }
+                }
+                ob.batch.put(
+                    Store::Raw,
+                    format!("text/{version}"),
+                    text.clone().into_bytes(),
+                    Expect::Any,
+                );
+                let (previous_versions, rev) = match &existing {
+                    Some((s, rev)) => {
+                        let mut pv = s.previous_versions.clone();
+                        if !s.version.is_empty() {
+                            pv.push(s.version.clone());
+                        }
+                        report.sources_corrected.push(path.clone());
+                        (pv, Some(*rev))
+                    }
+                    None => {
+                        report.sources_added.push(path.clone());
+                        (vec![], None)
+                    }
+                };
+                let source = Source {
+                    key: path.clone(),
+                    version,
+                    title,
+                    url: None,
+                    mime: "text/markdown".into(),
+                    captured_at: None,
+                    added_at: now,
+                    op,
+                    text_bytes: text.len() as u64,
+                    original,
+                    previous_versions,
+                    status: SourceStatus::Pending,
+                    summary_page: None,
+                    parts: vec![],
+                };
+                let expect = if moved_from.is_some() {
+                    Expect::Absent
+                } else {
+                    Expect::from_read(rev)
+                };
+                ob.batch
+                    .put(Store::Sources, path.clone(), to_json(&source), expect);
+                ob.op.sources.push(path.clone());
+            } else {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let (asset, new) = plan_asset(&assets, name, &mime_for(name), data, op);
+                if new {
+                    put_asset(&mut ob.batch, &asset, data);
+                    assets.push(asset.clone());
+                    written_assets += 1;
+                }
+                report.assets.push(asset.name);
+            }
+        }
+        if ob.op.sources.is_empty() && written_assets == 0 {
+            return Ok(report);
+        }
+        self.rekey_source_references(&mut ob, &moves).await?;
+        ob.op.summary = format!(
+            "vault import: {} notes added, {} corrected, {} unchanged; {} attachments",
+            report.sources_added.len(),
+            report.sources_corrected.len(),
+            report.sources_unchanged.len(),
+            report.assets.len()
+        );
+        let op = self.finish(ob).await?;
+        report.op = Some(op.id);
+        Ok(report)
+    }
+}
+
+/// The `.llm-wiki/` files of a vault of ours, each read into its type.
+struct OurVault {
+    manifest: VaultManifest,
+    records: Vec<Page>,
+    sources: Vec<Source>,
+    revisions: Vec<Revision>,
+    operations: Vec<Operation>,
+    assets: Vec<Asset>,
+    claims: BTreeMap<String, Value>,
+    ledger: BTreeMap<String, Value>,
+    meta: BTreeMap<String, Value>,
+    undo: Vec<crate::records::undo::UndoRecord>,
+    config: Value,
+}
+
+/// An error in a vault's contents.
+fn bad(m: String) -> Error {
+    Error::InvalidInput(format!("vault: {m}"))
+}
+
+// Each file straight into its type (the deserializers the storage reader has, no `Value`
+// in between). A missing file or `null` gives the default.
+fn typed<T: serde::de::DeserializeOwned + Default>(
+    files: &BTreeMap<String, Vec<u8>>,
+    name: &str,
+) -> Result<T> {
+    let path = format!(".llm-wiki/{name}");
+    let Some(b) = files.get(&path) else {
+        return Ok(T::default());
+    };
+    serde_json::from_slice::<Option<T>>(b)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| vault_json_error(&path, name, &e))
+}
+
+/// Reads the manifest of a vault of ours. Errors: [`Error::InvalidInput`] for a format or
+/// version this build does not read, or a manifest that does not parse.
+fn read_manifest(files: &BTreeMap<String, Vec<u8>>) -> Result<VaultManifest> {
+    let manifest: VaultManifest = serde_json::from_slice(
+        files
+            .get(".llm-wiki/vault.json")
+            .map_or(&b"null"[..], Vec::as_slice),
+    )
+    .map_err(|e| vault_json_error(".llm-wiki/vault.json", ".llm-wiki/vault.json", &e))?;
+    if manifest.format != VAULT_FORMAT || manifest.version > VAULT_VERSION {
+        return Err(bad(format!(
+            "format {:?} version {} is not one this build reads ({VAULT_FORMAT} ≤ {VAULT_VERSION}); update the app",
+            manifest.format, manifest.version
+        )));
+    }
+    Ok(manifest)
+}
+
+/// Reads the record files of a vault of ours. Errors: [`Error::InvalidInput`] for a file that
+/// does not parse.
+fn read_our_vault(files: &BTreeMap<String, Vec<u8>>, manifest: VaultManifest) -> Result<OurVault> {
+    let parse = |path: &str| -> Result<Value> {
+        match files.get(path) {
+            Some(b) => serde_json::from_slice(b).map_err(|e| bad(format!("{path}: {e}"))),
+            None => Ok(Value::Null),
+        }
+    };
+    let records: Vec<Page> = typed(files, "pages.json")?;
+    let sources: Vec<Source> = typed(files, "sources.json")?;
+    let revisions: Vec<Revision> = typed(files, "revisions.json")?;
+    let operations: Vec<Operation> = typed(files, "operations.json")?;
+    let assets: Vec<Asset> = typed(files, "assets.json")?;
+    let claims: BTreeMap<String, Value> = typed(files, "claims.json")?;
+    let ledger: BTreeMap<String, Value> = typed(files, "ledger.json")?;
+    let meta: BTreeMap<String, Value> = typed(files, "meta.json")?;
+    let undo: Vec<crate::records::undo::UndoRecord> = typed(files, "undo.json")?;
+    let config = parse(".llm-wiki/config.json")?;
+
+    Ok(OurVault {
+        manifest,
+        records,
+        sources,
+        revisions,
+        operations,
+        assets,
+        claims,
+        ledger,
+        meta,
+        undo,
+        config,
+    })
+}
+
+/// Adds every record of a vault of ours but the pages to `batch`: documents, raw texts and
+/// originals (checked against their hashes), sources, attachments, revisions, operations,
+/// claims, the ledger, meta records, undo records and the configuration.
+fn put_our_records(
+    batch: &mut Batch,
+    files: &BTreeMap<String, Vec<u8>>,
+    vault: &OurVault,
+    report: &mut ImportReport,
+) -> Result<()> {
+    let OurVault {
+        manifest,
+        sources,
+        revisions,
+        operations,
+        assets,
+        claims,
+        ledger,
+        meta,
+        undo,
+        config,
+        ..
+    } = vault;
+    // Documents.
+    for name in &manifest.documents {
+        let data = files
+            .get(name)
+            .ok_or_else(|| bad(format!("{name} is listed but missing")))?;
+        batch.put(Store::Documents, name.clone(), data.clone(), Expect::Any);
+    }
+    // Raw texts and originals, checked against their hashes.
+    for (path, data) in files {
+        if let Some(version) = path
+            .strip_prefix("raw/text/")
+            .and_then(|n| n.strip_suffix(".md"))
+        {
+            if sha256_hex(data) != version {
+                return Err(bad(format!("{path} does not match its SHA-256")));
+            }
+            batch.put(
+                Store::Raw,
+                format!("text/{version}"),
+                data.clone(),
+                Expect::Any,
+            );
+        } else if let Some(name) = path.strip_prefix("raw/original/") {
+            let sha = name.split('.').next().unwrap_or("");
+            if sha256_hex(data) != sha {
+                return Err(bad(format!("{path} does not match its SHA-256")));
+            }
+            batch.put(
+                Store::Raw,
+                format!("original/{sha}"),
+                data.clone(),
+                Expect::Any,
+            );
+        }
+    }
+    for s in sources {
+        for v in std::iter::once(&s.version).chain(&s.previous_versions) {
+            if !v.is_empty() && !files.contains_key(&format!("raw/text/{v}.md")) {
+                return Err(bad(format!(
+                    "the text of source {:?} (raw/text/{v}.md) is missing",
+                    s.key
+                )));
+            }
+        }
+        batch.put(Store::Sources, s.key.clone(), to_json(s), Expect::Any);
+        report.sources_added.push(s.key.clone());
+    }
+    for a in assets {
+        let data = files
+            .get(&a.path())
+            .ok_or_else(|| bad(format!("{} is missing", a.path())))?;
+        if sha256_hex(data) != a.sha256 {
+            return Err(bad(format!("{} does not match its SHA-256", a.path())));
+        }
+        put_asset(batch, a, data);
+        report.assets.push(a.name.clone());
+    }
+    for r in revisions {
+        batch.put(
+            Store::Revisions,
+            revision_key(&r.page, r.number),
+            to_json(r),
+            Expect::Any,
+        );
+    }
+    for o in operations {
+        batch.put(
+            Store::Operations,
+            operation_key(o.id),
+            to_json(o),
+            Expect::Any,
+        );
+    }
+    for (store, map) in [
+        (Store::Claims, claims),
+        (Store::Ledger, ledger),
+        (Store::Meta, meta),
+    ] {
+        for (k, v) in map {
+            // meta.json holds only what an export writes there; anything else in it (a
+            // hand-made or older vault) would overwrite records this import writes itself
+            // or caches it must not bring in.
+            if store == Store::Meta && !MetaRecord::of(k).in_meta_json() {
+                continue;
+            }
+            batch.put(store, k.clone(), to_json(v), Expect::Any);
+        }
+    }
+    for u in undo {
+        batch.put(Store::Meta, undo_key(u.op), to_json(u), Expect::Any);
+    }
+    if !config.is_null() {
+        batch.put(Store::Meta, META_CONFIG, to_json(&config), Expect::Any);
+    }
+    Ok(())
+}
+
+/// What the page files of a vault of ours say against its recorded pages.
+struct PageChanges {
+    /// Pages whose file matches the recorded state (restored as they were).
+    final_pages: Vec<Page>,
+    /// Pages edited (with their recorded state) or added (`None`) in the vault.
+    edits: Vec<(Page, Option<Page>)>,
+    /// Recorded pages whose file is gone.
+    deleted: Vec<Page>,
+}
+
+/// Compares the `wiki/<kind>/<key>.md` files with the recorded pages: differences from the
+/// recorded state are edits made in the vault. Files that are not page files are skipped (and
+/// reported).
+fn our_page_changes(
+    files: &BTreeMap<String, Vec<u8>>,
+    vault: &OurVault,
+    report: &mut ImportReport,
+) -> PageChanges {
+    let (records, revisions) = (&vault.records, &vault.revisions);
+    // Pages: the record, with the body of its .md file; differences from the recorded state
+    // are edits made in the vault.
+    let mut md: BTreeMap<String, (PageKind, &str)> = BTreeMap::new();
+    for (path, data) in files {
+        let Some(rest) = path.strip_prefix("wiki/") else {
+            continue;
+        };
+        let parsed = rest
+            .split_once('/')
+            .and_then(|(kind, file)| Some((PageKind::parse(kind)?, file.strip_suffix(".md")?)))
+            .filter(|(_, key)| !key.contains('/'));
+        let text = std::str::from_utf8(data).ok();
+        match (parsed, text) {
+            (Some((kind, key)), Some(text)) => {
+                md.insert(key.to_string(), (kind, text));
+            }
+            _ => report
+                .skipped
+                .push(format!("{path}: not wiki/<kind>/<key>.md text")),
+        }
+    }
+    let latest: HashMap<&str, &Revision> = revisions.iter().fold(HashMap::new(), |mut m, r| {
+        let e = m.entry(r.page.as_str()).or_insert(r);
+        if r.number > e.number {
+            *e = r;
+        }
+        m
+    });
+    let mut max_rev: HashMap<&str, u64> = HashMap::new();
+    for r in revisions {
+        let m = max_rev.entry(r.page.as_str()).or_insert(0);
+        *m = (*m).max(r.number);
+    }
+    let mut final_pages = Vec::new();
+    let mut edits: Vec<(Page, Option<Page>)> = Vec::new(); // (new state, recorded state)
+    let mut deleted: Vec<Page> = Vec::new();
+    for rec in records {
+        let recorded_body = latest
+            .get(rec.key.as_str())
+            .and_then(|r| r.page_state.as_ref())
+            .map(|s| s.body.clone());
+        let Some((kind, text)) = md.remove(&rec.key) else {
+            let mut r = rec.clone();
+            r.body = recorded_body.unwrap_or_default();
+            deleted.push(r);
+            continue;
+        };
+        let mut restored = rec.clone();
+        restored.body = recorded_body.unwrap_or_else(|| page_from_file(rec, kind, text).body);
+        if kind == rec.kind && page_file(&restored) == text {
+            final_pages.push(restored);
+        } else {
+            edits.push((page_from_file(&restored, kind, text), Some(restored)));
+        }
+    }
+    let mut taken: BTreeSet<String> =
+        crate::util::btree_set(records.iter().map(|p| fold_key(&p.key)));
+    for (key, (kind, text)) in md {
+        let k = if taken.contains(&fold_key(&key)) || page_key(&key) != key {
+            unique_key(&key, |f| taken.contains(f))
+        } else {
+            key.clone()
+        };
+        taken.insert(fold_key(&k));
+        let blank = Page {
+            key: k.clone(),
+            title: key.clone(),
+            kind,
+            summary: String::new(),
+            aliases: vec![],
+            tags: vec![],
+            sources: vec![],
+            created: 0,
+            updated: 0,
+            body: String::new(),
+            revision: max_rev.get(k.as_str()).copied().unwrap_or(0),
+            extra_frontmatter: String::new(),
+            more_facts: vec![],
+        };
+        edits.push((page_from_file(&blank, kind, text), None));
+    }
+    PageChanges {
+        final_pages,
+        edits,
+        deleted,
+    }
+}
+
+/// The `import` operation of the pages changed in a vault: its id and time, and the pages.
+struct VaultEdits {
+    id: u64,
+    now: i64,
+    edits: Vec<(Page, Option<Page>)>,
+    deleted: Vec<Page>,
+}
+
+/// Adds the human revision of each page edited, added or deleted in the vault to `batch`, and
+/// returns their `import` operation; the edited and added pages join `final_pages`.
+fn put_vault_edits(
+    batch: &mut Batch,
+    e: VaultEdits,
+    final_pages: &mut Vec<Page>,
+    report: &mut ImportReport,
+) -> Operation {
+    let VaultEdits {
+        id,
+        now,
+        edits,
+        deleted,
+    } = e;
+    let mut op = Operation {
+        id,
+        kind: OperationKind::Import,
+        time: now,
+        summary: format!(
+            "vault import: {} pages changed in the vault",
+            edits.len() + deleted.len()
+        ),
+        pages: vec![],
+        sources: vec![],
+        usage: TokenUsage::default(),
+        rolled_back_by: None,
+    };
+    for (mut page, recorded) in edits {
+        if recorded.is_none() {
+            page.created = now;
+        }
+        page.revision += 1;
+        page.updated = now;
+        op.pages.push(page.key.clone());
+        report.edited_pages.push(page.key.clone());
+        batch.put(
+            Store::Revisions,
+            revision_key(&page.key, page.revision),
+            to_json(&Revision {
+                page: page.key.clone(),
+                number: page.revision,
+                author: Author::Human,
+                op: op.id,
+                time: now,
+                page_state: Some(page.clone()),
+            }),
+            Expect::Any,
+        );
+        final_pages.push(page);
+    }
+    for gone in deleted {
+        op.pages.push(gone.key.clone());
+        report.edited_pages.push(gone.key.clone());
+        batch.put(
+            Store::Revisions,
+            revision_key(&gone.key, gone.revision + 1),
+            to_json(&Revision {
+                page: gone.key.clone(),
+                number: gone.revision + 1,
+                author: Author::Human,
+                op: op.id,
+                time: now,
+                page_state: None,
+            }),
+            Expect::Any,
+        );
+    }
+    op
+}
+
+/// A note of a plain Obsidian vault as a source: its title, its text, and the original kept
+/// when the text is only part of the note (a drawing's text elements, whose whole note is added
+/// to `batch`); `None` when the note is skipped, with the reason in `report`.
+fn note_source(
+    path: &str,
+    data: &[u8],
+    ours: bool,
+    options: &ImportOptions,
+    batch: &mut Batch,
+    report: &mut ImportReport,
+) -> Option<(String, String, Option<Artifact>)> {
+    let Ok(raw) = std::str::from_utf8(data) else {
+        report.skipped.push(format!("{path}: not UTF-8 text"));
+        return None;
+    };
+    if is_app_document(path, raw, ours) {
+        report.skipped.push(format!(
+            "{path}: written by llm-wiki (its index, log or schema), not a note"
+        ));
+        return None;
+    }
+    let text = normalize_source_text(raw);
+    if text.trim().is_empty() {
+        report.skipped.push(format!("{path}: empty"));
+        return None;
+    }
+    let mut title = note_title(path, &text);
+    if obsidian::is_drawing(path, &text) {
+        // `Drawing 2024.excalidraw.md` is the drawing "Drawing 2024".
+        if let Some(stem) = title.strip_suffix(".excalidraw") {
+            title = stem.to_string();
+        }
+    }
+    let mut original = None;
+    let text = match obsidian::classify(path, &title, &text) {
+        NoteShape::Prose => text,
+        NoteShape::Template { .. } if options.templates == TemplateNotes::Import => text,
+        NoteShape::Template { marker } => {
+            report
+                .skipped
+                .push(format!("{path}: a template (it holds {marker})"));
+            return None;
+        }
+        NoteShape::Drawing { text: None } => {
+            report
+                .skipped
+                .push(format!("{path}: an Excalidraw drawing with no text"));
+            return None;
+        }
+        NoteShape::Drawing {
+            text: Some(elements),
+        } => {
+            // The drawing stays whole as the source's original; only its text
+            // elements are the source's text.
+            let sha = sha256_hex(data);
+            batch.put(
+                Store::Raw,
+                format!("original/{sha}"),
+                data.to_vec(),
+                Expect::Any,
+            );
+            original = Some(Artifact {
+                mime: "text/markdown".into(),
+                sha256: sha,
+                bytes: data.len() as u64,
+            });
+            normalize_source_text(&elements)
+        }
+    };
+    Some((title, text, original))
+}

@@ -1,0 +1,395 @@
+//! The vault: page views with backlinks, attachments, rename and delete that keep every link
+//! working, and export/import as a zip (Decisions 10 and 15).
+//!
+//! Vault layout (every path inside the zip, sorted; every entry dated 1980-01-01 00:00, deflated at
+//! level 6, mode 0644, so the same wiki always exports to the same bytes):
+//!
+//! ```text
+//! index.md  log.md  schema.md           documents, byte for byte
+//! wiki/<kind>/<key>.md                  pages: one frontmatter block + body (markdown::page)
+//! raw/text/<version>.md                 source texts, content-addressed (SHA-256 of the text)
+//! raw/original/<sha256>.<ext>           original artifacts (clipped HTML, PDF…)
+//! raw/assets/<name>                     attachments (images, files)
+//! .llm-wiki/vault.json                  format marker, version, last operation id, documents
+//! .llm-wiki/pages.json                  page records without bodies (the bodies are the .md files)
+//! .llm-wiki/sources.json  revisions.json  operations.json  assets.json     model records
+//! .llm-wiki/claims.json  ledger.json  meta.json  config.json               records by key
+//! .llm-wiki/undo.json                   undo records of the operations (rollback; never a secret)
+//! ```
+//!
+//! `config.json` and `meta.json` never hold a secret: any field named like an API key, token,
+//! secret, password or authorization is removed, at any depth. The search store is not exported
+//! (it is derived from the pages and rebuilt).
+//!
+//! Importing a vault of ours ([`Wiki::import_vault`]) restores all of that exactly into an empty
+//! wiki; pages edited, added or deleted in Obsidian since the export become one `import` operation
+//! with human revisions. Importing a plain Obsidian vault brings each note in as a source (key =
+//! its vault path, `text/markdown`) and every other file as an attachment, in one operation.
+//!
+//! *Invariant:* export → import → export gives the same bytes.
+//!
+//! Attachments: bytes live in the raw store under `assets/<sha256>` (stored once however many
+//! names point at them); each name is a record `asset/<name>` in the meta store. Names are portable
+//! file names, unique case-insensitively.
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
+use crate::model::{OpId, OperationKind, Page, PageKind};
+use crate::records::ASSET_PREFIX;
+use crate::storage::{Storage, Store};
+use crate::wiki::Wiki;
+
+mod export;
+mod files;
+mod import;
+mod rename;
+mod zip;
+
+pub use files::{asset_name, mime_for};
+use files::{plan_asset, put_asset};
+
+/// Format marker in `.llm-wiki/vault.json`.
+pub const VAULT_FORMAT: &str = "llm-wiki-vault";
+/// The vault format version this build writes and the newest it reads.
+pub const VAULT_VERSION: u32 = 1;
+/// Largest single file accepted from a zip (256 MiB).
+pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
+/// Largest total of uncompressed bytes accepted from a zip (1 GiB).
+pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
+
+pub use crate::records::strip_secrets;
+
+/// An attachment: a file in `raw/assets/<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Asset {
+    /// File name: a portable name (see `markdown::keys`), unique case-insensitively.
+    pub name: String,
+    /// MIME type.
+    pub mime: String,
+    /// SHA-256 (hex) of the bytes.
+    pub sha256: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The operation that added it.
+    pub op: OpId,
+}
+
+impl Asset {
+    /// The path of the file in an exported vault.
+    pub fn path(&self) -> String {
+        format!("raw/assets/{}", self.name)
+    }
+}
+
+/// A page linking to another (JS: `backlinks` of `pageView`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageRef {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+}
+
+/// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
+/// links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
+/// through aliases; links to missing or ambiguous targets and to the page itself are left out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct WikiGraph {
+    /// Every page, sorted by key.
+    pub nodes: Vec<GraphNode>,
+    /// Every link between two distinct pages, sorted by `from`, then `to`.
+    pub edges: Vec<GraphEdge>,
+}
+
+/// A page in [`WikiGraph`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
+    /// Tags (e.g. `offline` for pages the offline compiler wrote).
+    pub tags: Vec<String>,
+    /// Keys of the sources the page draws on.
+    pub sources: Vec<String>,
+}
+
+/// A link in [`WikiGraph`]: page `from` links to page `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdge {
+    /// Key of the linking page.
+    pub from: String,
+    /// Key of the linked page.
+    pub to: String,
+}
+
+/// A page as the viewer shows it (JS: `pageView(key)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageView {
+    /// The page record.
+    pub page: Page,
+    /// The body rendered to safe HTML (see `markdown::render`).
+    pub html: String,
+    /// Pages linking here, sorted by key.
+    pub backlinks: Vec<PageRef>,
+    /// Attachments the HTML shows (`data-asset` = `sha256`): load each with `asset(sha256)`.
+    pub assets: Vec<Asset>,
+    /// Link targets that lead nowhere.
+    pub missing: Vec<String>,
+    /// Ambiguous link targets with their candidates.
+    pub ambiguous: Vec<Ambiguity>,
+    /// Malformed wikilinks, as written.
+    pub malformed: Vec<String>,
+}
+
+/// What [`Wiki::rename_page`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RenameReport {
+    /// The page after the rename (its key may have changed).
+    pub page: Page,
+    /// The key it had.
+    pub old_key: String,
+    /// Keys of the pages whose links were rewritten.
+    pub rewritten: Vec<String>,
+    /// The operation.
+    pub op: OpId,
+}
+
+/// What [`Wiki::delete_page`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteReport {
+    /// The deleted page's key.
+    pub key: String,
+    /// Keys of the pages whose links to it became plain text.
+    pub unlinked: Vec<String>,
+    /// The operation.
+    pub op: OpId,
+}
+
+/// What kind of vault [`Wiki::import_vault`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum VaultKind {
+    /// A vault exported by llm-wiki (has `.llm-wiki/vault.json`).
+    LlmWiki,
+    /// Any other folder of markdown notes (an Obsidian vault).
+    Obsidian,
+}
+
+/// What [`Wiki::import_vault`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    /// What was read.
+    pub kind: Option<VaultKind>,
+    /// Pages restored (vault of ours).
+    pub pages: u64,
+    /// Sources added (notes of a plain vault; or restored).
+    pub sources_added: Vec<String>,
+    /// Notes whose source already existed with other text.
+    pub sources_corrected: Vec<String>,
+    /// Notes already present with the same text.
+    pub sources_unchanged: Vec<String>,
+    /// Attachments stored.
+    pub assets: Vec<String>,
+    /// Pages edited, added or deleted in the vault since its export (vault of ours), recorded as
+    /// human revisions of one `import` operation.
+    pub edited_pages: Vec<String>,
+    /// Files not imported, each with the reason.
+    pub skipped: Vec<String>,
+    /// The `import` operation, when one was written.
+    pub op: Option<OpId>,
+}
+
+/// What a plain Obsidian vault's template notes become (`importVault(bytes, { templates })`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum TemplateNotes {
+    /// Left out, listed in `skipped` with the placeholder that marks them. The default.
+    #[default]
+    Skip,
+    /// Imported as sources like any note.
+    Import,
+}
+
+/// Options of a vault import; every field optional.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImportOptions {
+    /// What template notes (Templater `<% … %>`, core `{{date}}`/`{{title}}`) become.
+    pub templates: TemplateNotes,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VaultManifest {
+    format: String,
+    version: u32,
+    schema_version: u32,
+    last_op: OpId,
+    documents: Vec<String>,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    // ---------------------------------------------------------------- viewing
+
+    /// A page rendered to safe HTML with its backlinks, or `None`. The key matches exactly, else
+    /// case-insensitively.
+    pub async fn page_view(&self, key: &str) -> Result<Option<PageView>> {
+        let Some(page) = self.page(key).await? else {
+            return Ok(None);
+        };
+        // Links and backlinks from the page table: no other page's body is read.
+        let table = self.page_table().await?;
+        let assets = self.assets().await?;
+        let refs: Vec<AssetRef> = assets
+            .iter()
+            .map(|a| AssetRef {
+                name: a.name.clone(),
+                sha256: a.sha256.clone(),
+                mime: a.mime.clone(),
+            })
+            .collect();
+        let resolver = table
+            .resolver()
+            .clone()
+            .with_assets(refs.iter().map(|a| a.name.as_str()));
+        let out = render(
+            &page.body,
+            &RenderContext {
+                resolver: &resolver,
+                self_key: Some(&page.key),
+                assets: &refs,
+            },
+        );
+        let backlinks = table
+            .link_graph()
+            .backlinks_of(&page.key)
+            .iter()
+            .filter_map(|k| table.get(k))
+            .map(|r| PageRef {
+                key: r.key.clone(),
+                title: r.title.clone(),
+                kind: r.kind,
+            })
+            .collect();
+        let shown = out
+            .assets
+            .iter()
+            .filter_map(|sha| assets.iter().find(|a| &a.sha256 == sha).cloned())
+            .collect();
+        Ok(Some(PageView {
+            page,
+            html: out.html,
+            backlinks,
+            assets: shown,
+            missing: out.missing,
+            ambiguous: out.ambiguous,
+            malformed: out.malformed,
+        }))
+    }
+
+    /// Keys of the pages linking to `key`, sorted (links resolve case-insensitively and through
+    /// aliases; see `markdown::resolve`).
+    pub async fn backlinks(&self, key: &str) -> Result<Vec<String>> {
+        Ok(self.page_table().await?.link_graph().backlinks_of(key))
+    }
+
+    /// Every page and every link between pages (see [`WikiGraph`]), for a graph view; from the
+    /// page table (no body is read).
+    pub async fn graph(&self) -> Result<WikiGraph> {
+        let table = self.page_table().await?;
+        let pages = table.pages_without_bodies(); // ordered by key
+        let links = table.link_graph();
+        let edges = links
+            .outgoing
+            .iter()
+            .flat_map(|(from, tos)| {
+                tos.iter().map(move |to| GraphEdge {
+                    from: from.clone(),
+                    to: to.clone(),
+                })
+            })
+            .collect();
+        let nodes = pages
+            .into_iter()
+            .map(|p| GraphNode {
+                key: p.key,
+                title: p.title,
+                kind: p.kind,
+                tags: p.tags,
+                sources: p.sources,
+            })
+            .collect();
+        Ok(WikiGraph { nodes, edges })
+    }
+
+    // ---------------------------------------------------------------- attachments
+
+    /// Every attachment, ordered by name.
+    pub async fn assets(&self) -> Result<Vec<Asset>> {
+        self.read_all(Store::Meta, ASSET_PREFIX).await
+    }
+
+    /// The bytes of the attachment with this SHA-256, if stored.
+    pub async fn asset_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .storage
+            .get(Store::Raw, &format!("assets/{sha256}"))
+            .await?
+            .map(|r| r.data))
+    }
+
+    /// Stores an attachment (an image or file from a clip, a PDF, a vault) under `raw/assets/`
+    /// and returns its record. The name is made portable (`markdown::keys`) and kept when free;
+    /// the same name with the same bytes returns the existing record and writes nothing; the same
+    /// name with other bytes gets a suffix from the content hash (`diagram ~1a2b3c.png`). Bytes
+    /// are stored once per SHA-256 however many names point at them.
+    ///
+    /// Errors: [`Error::InvalidInput`] for empty bytes; storage errors (nothing written).
+    pub async fn add_attachment(&self, name: &str, mime: &str, bytes: &[u8]) -> Result<Asset> {
+        if bytes.is_empty() {
+            return Err(Error::InvalidInput(format!("attachment {name:?} is empty")));
+        }
+        let existing = self.assets().await?;
+        let mut ob = self.begin(OperationKind::AddSource, String::new()).await?;
+        let (asset, new) = plan_asset(&existing, name, mime, bytes, ob.op.id);
+        if !new {
+            return Ok(asset);
+        }
+        ob.op.summary = format!("attachment added: {}", asset.name);
+        put_asset(&mut ob.batch, &asset, bytes);
+        self.finish(ob).await?;
+        Ok(asset)
+    }
+}
+
+#[cfg(test)]
+mod tests;
