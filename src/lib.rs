@@ -30,6 +30,7 @@ pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
+pub mod views;
 pub mod wiki;
 pub mod wiki_search;
 

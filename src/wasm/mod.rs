@@ -7,6 +7,7 @@
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod interop;
+mod views;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
