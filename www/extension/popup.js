@@ -61,7 +61,8 @@ async function renderRecall() {
     c.pages.forEach((p, i) => { if (i) li.append(", "); li.append(pageLink(p)); });
     li.append(")");
     if (c.sides.length) {
-      const sides = document.createElement("span"); sides.className = "sides"; sides.textContent = c.sides.join(" · ");
+      const sides = document.createElement("span"); sides.className = "sides";
+      sides.textContent = c.sides.map((side) => `${side.title}: ${side.text}`).join(" · ");
       li.append(sides);
     }
     return li;
