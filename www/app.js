@@ -219,7 +219,7 @@ async function refresh() {
     case "log": await renderLog(); break;
     case "schema": $("#schema-md").value = await state.wiki.schema(); break;
     case "settings": await renderSettings(); break;
-    case "ask": renderSessions(); break;
+    case "ask": await renderSessions(); break;
     case "lint": break;
   }
   await renderStorage();
@@ -655,24 +655,9 @@ function saveSessions(list) {
   localStorage.setItem(sessionsKey(), JSON.stringify(list.slice(0, 50)));
 }
 
-/** Safe HTML for an answer: text escaped, `[[key|text]]` citations as page links, `- ` lists. */
-function answerHtml(markdown) {
-  const esc = (x) => x.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
-  const inline = (line) => esc(line).replace(/\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\\?\|([^\]]+))?\]\]/g, (_m, key, shown) =>
-    `<a class="wikilink" href="#/page/${encodeURIComponent(key.trim())}">${shown ? shown.trim() : key.trim()}</a>`);
-  const out = [];
-  let list = false;
-  for (const line of markdown.split("\n")) {
-    if (/^\s*[-*] /.test(line)) {
-      if (!list) { out.push("<ul>"); list = true; }
-      out.push(`<li>${inline(line.replace(/^\s*[-*] /, ""))}</li>`);
-      continue;
-    }
-    if (list) { out.push("</ul>"); list = false; }
-    if (line.trim()) out.push(`<p>${inline(line)}</p>`);
-  }
-  if (list) out.push("</ul>");
-  return out.join("");
+/** Safe HTML for markdown of an answer (or of the app's own text): the core's page renderer. */
+async function answerHtml(markdown) {
+  return (await state.wiki.renderMarkdown(markdown)).html;
 }
 
 function renderSessions() {
@@ -681,32 +666,35 @@ function renderSessions() {
     const li = document.createElement("li");
     const a = document.createElement("a");
     a.href = "#"; a.textContent = s.title;
-    a.addEventListener("click", (e) => { e.preventDefault(); state.session = s.id; renderConversation(); });
+    a.addEventListener("click", (e) => { e.preventDefault(); state.session = s.id; renderConversation().catch(showError); });
     if (s.id === state.session) li.className = "active";
     li.append(a);
     return li;
   }));
-  renderConversation();
+  return renderConversation();
 }
 
 function currentSession() {
   return loadSessions().find((s) => s.id === state.session);
 }
 
-function renderConversation() {
+let conversationShown = 0; // the latest render: an older one still rendering is dropped
+
+async function renderConversation() {
+  const mine = ++conversationShown;
   const session = currentSession();
-  const box = $("#conversation");
-  box.replaceChildren();
-  for (const [i, turn] of (session ? session.turns : []).entries()) box.append(turnElement(turn, i));
+  const turns = [];
+  for (const [i, turn] of (session ? session.turns : []).entries()) turns.push(await turnElement(turn, i));
+  if (mine === conversationShown) $("#conversation").replaceChildren(...turns);
 }
 
-function turnElement(turn, index) {
+async function turnElement(turn, index) {
   const div = document.createElement("div");
   div.className = "turn";
   const q = document.createElement("p"); q.className = "question"; q.textContent = turn.question;
   // An answer that rests on no page of the wiki (`grounded: false`) is marked as such.
   const ungrounded = turn.grounded === false;
-  const a = document.createElement("div"); a.className = `answer markdown${ungrounded ? " ungrounded" : ""}`; a.innerHTML = answerHtml(turn.answer);
+  const a = document.createElement("div"); a.className = `answer markdown${ungrounded ? " ungrounded" : ""}`; a.innerHTML = await answerHtml(turn.answer);
   if (ungrounded) a.dataset.testid = "answer-ungrounded";
   div.append(q, a);
   const meta = document.createElement("p"); meta.className = "meta";
@@ -718,14 +706,14 @@ function turnElement(turn, index) {
   meta.textContent = bits.join(" · ");
   div.append(meta);
   if (turn.saved) {
-    const s = document.createElement("p"); s.className = "meta"; s.innerHTML = answerHtml(t("savedAs", turn.saved)); div.append(s);
+    const s = document.createElement("p"); s.className = "meta"; s.innerHTML = await answerHtml(t("savedAs", turn.saved)); div.append(s);
   } else if (!ungrounded && turn.citations && turn.citations.length) {
     const b = document.createElement("button"); b.textContent = t("saveToWiki"); b.dataset.testid = "save-answer";
     b.addEventListener("click", async () => {
       try {
         const page = await write(() => state.wiki.saveAnswer(turn.question, turn.raw));
         updateTurn(index, { saved: page.key });
-        renderConversation();
+        await renderConversation();
       } catch (e) { showError(e); }
     });
     div.append(b);
@@ -779,7 +767,7 @@ async function ask(question) {
     session.updated = Date.now();
     sessions = [session, ...sessions.filter((s) => s.id !== session.id)];
     saveSessions(sessions);
-    renderSessions();
+    await renderSessions();
   } catch (e) {
     live.remove();
     if (!(e && e.code === "CANCELLED")) showError(e);
@@ -1213,7 +1201,7 @@ function wire() {
     ask(question).catch(showError);
   });
   $("#ask-cancel").addEventListener("click", () => state.askController?.abort());
-  $("#session-new").addEventListener("click", () => { state.session = null; renderSessions(); });
+  $("#session-new").addEventListener("click", () => { state.session = null; renderSessions().catch(showError); });
   $("#lint-run").addEventListener("click", () => runLint().catch(showError));
   $("#lint-llm").addEventListener("click", () => runLlmLint().catch(showError));
   $("#vault-import").addEventListener("change", (e) => { if (e.target.files[0]) importVault(e.target.files[0]).catch(showError); });
