@@ -13,6 +13,7 @@ app=www/extension/app
 rm -rf "$app"
 mkdir -p "$app/pkg" "$app/build"
 cp www/index.html www/app.js www/i18n.js www/writer.js www/status.js www/vector-index.js www/hnsw-worker.js www/style.css "$app/"
+cp -r www/ui "$app/"
 # The graph view and PDF import (loaded on first use), with pdf.js's worker, CMaps and fonts.
 cp -r www/build/convert.js www/build/graph.js www/build/pdf.js www/build/pdfjs "$app/build/"
 cp pkg/llm_wiki.js pkg/llm_wiki_bg.wasm "$app/pkg/"

@@ -37,6 +37,7 @@ pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
+pub mod views;
 pub mod wiki;
 
 #[cfg(target_arch = "wasm32")]

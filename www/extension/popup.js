@@ -6,6 +6,7 @@ import init, { Wiki } from "./app/pkg/llm_wiki.js";
 import { translate, pickLanguage } from "./app/i18n.js";
 import { withWriteLock, listen } from "./app/writer.js";
 import { setStatus, showError } from "./app/status.js";
+import { markReady, actionDone } from "./app/ui/hooks.js";
 import { readTab, toSource, recall } from "./clipper.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -61,7 +62,8 @@ async function renderRecall() {
     c.pages.forEach((p, i) => { if (i) li.append(", "); li.append(pageLink(p)); });
     li.append(")");
     if (c.sides.length) {
-      const sides = document.createElement("span"); sides.className = "sides"; sides.textContent = c.sides.join(" · ");
+      const sides = document.createElement("span"); sides.className = "sides";
+      sides.textContent = c.sides.map((side) => `${side.title}: ${side.text}`).join(" · ");
       li.append(sides);
     }
     return li;
@@ -114,7 +116,7 @@ function busy(run) {
     for (const b of document.querySelectorAll("button")) b.disabled = true;
     try { await run(); } catch (e) { showError(e); } finally {
       for (const b of document.querySelectorAll("button")) b.disabled = false;
-      document.body.dataset.done = String(Number(document.body.dataset.done || 0) + 1);
+      actionDone();
     }
   };
 }
@@ -133,7 +135,7 @@ async function main() {
   } catch (e) {
     // Browser pages (chrome://, the Web Store, PDFs in the viewer) cannot be read by extensions.
     setStatus(t("cannotClip", e && e.message ? e.message : String(e)), "error");
-    document.body.dataset.ready = "true";
+    markReady();
     return;
   }
   state.source = toSource(page);
@@ -149,7 +151,7 @@ async function main() {
   $("#clip-compile").addEventListener("click", busy(clipAndCompile));
   $("#clip").disabled = false;
   $("#clip-compile").disabled = false;
-  document.body.dataset.ready = "true";
+  markReady();
 }
 
-main().catch((e) => { showError(e); document.body.dataset.ready = "true"; });
+main().catch((e) => { showError(e); markReady(); });

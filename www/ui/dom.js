@@ -1,0 +1,37 @@
+// The app's element helper: `h(tag, props, ...children)` builds an element. Text children are
+// text nodes and props are set as properties, so untrusted text never becomes HTML; the only
+// HTML the app assigns is what the core's renderer returns (`pageView`, `renderMarkdown`).
+
+/** The first element matching `sel`. */
+export const $ = (sel) => document.querySelector(sel);
+
+/**
+ * A new `tag` element. `props`: `onclick`-style keys add listeners, `dataset` is merged into the
+ * data attributes, other keys are set as properties when the element has one (`className`,
+ * `href`, `textContent`, `hidden`…), else as attributes. Children: nodes and strings, in
+ * order (arrays are flattened; `null`, `undefined` and `false` are skipped).
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k in el) el[k] = v;
+    else el.setAttribute(k, v);
+  }
+  el.append(...children.flat().filter((c) => c != null && c !== false));
+  return el;
+}
+
+/** A link to page `key` in the app (`#/page/<key>`) showing `text`. */
+export const pageLink = (key, text) => h("a", { href: `#/page/${encodeURIComponent(key)}` }, text);
+
+/** Bytes in B, KB, MB… (one decimal above bytes); `?` when unknown. */
+export function formatBytes(n) {
+  if (n == null) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
+}

@@ -1,0 +1,131 @@
+// The Pages tab: the list, a page rendered by the core (sanitised HTML, backlinks, attachments
+// loaded on demand), its held compile proposal (Decision 5), its history with diffs, reverts and
+// rollbacks, and the editor (a human edit is a revision, Decision 5).
+import { setStatus, showError } from "../status.js";
+import { $, h, pageLink } from "./dom.js";
+import { app, t, formatTime } from "./session.js";
+import { write } from "./writing.js";
+import { showDiff, rollbackOperation } from "./log.js";
+
+let viewing = null; // the page shown
+let editing = null; // the page in the editor, null for a new one
+let nav = { route: () => {}, showTab: () => {} };
+
+export async function renderPages() {
+  const pages = await app.wiki.pages();
+  $("#pages-list").replaceChildren(...pages.map((p) => h("li", {},
+    pageLink(p.key, p.title), " ", h("span", { className: "kind" }, p.kind), " ", h("span", { className: "summary" }, p.summary))));
+  $("#pages-empty").hidden = pages.length > 0;
+}
+
+/** A history link: `text`, running `fn` on click. */
+const action = (text, fn, testid) => h("a", { href: "#", dataset: testid ? { testid } : undefined, onclick: (e) => { e.preventDefault(); fn(); } }, text);
+
+export async function viewPage(key) {
+  const view = await app.wiki.pageView(key);
+  const article = $("#page-view");
+  if (!view) { article.hidden = true; return; }
+  const p = view.page;
+  viewing = p;
+  $("#pv-title").textContent = p.title;
+  $("#pv-meta").textContent = `${p.kind} · ${t("revision")} ${p.revision} · ${formatTime(p.updated)}${p.tags.length ? " · #" + p.tags.join(" #") : ""}`;
+  // The core's renderer returns sanitised HTML (no raw HTML, handlers or script URLs; nothing fetched).
+  const body = $("#pv-body");
+  body.innerHTML = view.html;
+  for (const a of body.querySelectorAll("a.wikilink")) {
+    if (a.classList.contains("missing")) a.title = t("missingLink");
+  }
+  for (const img of body.querySelectorAll("img[data-asset]")) loadAsset(img);
+  await showProposal(p.key);
+  const backlinks = $("#pv-backlinks");
+  backlinks.replaceChildren(...view.backlinks.map((b) => h("li", {}, pageLink(b.key, b.title))));
+  if (!view.backlinks.length) backlinks.append(h("li", { className: "empty" }, t("noBacklinks")));
+  const history = await app.wiki.history(p.key);
+  $("#pv-history").replaceChildren(...history.map((r) => {
+    const li = h("li", { dataset: { testid: "revision" } },
+      `${t("revision")} ${r.number} · ${t("by")} ${r.author} · op ${r.op} · ${formatTime(r.time)} `,
+      action(r.diff ? t("showDiff", r.added, r.removed) : t("noChange"), () => showDiff($("#pv-revision"), r.diff)));
+    if (r.number !== p.revision && r.pageState) {
+      li.append(" · ", action(t("revert"), async () => {
+        try { await write(() => app.wiki.revert(p.key, r.number)); setStatus(t("reverted", r.number)); await viewPage(p.key); } catch (err) { showError(err); }
+      }));
+    }
+    li.append(" · ", action(t("rollbackOp", r.op), async () => {
+      if (await rollbackOperation(r.op)) await viewPage(p.key).catch(() => nav.showTab("pages"));
+    }, "rollback-op"));
+    return li;
+  }));
+  $("#pv-revision").hidden = true;
+  $("#page-editor").hidden = true;
+  article.hidden = false;
+}
+
+// A compile's update held because it would drop the user's paragraphs (Decision 5).
+async function showProposal(key) {
+  const box = $("#pv-proposal");
+  const proposal = (await app.wiki.proposals()).find((x) => x.key === key);
+  box.hidden = !proposal;
+  if (!proposal) return;
+  // A stale proposal (the page changed since) can only be discarded.
+  $("#pv-proposal-accept").hidden = proposal.stale;
+  box.querySelector("p").textContent = t(proposal.stale ? "proposalStale" : "proposalHeld");
+  $("#pv-proposal-dropped").replaceChildren(...proposal.dropped.map((text) => h("li", {}, text)));
+  const pre = $("#pv-proposal-body");
+  pre.textContent = proposal.proposed.body; pre.hidden = true;
+  $("#pv-proposal-show").onclick = () => { pre.hidden = !pre.hidden; };
+  $("#pv-proposal-accept").onclick = async () => {
+    try { await write(() => app.wiki.acceptProposal(key)); setStatus(t("proposalAccepted")); await viewPage(key); } catch (err) { showError(err); }
+  };
+  $("#pv-proposal-reject").onclick = async () => {
+    try { await write(() => app.wiki.rejectProposal(key)); setStatus(t("proposalRejected")); await viewPage(key); } catch (err) { showError(err); }
+  };
+}
+
+async function loadAsset(img) {
+  const bytes = await app.wiki.asset(img.dataset.asset);
+  if (!bytes) return;
+  img.src = URL.createObjectURL(new Blob([bytes], { type: img.dataset.mime || "application/octet-stream" }));
+}
+
+function openEditor(page) {
+  editing = page;
+  $("#page-title").value = page ? page.title : "";
+  $("#page-kind").value = page ? page.kind : "concept";
+  $("#page-summary").value = page ? page.summary : "";
+  $("#page-body").value = page ? page.body : "";
+  $("#page-editor").hidden = false;
+  $("#page-view").hidden = true;
+}
+
+/** Wires the tab; `route()` follows the address, `showTab(name)` opens a tab. */
+export function wirePages(navigation) {
+  nav = navigation;
+  $("#page-new").addEventListener("click", () => openEditor(null));
+  $("#page-cancel").addEventListener("click", () => { $("#page-editor").hidden = true; });
+  $("#page-editor").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const p = editing;
+      const saved = await write(() => app.wiki.putPage({
+        key: p ? p.key : undefined, baseRevision: p ? p.revision : undefined,
+        title: $("#page-title").value, kind: $("#page-kind").value,
+        summary: $("#page-summary").value, body: $("#page-body").value,
+      }));
+      $("#page-editor").hidden = true;
+      setStatus(t("pageSaved", saved.title));
+      await renderPages();
+      await viewPage(saved.key);
+    } catch (err) { showError(err); }
+  });
+  $("#pv-edit").addEventListener("click", () => openEditor(viewing));
+  $("#pv-rename").addEventListener("click", async () => {
+    const p = viewing; const title = prompt(t("askNewTitle"), p.title);
+    if (!title || title === p.title) return;
+    try { const r = await write(() => app.wiki.renamePage(p.key, title)); setStatus(t("pageRenamed", title)); await renderPages(); location.hash = `#/page/${encodeURIComponent(r.page.key)}`; nav.route(); } catch (e) { showError(e); }
+  });
+  $("#pv-delete").addEventListener("click", async () => {
+    const p = viewing;
+    if (!confirm(t("confirmDeletePage", p.title))) return;
+    try { await write(() => app.wiki.deletePage(p.key)); setStatus(t("pageDeleted", p.title)); $("#page-view").hidden = true; await renderPages(); } catch (e) { showError(e); }
+  });
+}

@@ -1,0 +1,219 @@
+// The Sources tab: add sources (typed, pasted, dropped or chosen files: markdown, text, HTML,
+// PDF), list them with their status, view and remove one, and offer to recompile what the offline
+// compiler wrote once an endpoint is configured.
+import { htmlToMarkdown } from "../build/convert.js";
+import { setStatus, showError } from "../status.js";
+import { $, h } from "./dom.js";
+import { app, t, formatTime } from "./session.js";
+import { write } from "./writing.js";
+import { rememberWiki } from "./eviction.js";
+import { renderStorage } from "./footer.js";
+import { compile, compiling } from "./compile.js";
+
+// How many sources the open wiki has, once its list was read (undefined before).
+let sourceCount;
+
+/** Forgets the source count (another wiki is opening). */
+export function sourcesReplaced() { sourceCount = undefined; }
+
+export async function renderSources() {
+  const sources = await app.wiki.sources();
+  // Sources holding instruction-like text get a badge (compiled as data all the same).
+  const flagged = new Map((await app.wiki.sourceFlags()).map((f) => [f.key, f.instructionLike]));
+  $("#sources-table tbody").replaceChildren(...sources.map((s) => {
+    const title = h("a", { href: "#", onclick: (e) => { e.preventDefault(); viewSource(s.key).catch(showError); } }, s.title);
+    const titleCell = h("span", {}, title);
+    if (flagged.has(s.key)) {
+      titleCell.append(" ", h("span", {
+        className: "badge warn", dataset: { testid: "instruction-like" }, title: t("instructionLikeHint", flagged.get(s.key)),
+      }, t("instructionLike")));
+    }
+    const remove = h("button", { className: "danger", dataset: { testid: "remove-source" }, onclick: () => removeSource(s).catch(showError) }, t("remove"));
+    const cells = [titleCell, s.key, t(s.status.state) + (s.status.reason ? `: ${s.status.reason}` : ""), formatTime(s.addedAt), remove];
+    return h("tr", { dataset: { key: s.key } }, cells.map((c) => h("td", {}, c)));
+  }));
+  sourceCount = sources.length;
+  rememberWiki(app.wiki.name, { sources: sources.length });
+  $("#sources-empty").hidden = sources.length > 0;
+  $("#sources-table").hidden = sources.length === 0;
+  await renderRecompileOffer();
+}
+
+/**
+ * Sources whose pages the offline compiler wrote (their summary page still carries the `offline`
+ * tag), with the number of offline pages in all. An LLM recompile rewrites the summary page and
+ * clears the tag (issue #10).
+ */
+async function offlineCompiled() {
+  const graph = await app.wiki.graph();
+  const offline = graph.nodes.filter((n) => n.tags.includes("offline"));
+  const sources = [...new Set(offline.filter((n) => n.kind === "source").flatMap((n) => n.sources))].sort();
+  return { sources, pages: offline.length };
+}
+
+/**
+ * With an endpoint configured and pages compiled offline, offers to recompile their sources: the
+ * cost estimate first, then `compile({ force: true, sources })`. Human edits are kept (or the
+ * update held as a proposal) by the compile itself (Decision 5).
+ */
+async function renderRecompileOffer() {
+  const box = $("#recompile-offer");
+  const config = await app.wiki.config();
+  const { sources, pages } = config.provider === "offline" ? { sources: [], pages: 0 } : await offlineCompiled();
+  const dismissed = sessionStorage.getItem(`llm-wiki.recompile-dismissed.${app.wiki.name}`) === sources.join("\n");
+  if (!sources.length || dismissed || compiling()) { box.hidden = true; return; }
+  const model = config.compile && config.compile.model ? config.compile.model : config.model;
+  box.dataset.sources = JSON.stringify(sources);
+  $("#recompile-text").textContent = t("recompileOffer", pages, sources.length, model);
+  if (box.hidden || box.dataset.shown !== sources.join("\n")) {
+    $("#recompile-estimate").hidden = true;
+    $("#recompile-go").hidden = true;
+    $("#recompile-estimate-btn").hidden = false;
+  }
+  box.dataset.shown = sources.join("\n");
+  box.hidden = false;
+}
+
+const offeredSources = () => JSON.parse($("#recompile-offer").dataset.sources || "[]");
+
+async function estimateRecompile() {
+  const estimate = await app.wiki.estimate({ force: true, sources: offeredSources() });
+  const el = $("#recompile-estimate");
+  el.textContent = t("recompileCost", estimate.total, estimate.sources.length);
+  el.hidden = false;
+  $("#recompile-estimate-btn").hidden = true;
+  $("#recompile-go").hidden = false;
+}
+
+/**
+ * Removes a source after asking: its summary page and claims go (and the lines citing them); other
+ * pages stay, without it in their sources; links to its summary page become plain text.
+ */
+async function removeSource(s) {
+  if (!confirm(t("confirmRemoveSource", s.title))) return;
+  const r = await write(() => app.wiki.removeSource(s.key));
+  setStatus(t("sourceRemoved", s.title, r.updated.length, r.claimsRemoved.length));
+  $("#source-view").hidden = true;
+  await app.refresh();
+}
+
+async function viewSource(key) {
+  const s = await app.wiki.source(key);
+  const view = $("#source-view");
+  if (!s) { view.hidden = true; return; }
+  view.replaceChildren(
+    h("h3", {}, s.title),
+    h("p", { className: "meta" }, `${s.key} · ${s.mime} · v ${s.version.slice(0, 12)}…`),
+    h("pre", {}, s.text),
+  );
+  view.hidden = false;
+}
+
+async function addSource({ title, key, mime, content, original, originalMime }) {
+  const url = /^https?:\/\//.test(key || "") ? key : undefined;
+  if (mime === "text/html") {
+    // Decision 2: HTML becomes markdown here, in JS; the original HTML is kept as the raw artifact.
+    const converted = htmlToMarkdown(content, { url });
+    for (const w of converted.warnings) setStatus(t("convertWarning", converted.title, w), "error");
+    original = new TextEncoder().encode(content);
+    originalMime = "text/html";
+    title = title || converted.title;
+    content = converted.markdown;
+    mime = "text/markdown";
+  }
+  const report = await write(() => app.wiki.addSource({
+    title: title || undefined, key: key || undefined, mime, content, url,
+    original, originalMime: original ? originalMime : undefined,
+    capturedAt: Date.now(),
+  }));
+  const shown = title || report.key;
+  // The list first, then the message: whoever reads "Added" finds the row there.
+  await renderSources();
+  setStatus(report.outcome === "added" ? t("sourceAdded", shown)
+    : report.outcome === "unchanged" ? t("sourceUnchanged", shown) : t("sourceCorrected", shown));
+  return report;
+}
+
+async function addFiles(files) {
+  for (const f of files) {
+    if (/\.pdf$/i.test(f.name) || f.type === "application/pdf") {
+      await addPdf(f);
+      continue;
+    }
+    const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
+      : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
+    await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() });
+  }
+  await app.refresh();
+}
+
+/**
+ * A PDF becomes a source: its text (pdf.js, pages joined by a blank line) as `text/plain`, the PDF
+ * bytes kept as the raw artifact (Decision 2). A PDF without a text layer (a scan) is refused with
+ * a message: there is no OCR.
+ */
+async function addPdf(file) {
+  setStatus(t("readingPdf", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const { pdfToText } = await import("../build/pdf.js");
+  let pdf;
+  try {
+    pdf = await pdfToText(bytes);
+  } catch (e) {
+    setStatus(t("pdfFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return;
+  }
+  if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return; }
+  await addSource({
+    title: pdf.title || file.name.replace(/\.pdf$/i, ""), key: `file:${file.name}`, mime: "text/plain",
+    content: pdf.text, original: bytes, originalMime: "application/pdf",
+  });
+}
+
+/**
+ * Asks for persistent storage when the wiki's first source is being added (issue #21): called
+ * synchronously from the drop, click or submit handler, before any await, while the user's
+ * gesture is still active (it has expired after the conversion's awaits). The footer shows the
+ * answer; a refusal is not an error here.
+ */
+function persistOnFirstSource() {
+  if (sourceCount !== 0 || !navigator.storage || !navigator.storage.persist) return;
+  navigator.storage.persist().then(() => renderStorage()).catch(() => {});
+}
+
+export function wireSources() {
+  $("#add-source").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    persistOnFirstSource();
+    const content = $("#source-content").value;
+    if (!content.trim()) { setStatus(t("emptyContent"), "error"); return; }
+    try {
+      await addSource({ title: $("#source-title").value.trim(), key: $("#source-key").value.trim(), mime: $("#source-mime").value, content });
+      $("#source-content").value = ""; $("#source-title").value = ""; $("#source-key").value = "";
+      await app.refresh();
+    } catch (err) { showError(err); }
+  });
+  // The click that opens the file chooser carries the gesture; the change after it may not.
+  $("#source-files").addEventListener("click", () => persistOnFirstSource());
+  $("#source-files").addEventListener("change", (e) => { persistOnFirstSource(); addFiles([...e.target.files]).catch(showError); });
+  const drop = $("#source-content");
+  drop.addEventListener("dragover", (e) => e.preventDefault());
+  drop.addEventListener("drop", (e) => {
+    if (e.dataTransfer && e.dataTransfer.files.length) {
+      e.preventDefault();
+      persistOnFirstSource();
+      addFiles([...e.dataTransfer.files]).catch(showError);
+    }
+  });
+  $("#compile").addEventListener("click", () => compile().catch(showError));
+  $("#recompile-estimate-btn").addEventListener("click", () => estimateRecompile().catch(showError));
+  $("#recompile-go").addEventListener("click", () => {
+    const sources = offeredSources();
+    $("#recompile-offer").hidden = true;
+    compile({ force: true, sources }).catch(showError);
+  });
+  $("#recompile-dismiss").addEventListener("click", () => {
+    sessionStorage.setItem(`llm-wiki.recompile-dismissed.${app.wiki.name}`, offeredSources().join("\n"));
+    $("#recompile-offer").hidden = true;
+  });
+}
