@@ -207,7 +207,7 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) page_table_cache: std::cell::RefCell<Option<(u64, std::rc::Rc<PageTable>)>>,
     /// The offline compiler's corpus statistics as this connection last brought them up to date
     /// (see `Wiki::offline_compiler`; not stored).
-    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::offline::terms::CorpusCache>>,
+    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>,
     /// The findings of this connection's last lint (what `Wiki::apply_fix` looks an id up in).
     pub(crate) last_findings: std::cell::RefCell<Vec<crate::lint::Finding>>,
     /// Settings of the vector graph for this connection (not stored; see `wiki_search.rs`).
