@@ -66,6 +66,26 @@ pub fn link_to(key: &str, title: &str) -> String {
     }
 }
 
+/// One index line for prompts: `- [[key]] (kind) — summary · aliases: a, b`.
+pub fn index_line(p: &Page) -> String {
+    index_line_with_summary(p, &p.summary)
+}
+
+/// [`index_line`] with another summary (the query router's plain-text one).
+pub fn index_line_with_summary(p: &Page, summary: &str) -> String {
+    let mut s = format!("- {} ({})", link_to(&p.key, &p.title), p.kind.as_str());
+    if !summary.is_empty() {
+        s.push_str(" — ");
+        s.push_str(summary);
+    }
+    if !p.aliases.is_empty() {
+        s.push_str(" · aliases: ");
+        s.push_str(&p.aliases.join(", "));
+    }
+    s.push('\n');
+    s
+}
+
 /// Renders index.md from every page: one section per kind (in [`PageKind::ALL`] order), pages sorted
 /// by case-folded title then key, one line each: `- [[key|Title]] — summary`.
 pub fn render_index(pages: &[Page]) -> String {

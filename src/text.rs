@@ -58,23 +58,6 @@ pub fn content_version(text: &str) -> String {
     sha256_hex(normalize_source_text(text).as_bytes())
 }
 
-/// English function words that carry no topic (the offline compiler's, the passage ranker's
-/// and the heading matcher's one list).
-pub const STOPWORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can", "cannot", "could", "did", "do", "does", "doing", "don", "down", "during",
-    "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here",
-    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
-    "let", "like", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now",
-    "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own",
-    "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their",
-    "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-    "under", "until", "up", "us", "use", "used", "using", "very", "was", "we", "were", "what",
-    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
-    "your", "yours", "ll", "ve", "re", "s", "t", "d", "m",
-];
-
 /// How the CJK table ([`cjk_class`]) classes a character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cjk {

@@ -7,7 +7,7 @@
 //! through [`crate::markdown::render`] with the page table's resolver, contradictions are read
 //! from the ledger (never from the `> [!contradiction]` callouts it is rendered into), and recall
 //! ranks with the wiki's BM25 index and judges its terms with the extractive code's topic-token
-//! rule ([`crate::offline::textrank::tokens`], whose one stop list is [`crate::text::STOPWORDS`]).
+//! rule ([`crate::extractive::textrank::tokens`], whose one stop list is [`crate::extractive::stopwords::STOPWORDS`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -147,11 +147,11 @@ pub fn recall_query(title: &str, markdown: &str, chars: usize) -> String {
     } else {
         markdown
     };
-    let text: Vec<String> = crate::offline::blocks::blocks(body)
+    let text: Vec<String> = crate::markdown::blocks::text_blocks(body)
         .into_iter()
         .map(|b| match b {
-            crate::offline::blocks::Block::Heading(_, t)
-            | crate::offline::blocks::Block::Text(t) => t,
+            crate::markdown::blocks::TextBlock::Heading(_, t)
+            | crate::markdown::blocks::TextBlock::Text(t) => t,
         })
         .collect();
     let start: String = text.join(" ").chars().take(chars).collect();
@@ -161,7 +161,7 @@ pub fn recall_query(title: &str, markdown: &str, chars: usize) -> String {
 /// True when a search term says what a text is about: the extractive code keeps it as a topic
 /// token (not a stop word, not a single character or CJK unigram, not only digits).
 pub fn is_topic_term(term: &str) -> bool {
-    crate::offline::textrank::tokens(term).contains(term)
+    crate::extractive::textrank::tokens(term).contains(term)
 }
 
 fn one_line(s: &str) -> String {

@@ -5,7 +5,8 @@
 use std::cell::{Cell, RefCell};
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
 use llm_wiki::compile::prompt::{attr_value, block, unescape_block};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::TokenUsage;

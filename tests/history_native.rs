@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
 use llm_wiki::history::PageAction;
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{OperationKind, PageKind};

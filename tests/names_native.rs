@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 use std::io::{Cursor, Read, Write};
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
 use llm_wiki::compile::prompt::block;
 use llm_wiki::lint::{FindingKind, Fix, LintOptions};
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
@@ -487,7 +488,7 @@ fn f46_an_update_named_in_another_case_or_spacing_goes_to_the_existing_page() {
 #[test]
 fn f46_a_keyed_draft_that_names_no_page_is_never_a_page() {
     use llm_wiki::compile::integrate::IntegrateInput;
-    use llm_wiki::compile::pipeline::drafted_page;
+    use llm_wiki::compile::model::drafted_page;
     let input = |key: &str, title: &str| IntegrateInput {
         key: key.into(),
         title: title.into(),

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::offline::OfflineCompiler;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
+use llm_wiki::extractive::terms::singular;
 use llm_wiki::llm::Cancel;
 use llm_wiki::markdown::keys::page_key;
 use llm_wiki::model::{Page, PageKind};
-use llm_wiki::offline::terms::singular;
-use llm_wiki::offline::OfflineCompiler;
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::{OpenOptions, Storage};
 use llm_wiki::wiki::{NewSource, Wiki};

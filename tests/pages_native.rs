@@ -6,7 +6,8 @@
 mod common;
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, CompileReport, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
 use llm_wiki::compile::scripted::Echo;
 use llm_wiki::llm::Cancel;
 use llm_wiki::model::{Claim, Page};

@@ -5,7 +5,8 @@
 use std::cell::{Cell, RefCell};
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::CompileOptions;
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::{PageKind, TokenUsage};
 use llm_wiki::query::{

@@ -5,7 +5,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
-use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
+use llm_wiki::compile::model::LlmCompiler;
+use llm_wiki::compile::pipeline::CompileOptions;
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::TokenUsage;
 use llm_wiki::storage::memory::MemoryBackend;
@@ -25,7 +26,7 @@ impl Llm for Scripted {
         _: Option<OnToken<'_>>,
         _: &Cancel,
     ) -> llm_wiki::Result<ChatResponse> {
-        let text = llm_wiki::llm::scripted::reply(req).text;
+        let text = llm_wiki::scripted::reply(req).text;
         Ok(ChatResponse {
             usage: TokenUsage {
                 input: estimate_tokens(&req.messages.last().unwrap().content),

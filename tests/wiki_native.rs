@@ -381,7 +381,8 @@ fn source_keys_are_stored_in_nfc_whatever_form_they_come_in() {
 
 #[test]
 fn a_flagged_source_stored_under_an_nfd_key_keeps_its_flag_when_rekeyed() {
-    use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
+    use llm_wiki::compile::model::LlmCompiler;
+    use llm_wiki::compile::pipeline::CompileOptions;
     use llm_wiki::llm::Cancel;
     use llm_wiki::scripted::ScriptedLlm;
     let backend = MemoryBackend::new();
@@ -414,7 +415,8 @@ fn a_flagged_source_stored_under_an_nfd_key_keeps_its_flag_when_rekeyed() {
 
 #[test]
 fn a_source_stored_under_an_nfd_key_is_found_and_rekeyed_in_one_operation() {
-    use llm_wiki::compile::pipeline::{CompileOptions, LlmCompiler};
+    use llm_wiki::compile::model::LlmCompiler;
+    use llm_wiki::compile::pipeline::CompileOptions;
     use llm_wiki::llm::Cancel;
     use llm_wiki::scripted::ScriptedLlm;
     let backend = MemoryBackend::new();

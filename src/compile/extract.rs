@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
+use crate::documents::index_line;
+use crate::markdown::blocks::{closes_fence, cut_fence_or_table, fence_marker};
 use crate::model::{Claim, Page, PageKind, Stance};
-use crate::query::passages::{closes_fence, cut_fence_or_table, fence_marker};
 use crate::text::TokenEstimator;
 
 /// One claim the source makes, with the verbatim quote that supports it.
@@ -567,30 +568,6 @@ pub fn index_slice(
     (out, keys)
 }
 
-/// One index line for prompts: `- [[key]] (kind) — summary · aliases: a, b`.
-pub fn index_line(p: &Page) -> String {
-    index_line_with_summary(p, &p.summary)
-}
-
-/// [`index_line`] with another summary (the query router's plain-text one).
-pub fn index_line_with_summary(p: &Page, summary: &str) -> String {
-    let mut s = format!(
-        "- {} ({})",
-        crate::documents::link_to(&p.key, &p.title),
-        p.kind.as_str()
-    );
-    if !summary.is_empty() {
-        s.push_str(" — ");
-        s.push_str(summary);
-    }
-    if !p.aliases.is_empty() {
-        s.push_str(" · aliases: ");
-        s.push_str(&p.aliases.join(", "));
-    }
-    s.push('\n');
-    s
-}
-
 /// Lines listing existing claims for contradiction checks: `- [c1a2b3c4d5] text (page: key)`.
 pub fn claim_lines(claims: &[Claim]) -> String {
     claims.iter().map(claim_line).collect()
@@ -631,7 +608,7 @@ pub fn relevant_claim_lines(
 /// Ranks existing claims by likeness to a text, to pick the ones a chunk is checked against
 /// for contradictions. Built once per source (every claim tokenized once), asked per chunk.
 ///
-/// Likeness: over the claim's *topic tokens* ([`crate::offline::textrank::tokens`]: NFKC,
+/// Likeness: over the claim's *topic tokens* ([`crate::extractive::textrank::tokens`]: NFKC,
 /// lower-cased words of two characters or more without English function words or bare numbers,
 /// CJK runs as bigrams — a shared bigram is a shared topic, a shared 的 is not) — the summed inverse
 /// document frequency over the claims, `ln(1 + N / df)`, of the tokens it shares with the text,
@@ -653,7 +630,7 @@ impl<'a> ClaimRanker<'a> {
         let tokens: Vec<Vec<String>> = claims
             .iter()
             .map(|c| {
-                let mut t: Vec<String> = crate::offline::textrank::tokens(&c.text)
+                let mut t: Vec<String> = crate::extractive::textrank::tokens(&c.text)
                     .into_iter()
                     .collect();
                 t.sort_unstable();
@@ -676,7 +653,7 @@ impl<'a> ClaimRanker<'a> {
 
     /// The claim lines for `text`, most alike first, within `budget_tokens`.
     pub fn lines(&self, text: &str, budget_tokens: u64, est: &TokenEstimator) -> String {
-        let text_tokens = crate::offline::textrank::tokens(text);
+        let text_tokens = crate::extractive::textrank::tokens(text);
         let n = self.claims.len() as f64;
         let mut scored: Vec<(f64, &Claim)> = self
             .claims

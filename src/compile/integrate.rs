@@ -136,7 +136,7 @@ pub struct KeyedDraft {
     pub summary: String,
 }
 
-pub use crate::markdown::blocks::footnote_refs;
+pub use crate::markdown::plain::footnote_refs;
 
 fn is_claim_label(label: &str) -> bool {
     label.len() == 11 && label.starts_with('c') && label[1..].chars().all(|c| c.is_ascii_hexdigit())
@@ -305,15 +305,10 @@ fn sentences(line: &str) -> Vec<&str> {
     out
 }
 
-/// `text` without any `[^label]` footnote references.
-pub fn strip_refs(text: &str) -> String {
-    drop_unknown_refs(text, &BTreeSet::new()).trim().to_string()
-}
-
 /// Removes `[^label]` references whose label is not in `known` (invented by the model);
-/// definitions stay ([`crate::markdown::blocks::retain_refs`]).
+/// definitions stay ([`crate::markdown::plain::retain_refs`]).
 pub fn drop_unknown_refs(body: &str, known: &BTreeSet<String>) -> String {
-    crate::markdown::blocks::retain_refs(body, |label| known.contains(label))
+    crate::markdown::plain::retain_refs(body, |label| known.contains(label))
 }
 
 /// Renders one open contradiction as an Obsidian callout (Decision 4).
@@ -498,7 +493,7 @@ pub fn finalize_body(draft: &str, f: &Finalize<'_>, fix_links: impl Fn(&str) -> 
 
     // No block twice (`markdown::blocks`): a fact the prose or the list already holds adds its
     // citation to that copy; a repeated heading's section joins the first.
-    body = crate::markdown::blocks::dedup(&body, f.protected);
+    body = crate::markdown::dedup::dedup(&body, f.protected);
 
     // Facts kept elsewhere because the page was full.
     let more = more_facts_section(f.more_facts, f.source_pages);

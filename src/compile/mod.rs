@@ -3,6 +3,8 @@
 pub mod extract;
 pub mod integrate;
 pub mod links;
+pub mod model;
+pub mod offline;
 pub mod pipeline;
 pub mod prompt;
 pub mod proposals;

@@ -7,78 +7,8 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::markdown::plain::plain_text;
 use crate::model::Stance;
-
-/// Text reduced for quote matching: NFKC; `[text](url)` → `text`; `*`, `_` used as emphasis, `` ` ``
-/// and `>` line markers removed; typographic quotes and dashes mapped to ASCII; whitespace runs
-/// collapsed to one space; trimmed.
-pub fn plain_text(s: &str) -> String {
-    let nfkc = crate::text::nfkc(s);
-    let unlinked = strip_link_targets(&nfkc);
-    let mut out = String::with_capacity(unlinked.len());
-    let mut space = false;
-    for c in unlinked.chars() {
-        let c = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{2032}' => '\'',
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{2033}' | '«' | '»' => '"',
-            '\u{2013}' | '\u{2014}' | '\u{2212}' => '-',
-            '*' | '`' => continue,
-            c => c,
-        };
-        if c.is_whitespace() || c == '>' && (out.is_empty() || space) {
-            space = !out.is_empty();
-            continue;
-        }
-        if space {
-            out.push(' ');
-            space = false;
-        }
-        out.push(c);
-    }
-    // `_` as emphasis: drop underscores at word edges, keep snake_case.
-    let chars: Vec<char> = out.chars().collect();
-    let mut cleaned = String::with_capacity(out.len());
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '_' {
-            let prev = i.checked_sub(1).map(|j| chars[j]);
-            let next = chars.get(i + 1).copied();
-            let inner =
-                prev.is_some_and(char::is_alphanumeric) && next.is_some_and(char::is_alphanumeric);
-            if !inner {
-                continue;
-            }
-        }
-        cleaned.push(c);
-    }
-    cleaned
-}
-
-/// `[text](target)` → `text` (one level, no nesting); images `![alt](src)` → `alt`.
-fn strip_link_targets(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(open) = rest.find('[') {
-        let Some(close_rel) = rest[open..].find("](") else {
-            break;
-        };
-        let close = open + close_rel;
-        let Some(end_rel) = rest[close + 2..].find(')') else {
-            break;
-        };
-        let end = close + 2 + end_rel;
-        if rest[open + 1..close].contains('[') {
-            out.push_str(&rest[..open + 1]);
-            rest = &rest[open + 1..];
-            continue;
-        }
-        let before = rest[..open].strip_suffix('!').unwrap_or(&rest[..open]);
-        out.push_str(before);
-        out.push_str(&rest[open + 1..close]);
-        rest = &rest[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// True when `quote` (non-empty after normalisation) occurs in `source` by [`plain_text`].
 pub fn quote_occurs(quote: &str, source_plain: &str) -> bool {

@@ -3,9 +3,10 @@
 //! *Invariant:* this is the one place that turns settings into a [`CompileModel`]; the JS API and
 //! the tests call it with a real `fetch` transport or an in-process scripted one.
 
+use super::model::{llm_compiler_name, CompileModel, LlmCompiler};
+use super::offline::OfflineCompiler;
 use super::pipeline::{
-    llm_compiler_name, reply_cap, reply_ratio_key, CompileEstimate, CompileModel, CompileOptions,
-    CompileReport, LlmCompiler, Progress,
+    reply_cap, reply_ratio_key, CompileEstimate, CompileOptions, CompileReport, Progress,
 };
 use crate::clock::Clock;
 use crate::error::Result;
@@ -14,7 +15,6 @@ use crate::llm::config::Config;
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, Purpose};
-use crate::offline::OfflineCompiler;
 use crate::storage::Storage;
 use crate::wiki::Wiki;
 

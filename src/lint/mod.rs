@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
-use crate::compile::resolve::match_key;
 use crate::documents;
 use crate::error::{Error, Result};
+use crate::markdown::keys::match_key;
 use crate::markdown::resolve::{attachment_extension, fold_name, Resolution, Resolver};
 use crate::markdown::wikilinks::{self, Fragment, Item};
 use crate::model::{
@@ -471,7 +471,8 @@ fn split_page(
     taken: &mut BTreeSet<String>,
     now: i64,
 ) -> Result<Vec<String>> {
-    use crate::markdown::blocks::{blocks, footnote_refs, BlockKind};
+    use crate::markdown::blocks::{blocks, BlockKind};
+    use crate::markdown::plain::footnote_refs;
     let page = pages
         .iter()
         .find(|p| p.key == key)
@@ -561,7 +562,7 @@ fn split_page(
         links.join("\n")
     );
     if let Some(p) = pages.iter_mut().find(|p| p.key == key) {
-        p.body = crate::markdown::blocks::dedup(&text, human);
+        p.body = crate::markdown::dedup::dedup(&text, human);
     }
     Ok(keys)
 }
@@ -627,7 +628,7 @@ impl AppSections {
             let Some(p) = pages.iter().find(|p| p.key == *part) else {
                 continue;
             };
-            let cited: BTreeSet<String> = crate::markdown::blocks::footnote_refs(&p.body)
+            let cited: BTreeSet<String> = crate::markdown::plain::footnote_refs(&p.body)
                 .into_iter()
                 .collect();
             let mut moved: BTreeSet<String> = BTreeSet::new();
@@ -1377,7 +1378,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 for k in mentioned_on {
                     if let Some(p) = pages.iter().find(|p| p.key == *k) {
                         sources.extend(p.sources.iter().cloned());
-                        for s in crate::offline::blocks::sentences(&p.body.replace('\n', " ")) {
+                        for s in crate::extractive::sentences::sentences(&p.body.replace('\n', " "))
+                        {
                             if wikilinks::links(&s).iter().any(|l| l.target == *title) {
                                 lines.push(format!(
                                     "- {} (from {})",

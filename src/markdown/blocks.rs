@@ -1,33 +1,32 @@
-//! A page body as blocks, and the one definition of a *duplicate* block.
+//! The one block cutter: a markdown body cut into blocks, in the shapes its callers need.
 //!
-//! Blocks are CommonMark's top-level blocks as pulldown-cmark parses them — paragraphs, headings,
-//! fenced and indented code, tables, block quotes (callouts included), footnote definitions, HTML
-//! blocks, thematic breaks — except that each item of a top-level list is a block of its own (a
-//! fact in a `## Facts` list is one item), and text CommonMark puts in no block (link reference
-//! definitions) is a block of its own too, so no text falls between blocks. A nested list stays
-//! inside its item.
+//! - [`blocks`]: CommonMark's top-level blocks with their byte ranges (what dedup, lint and the
+//!   page table read). Blocks are CommonMark's top-level blocks as pulldown-cmark parses them —
+//!   paragraphs, headings, fenced and indented code, tables, block quotes (callouts included),
+//!   footnote definitions, HTML blocks, thematic breaks — except that each item of a top-level
+//!   list is a block of its own (a fact in a `## Facts` list is one item), and text CommonMark
+//!   puts in no block (link reference definitions) is a block of its own too, so no text falls
+//!   between blocks. A nested list stays inside its item.
+//! - [`text_blocks`]: the prose of a document as headings and one-line text blocks, markup
+//!   dropped (what the extractive methods read). Its text comes from pulldown-cmark's text events,
+//!   so a sentence compared with [`super::plain::plain_text`] of the source always verifies.
+//!   Code blocks, tables and raw HTML are skipped: they are not prose.
+//! - [`cut_fence_or_table`]: a long fenced code block or table cut into pieces that each stand
+//!   alone as markdown (the query's passages and the compile chunker use it), with the fence
+//!   helpers [`fence_marker`] and [`closes_fence`] and [`hard_split`] for a line too long.
+//! - [`heading_names`], [`block_ids`]: the link fragments a body offers.
 //!
-//! Two blocks are **duplicates** when their [`dup_key`]s are equal: their text after NFKC, case
-//! folding, whitespace collapse, with footnote references (`[^c1]`) and list markers removed and
-//! wikilinks read as their display text (`[[Acme]]` as `Acme`). A code block (and a link
-//! reference definition) is compared whole — never split at its blank lines — after NFKC and with
-//! trailing spaces removed, but never case-folded or re-spaced, since case and indentation are
-//! what code says; a heading only matches a heading.
-//! Footnote definitions keep their label, so two definitions never match.
+//! What makes two blocks duplicates lives in [`super::dedup`]; footnote references and plain text
+//! in [`super::plain`].
 //!
-//! [`dedup`] removes the later copies of a block (a duplicate fact's citations join the copy that
-//! stays) and merges a repeated heading's section into the first section of that heading.
-//! [`merge_append`] is the append mode of the compile pipeline: text a model wrote for a page too
-//! long to rewrite goes into the page's own sections, adding only what the page does not hold —
-//! an echoed outline, repeated facts or a heading the page already has add nothing.
-//!
-//! *Invariant:* a body without duplicates comes back byte for byte; a protected block (a human
-//! paragraph, Decision 5) is never removed, changed or moved.
+//! *Invariant:* a [`Block`]'s range is a slice of the body, trailing blank lines excluded; every
+//! piece [`cut_fence_or_table`] returns is a fence or table of its own.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use crate::text::TokenEstimator;
 
 /// What a [`Block`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,548 +170,6 @@ pub fn blocks(body: &str) -> Vec<Block> {
     out
 }
 
-/// Footnote labels referenced in `text` (`[^label]` not followed by `:` at a line start), in order
-/// of first use.
-pub fn footnote_refs(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("[^") {
-        let after = &rest[i + 2..];
-        match after.find(']') {
-            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
-                let label = &after[..j];
-                let is_def = after[j + 1..].starts_with(':');
-                let at_line_start = i == 0 || rest[..i].ends_with('\n');
-                let definition = is_def && at_line_start;
-                if !definition && !out.iter().any(|l| l == label) {
-                    out.push(label.to_string());
-                }
-                rest = &after[j + 1..];
-            }
-            _ => rest = after,
-        }
-    }
-    out
-}
-
-/// `text` without footnote references (`[^label]`, and the spaces before one); definitions'
-/// labels at a line start are kept.
-fn without_refs(text: &str) -> String {
-    retain_refs(text, |_| false)
-}
-
-/// `text` with only the footnote references (`[^label]`) whose label `keep` accepts; a dropped
-/// reference takes the spaces before it along. A definition's label (`[^label]:` at a line
-/// start) is never a reference and always stays.
-pub fn retain_refs(text: &str, keep: impl Fn(&str) -> bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("[^") {
-        let after = &rest[i + 2..];
-        match after.find(']') {
-            Some(j) if j > 0 && !after[..j].contains(char::is_whitespace) => {
-                let at_line_start = i == 0 || rest[..i].ends_with('\n');
-                let is_def = after[j + 1..].starts_with(':') && at_line_start;
-                out.push_str(&rest[..i]);
-                if is_def || keep(&after[..j]) {
-                    out.push_str(&rest[i..i + 2 + j + 1]);
-                } else {
-                    while out.ends_with(' ') {
-                        out.pop();
-                    }
-                }
-                rest = &after[j + 1..];
-            }
-            _ => {
-                out.push_str(&rest[..i + 2]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The list marker at the start of an item (`- `, `* `, `+ `, `1. `, `1) `), if any.
-fn strip_list_marker(text: &str) -> &str {
-    let t = text.trim_start();
-    for m in ["- ", "* ", "+ "] {
-        if let Some(rest) = t.strip_prefix(m) {
-            return rest;
-        }
-    }
-    let digits = t.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 && digits <= 9 {
-        let rest = &t[digits..];
-        if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
-            return r;
-        }
-    }
-    t
-}
-
-/// The heading's text without its `#` marks (ATX) or underline (setext).
-fn heading_text(text: &str) -> &str {
-    let t = text.trim();
-    if t.starts_with('#') {
-        t.trim_start_matches('#')
-            .trim()
-            .trim_end_matches('#')
-            .trim()
-    } else {
-        t.lines().next().unwrap_or("").trim()
-    }
-}
-
-/// NFKC, lower case (full case mapping, which folds like Unicode simple case folding for the
-/// text pages hold), whitespace runs as one space, trimmed.
-fn fold(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut push_words = |s: &str| {
-        for w in s.split_whitespace() {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(w);
-        }
-    };
-    if text.is_ascii() {
-        // NFKC leaves ASCII as it is.
-        push_words(&text.to_ascii_lowercase());
-    } else {
-        let lower = crate::text::nfkc_lowercase(text);
-        push_words(&lower);
-    }
-    out
-}
-
-/// The key two blocks are duplicates by (see the module docs): empty for a block with no text.
-/// Headings get the prefix `h:` (a heading never matches a paragraph), everything else `b:`, so
-/// a list item and a paragraph with the same text match.
-pub fn dup_key(kind: BlockKind, text: &str) -> String {
-    let (prefix, text) = match kind {
-        BlockKind::Heading(_) => ("h:", heading_text(text).to_string()),
-        BlockKind::Item => ("b:", strip_list_marker(text).to_string()),
-        _ => ("b:", text.to_string()),
-    };
-    // Code and definitions are compared whole, as they are: their case, spacing and markers
-    // are what they say.
-    if matches!(kind, BlockKind::Code | BlockKind::Definition) {
-        let mut key = String::from("c:");
-        for line in crate::text::nfkc(&text).trim_end().lines() {
-            key.push_str(line.trim_end());
-            key.push('\n');
-        }
-        return key;
-    }
-    // A link reads as its display text: "made by [[Acme]]" repeats "made by Acme".
-    let text = if !text.contains("[[") {
-        text
-    } else {
-        super::wikilinks::rewrite(&text, |l| Some(l.display()))
-    };
-    let folded = fold(&without_refs(&text));
-    if folded.is_empty() {
-        String::new()
-    } else {
-        format!("{prefix}{folded}")
-    }
-}
-
-/// Words a paraphrase of a heading adds or drops without changing what it is about: articles,
-/// and the prepositions and conjunction that turn "Ownership Rules" into "The Rules of
-/// Ownership". Never a word that changes the meaning (not, no, only, before, after, more…), so
-/// "Not supported" never matches "Supported".
-const HEADING_FILLER: &[&str] = &[
-    "a", "an", "the", "of", "and", "for", "in", "on", "to", "with", "by", "at", "its", "their",
-];
-
-/// The words a heading is about, for matching a model's paraphrase of a heading the page has
-/// ("The Rules of Ownership" for "Ownership Rules"): folded words without articles and linking words ([`HEADING_FILLER`]),
-/// a plural `s` dropped, sorted and deduplicated; a CJK run is one word.
-fn heading_words(text: &str) -> Vec<String> {
-    let folded = fold(heading_text(text));
-    let mut words: Vec<String> = folded
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !HEADING_FILLER.contains(w))
-        .map(|w| {
-            if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && w.is_ascii() {
-                w[..w.len() - 1].to_string()
-            } else {
-                w.to_string()
-            }
-        })
-        .collect();
-    words.sort();
-    words.dedup();
-    words
-}
-
-/// One block of the document being rebuilt.
-#[derive(Debug, Clone)]
-struct Piece {
-    kind: BlockKind,
-    text: String,
-    /// The text between the previous block and this one as it was (`None`: placed by the merge,
-    /// separated by a line end inside a list and a blank line otherwise).
-    gap: Option<String>,
-    protected: bool,
-    /// Written by the model in append mode (not on the page yet).
-    added: bool,
-}
-
-fn heading_level(kind: BlockKind) -> Option<u8> {
-    match kind {
-        BlockKind::Heading(l) => Some(l),
-        _ => None,
-    }
-}
-
-/// The pieces of `body`, each marked protected when the blank-line paragraph it starts in is one
-/// of `protected` (paragraphs with whitespace collapsed, as Decision 5 compares them). Returns the
-/// pieces and the text after the last block.
-fn pieces(body: &str, protected: &[String], added: bool) -> (Vec<Piece>, String) {
-    let bs = blocks(body);
-    // Blank-line paragraphs as Decision 5 splits them, by start offset.
-    let mut chunks: Vec<(usize, bool)> = Vec::new();
-    let mut at = 0;
-    for part in body.split("\n\n") {
-        let flat = part.split_whitespace().collect::<Vec<_>>().join(" ");
-        chunks.push((at, !flat.is_empty() && protected.contains(&flat)));
-        at += part.len() + 2;
-    }
-    let is_protected = |start: usize| {
-        chunks
-            .iter()
-            .rev()
-            .find(|(s, _)| *s <= start)
-            .is_some_and(|(_, p)| *p)
-    };
-    let mut out = Vec::with_capacity(bs.len());
-    let mut prev_end = 0;
-    for b in &bs {
-        out.push(Piece {
-            kind: b.kind,
-            text: body[b.range.clone()].to_string(),
-            gap: Some(body[prev_end..b.range.start].to_string()),
-            protected: is_protected(b.range.start),
-            added,
-        });
-        prev_end = b.range.end;
-    }
-    (out, body[prev_end..].to_string())
-}
-
-/// Adds the footnote references of `from` that `to` lacks to `to`: after its last reference, or
-/// at its end.
-fn merge_refs(to: &mut String, from: &str) {
-    let have = footnote_refs(to);
-    let extra: Vec<String> = footnote_refs(from)
-        .into_iter()
-        .filter(|r| !have.contains(r))
-        .collect();
-    if extra.is_empty() {
-        return;
-    }
-    let insert: String = extra.iter().map(|r| format!("[^{r}]")).collect();
-    match have
-        .last()
-        .and_then(|last| to.rfind(&format!("[^{last}]")).map(|i| (i, last)))
-    {
-        Some((i, last)) => {
-            let at = i + last.len() + 3;
-            to.insert_str(at, &insert);
-        }
-        None => {
-            let end = to.trim_end().len();
-            to.truncate(end);
-            let spaced: String = extra.iter().map(|r| format!(" [^{r}]")).collect();
-            to.push_str(&spaced);
-        }
-    }
-}
-
-/// The dedup and merge pass over `input` (see [`dedup`] and [`merge_append`]).
-fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::with_capacity(input.len());
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut headings: HashMap<String, usize> = HashMap::new();
-    // Headings are keyed by their path (the keys of the headings above them and their own), so
-    // `### Example` under `## Lifetimes` never merges into `### Example` under `## Borrowing`.
-    let mut path: Vec<(u8, String)> = Vec::new();
-    let mut heading_words_at: Vec<(String, Vec<String>, usize)> = Vec::new();
-    // A repeated heading whose section holds a protected block is not merged (the block could
-    // not move with it).
-    let holds_protected: Vec<bool> = (0..input.len())
-        .map(|i| {
-            heading_level(input[i].kind).is_some_and(|l| {
-                input[i + 1..]
-                    .iter()
-                    .take_while(|p| heading_level(p.kind).is_none_or(|x| x > l))
-                    .any(|p| p.protected)
-            })
-        })
-        .collect();
-    // Where blocks go while a repeated heading's section is merged into an earlier one: the
-    // insertion index and the level of the repeated heading.
-    let mut cursor: Option<(usize, u8)> = None;
-    // The gap of a dropped block, kept for the next block placed at the end.
-    let mut dropped_gap: Option<String> = None;
-
-    let shift = |from: usize,
-                 seen: &mut HashMap<String, usize>,
-                 headings: &mut HashMap<String, usize>,
-                 words: &mut Vec<(String, Vec<String>, usize)>| {
-        for v in seen.values_mut().chain(headings.values_mut()) {
-            if *v >= from {
-                *v += 1;
-            }
-        }
-        for (_, _, v) in words.iter_mut() {
-            if *v >= from {
-                *v += 1;
-            }
-        }
-    };
-    let section_end = |out: &[Piece], h: usize| -> usize {
-        let l = heading_level(out[h].kind).unwrap_or(1);
-        out.iter()
-            .enumerate()
-            .skip(h + 1)
-            .find(|(_, p)| heading_level(p.kind).is_some_and(|x| x <= l))
-            .map_or(out.len(), |(i, _)| i)
-    };
-
-    let sep = '\u{1f}';
-    for (i, mut p) in input.into_iter().enumerate() {
-        let mut key = dup_key(p.kind, &p.text);
-        // A heading's parent path, and its key with the path.
-        let mut parent = String::new();
-        if let Some(l) = heading_level(p.kind) {
-            while path.last().is_some_and(|(pl, _)| *pl >= l) {
-                path.pop();
-            }
-            for (_, k) in &path {
-                parent.push_str(k);
-                parent.push(sep);
-            }
-            path.push((l, key.clone()));
-            key = format!("{parent}{key}");
-        }
-        if p.protected {
-            // Never removed, changed or moved: it stays where it is, at the end so far.
-            if heading_level(p.kind).is_some() {
-                headings.entry(key).or_insert(out.len());
-            } else if !key.is_empty() {
-                seen.entry(key.clone()).or_insert(out.len());
-            }
-            if let Some(g) = dropped_gap.take() {
-                p.gap = Some(longer_gap(g, p.gap.take()));
-            }
-            out.push(p);
-            continue;
-        }
-        if let Some(l) = heading_level(p.kind) {
-            let matched = headings.get(&key).copied().or_else(|| {
-                if !(fuzzy_added_headings && p.added) {
-                    return None;
-                }
-                let w = heading_words(&p.text);
-                (!w.is_empty())
-                    .then(|| {
-                        heading_words_at
-                            .iter()
-                            .find(|(pa, x, _)| *pa == parent && *x == w)
-                            .map(|(_, _, i)| *i)
-                    })
-                    .flatten()
-            });
-            let matched = matched.filter(|_| !holds_protected[i]);
-            if let Some(h) = matched {
-                // Its subsections continue under the heading it merged into.
-                if let Some(last) = path.last_mut() {
-                    last.1 = dup_key(out[h].kind, &out[h].text);
-                }
-                cursor = Some((section_end(&out, h), l));
-                if p.gap.is_some() {
-                    dropped_gap = dropped_gap.or(p.gap);
-                }
-                continue;
-            }
-            match cursor {
-                // A subsection of a merged section goes with it.
-                Some((at, merged_level)) if l > merged_level => {
-                    shift(at, &mut seen, &mut headings, &mut heading_words_at);
-                    headings.insert(key, at);
-                    heading_words_at.push((parent, heading_words(&p.text), at));
-                    p.gap = None;
-                    out.insert(at, p);
-                    cursor = Some((at + 1, merged_level));
-                }
-                _ => {
-                    cursor = None;
-                    headings.entry(key).or_insert(out.len());
-                    heading_words_at.push((parent, heading_words(&p.text), out.len()));
-                    if let Some(g) = dropped_gap.take() {
-                        p.gap = Some(longer_gap(g, p.gap.take()));
-                    }
-                    out.push(p);
-                }
-            }
-            continue;
-        }
-        if !key.is_empty() {
-            if let Some(&j) = seen.get(&key) {
-                if !out[j].protected {
-                    let from = p.text.clone();
-                    merge_refs(&mut out[j].text, &from);
-                    if cursor.is_none() {
-                        if let Some(g) = p.gap {
-                            dropped_gap =
-                                Some(longer_gap(dropped_gap.take().unwrap_or_default(), Some(g)));
-                        }
-                    }
-                    continue;
-                }
-                // The copy that stays is a human's and cannot take citations: keep this one
-                // when it cites what the human paragraph does not.
-                let extra = footnote_refs(&p.text)
-                    .into_iter()
-                    .any(|r| !footnote_refs(&out[j].text).contains(&r));
-                if !extra {
-                    continue;
-                }
-            }
-        }
-        match cursor {
-            Some((at, merged_level)) => {
-                shift(at, &mut seen, &mut headings, &mut heading_words_at);
-                if !key.is_empty() {
-                    seen.entry(key).or_insert(at);
-                }
-                p.gap = None;
-                out.insert(at, p);
-                cursor = Some((at + 1, merged_level));
-            }
-            None => {
-                if !key.is_empty() {
-                    seen.entry(key).or_insert(out.len());
-                }
-                if let Some(g) = dropped_gap.take() {
-                    p.gap = Some(longer_gap(g, p.gap.take()));
-                }
-                out.push(p);
-            }
-        }
-    }
-    // Headings the model added that hold nothing (an echoed or paraphrased outline) go.
-    loop {
-        let empty = (0..out.len()).rev().find(|&h| {
-            let Some(l) = heading_level(out[h].kind) else {
-                return false;
-            };
-            out[h].added
-                && out[h + 1..]
-                    .iter()
-                    .take_while(|p| heading_level(p.kind).is_none_or(|x| x > l))
-                    .all(|p| heading_level(p.kind).is_some())
-        });
-        match empty {
-            Some(h) => {
-                let removed = out.remove(h);
-                if let (Some(next), Some(g)) = (out.get_mut(h), removed.gap) {
-                    next.gap = Some(longer_gap(g, next.gap.take()));
-                }
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-/// Of two gaps between blocks, the one with more line ends (`None` counts as none).
-fn longer_gap(a: String, b: Option<String>) -> String {
-    match b {
-        Some(b) if b.matches('\n').count() >= a.matches('\n').count() => b,
-        _ => a,
-    }
-}
-
-fn render(prefix: &str, pieces: &[Piece], suffix: &str) -> String {
-    let mut out = String::from(prefix);
-    for (i, p) in pieces.iter().enumerate() {
-        if i > 0 {
-            match &p.gap {
-                Some(g) if !g.is_empty() => out.push_str(g),
-                _ => {
-                    let list = p.kind == BlockKind::Item && pieces[i - 1].kind == BlockKind::Item;
-                    out.push_str(if list { "\n" } else { "\n\n" });
-                }
-            }
-        }
-        out.push_str(&p.text);
-    }
-    out.push_str(suffix);
-    out
-}
-
-/// The text before the first block of `body`.
-fn leading(body: &str) -> &str {
-    let start = blocks(body).first().map_or(body.len(), |b| b.range.start);
-    &body[..start]
-}
-
-/// `body` with every later copy of a block removed (see the module docs): a removed copy's
-/// footnote references join the copy that stays, and a repeated heading's section moves to the
-/// end of the first section with that heading. Blocks of a blank-line paragraph listed in
-/// `protected` (whitespace collapsed, as Decision 5 compares paragraphs) are kept as they are.
-///
-/// ```
-/// use llm_wiki::markdown::blocks::dedup;
-/// let body = "## Facts\n\n- Rust is fast. [^c1]\n- Rust is fast. [^c2]\n\n## Facts\n\n- Rust is safe. [^c3]\n";
-/// assert_eq!(dedup(body, &[]), "## Facts\n\n- Rust is fast. [^c1][^c2]\n- Rust is safe. [^c3]\n");
-/// ```
-pub fn dedup(body: &str, protected: &[String]) -> String {
-    let (ps, suffix) = pieces(body, protected, false);
-    let prefix = leading(body);
-    let n = ps.len();
-    let out = rebuild(ps.clone(), false);
-    if out.len() == n
-        && out
-            .iter()
-            .zip(&ps)
-            .all(|(a, b)| a.text == b.text && a.gap == b.gap)
-    {
-        return body.to_string();
-    }
-    render(prefix, &out, &suffix)
-}
-
-/// Append mode (a page too long for the model to rewrite): `addition`, the text the model wrote
-/// for `current`, merged into it so that only what `current` does not hold is added. A block the
-/// page already has adds its footnote references to the page's copy and nothing else; a heading
-/// the page has (or a paraphrase of one: the same words, articles, linking words and plurals aside) puts
-/// the blocks under it at the end of the page's section; a new heading with nothing under it is
-/// dropped; anything else is appended. Then [`dedup`] applies to the whole. `protected` as in
-/// [`dedup`] (paragraphs of `current`).
-pub fn merge_append(current: &str, addition: &str, protected: &[String]) -> String {
-    let (mut ps, _) = pieces(current, protected, false);
-    let (added, _) = pieces(addition, &[], true);
-    let prefix = leading(current).to_string();
-    ps.extend(added.into_iter().enumerate().map(|(i, mut p)| {
-        if i == 0 {
-            p.gap = None;
-        }
-        p
-    }));
-    let out = rebuild(ps, true);
-    let mut text = render(&prefix, &out, "");
-    if current.ends_with('\n') || addition.ends_with('\n') {
-        text.push('\n');
-    }
-    text
-}
-
 /// The headings of `body` (ATX, `#` to `######`), folded as link fragments name them
 /// ([`super::resolve::fold_name`]).
 pub fn heading_names(body: &str) -> std::collections::BTreeSet<String> {
@@ -736,6 +193,226 @@ pub fn block_ids(body: &str) -> std::collections::BTreeSet<String> {
                 .then(|| id.to_string())
         })
         .collect()
+}
+
+/// A block of prose: a heading or a run of text (see [`text_blocks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextBlock {
+    /// A heading with its level (1–6) and text.
+    Heading(u8, String),
+    /// A paragraph or list item's text (one line, whitespace collapsed).
+    Text(String),
+}
+
+/// The prose blocks of `markdown`, in order: text from pulldown-cmark's text events (emphasis and
+/// code markers, link targets and HTML dropped), whitespace collapsed; code blocks, tables, raw
+/// HTML, images and footnote definitions skipped.
+pub fn text_blocks(markdown: &str) -> Vec<TextBlock> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut heading: Option<u8> = None;
+    let mut skip = 0usize; // inside code blocks, tables, images
+    let flush = |text: &mut String, heading: Option<u8>, out: &mut Vec<TextBlock>| {
+        let t = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        text.clear();
+        if t.is_empty() {
+            return;
+        }
+        match heading {
+            Some(level) => out.push(TextBlock::Heading(level, t)),
+            None => out.push(TextBlock::Text(t)),
+        }
+    };
+    for event in Parser::new_ext(
+        markdown,
+        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH,
+    ) {
+        match event {
+            Event::Start(
+                Tag::CodeBlock(_)
+                | Tag::Table(_)
+                | Tag::Image { .. }
+                | Tag::HtmlBlock
+                | Tag::FootnoteDefinition(_),
+            ) => {
+                skip += 1;
+            }
+            Event::End(
+                TagEnd::CodeBlock
+                | TagEnd::Table
+                | TagEnd::Image
+                | TagEnd::HtmlBlock
+                | TagEnd::FootnoteDefinition,
+            ) => {
+                skip = skip.saturating_sub(1);
+            }
+            Event::Start(Tag::Heading { level, .. }) => {
+                flush(&mut text, None, &mut out);
+                heading = Some(match level {
+                    HeadingLevel::H1 => 1,
+                    HeadingLevel::H2 => 2,
+                    HeadingLevel::H3 => 3,
+                    HeadingLevel::H4 => 4,
+                    HeadingLevel::H5 => 5,
+                    HeadingLevel::H6 => 6,
+                });
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                flush(&mut text, heading, &mut out);
+                heading = None;
+            }
+            Event::Start(Tag::Paragraph | Tag::Item)
+            | Event::End(TagEnd::Paragraph | TagEnd::Item)
+                if skip == 0 =>
+            {
+                flush(&mut text, heading, &mut out);
+            }
+            Event::Text(t) | Event::Code(t) if skip == 0 => text.push_str(&t),
+            Event::SoftBreak | Event::HardBreak if skip == 0 => text.push(' '),
+            _ => {}
+        }
+    }
+    flush(&mut text, heading, &mut out);
+    out
+}
+
+/// Cuts a fenced code block or a table longer than `max` estimated tokens into pieces that each
+/// stand alone as markdown: a fence is cut between lines, each piece closed and the next opened
+/// again with the block's fence line (its language kept); a table is cut between rows, each piece
+/// under the table's header and delimiter rows, and a line too long for a piece is cut into
+/// slices. `None` when `block` is neither, holds no line between its fence or header lines, or
+/// those are too long to repeat (over half of `max`). Also used by the compile chunker
+/// (`compile::extract::chunk_text`), so a source's long code block reaches the model as code.
+pub(crate) fn cut_fence_or_table(
+    block: &str,
+    max: u64,
+    est: &TokenEstimator,
+) -> Option<Vec<String>> {
+    let lines: Vec<&str> = block.split_inclusive('\n').collect();
+    let fence = lines.first().and_then(|open| fence_marker(open));
+    let (head, tail, rows): (String, String, &[&str]) = match (fence, lines.as_slice()) {
+        (Some(marker), [open, body @ .., close]) => {
+            if closes_fence(close, &marker) {
+                (open.to_string(), close.trim_end().to_string(), body)
+            } else {
+                (open.to_string(), marker, &lines[1..])
+            }
+        }
+        (None, [header, delimiter, ..]) if is_table_row(header) && is_delimiter_row(delimiter) => {
+            (format!("{header}{delimiter}"), String::new(), &lines[2..])
+        }
+        _ => return None,
+    };
+    let fixed = est.estimate(&head) + est.estimate(&tail);
+    if fixed > max / 2 || rows.is_empty() {
+        return None;
+    }
+    let piece = |rows: &str| {
+        let mut p = format!("{head}{rows}");
+        if !tail.is_empty() {
+            if !p.ends_with('\n') {
+                p.push('\n');
+            }
+            p.push_str(&tail);
+        }
+        p.trim_end().to_string()
+    };
+    // A line too long to fit beside the fence or header lines (minified JSON, base64, a log line)
+    // is cut into slices of about equal length ([`hard_split`]), each ending its own line.
+    let room = max - fixed;
+    let mut units: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    for row in rows {
+        if est.estimate(row) <= room {
+            units.push((*row).into());
+        } else {
+            for slice in hard_split(row.strip_suffix('\n').unwrap_or(row), room, est) {
+                units.push(format!("{slice}\n").into());
+            }
+        }
+    }
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    for unit in &units {
+        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(unit) > max {
+            pieces.push(piece(&cur));
+            cur.clear();
+        }
+        cur.push_str(unit);
+    }
+    if !cur.trim().is_empty() {
+        pieces.push(piece(&cur));
+    }
+    Some(pieces)
+}
+
+/// The fence a line opens (its run of three or more `` ` `` or `~`, after up to three spaces),
+/// or `None`. As in CommonMark, a backtick fence's info string holds no backtick, so a line
+/// opening with inline code (` ```x``` is code `) opens nothing.
+pub(crate) fn fence_marker(line: &str) -> Option<String> {
+    let t = line.trim_end();
+    let indent = t.len() - t.trim_start_matches(' ').len();
+    let t = t.trim_start_matches(' ');
+    let c = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let run = t.chars().take_while(|&x| x == c).count();
+    let info = &t[run..];
+    (indent <= 3 && run >= 3 && !(c == '`' && info.contains('`')))
+        .then(|| c.to_string().repeat(run))
+}
+
+/// True when `line` closes a fence opened by `marker`: the same character, a run at least as
+/// long, nothing after it but spaces (at any indentation, looser than CommonMark's three spaces,
+/// so a fence inside a list item closes).
+pub(crate) fn closes_fence(line: &str, marker: &str) -> bool {
+    let t = line.trim();
+    t.starts_with(marker) && t.chars().all(|c| marker.starts_with(c))
+}
+
+/// A table row: a line holding a `|`.
+fn is_table_row(line: &str) -> bool {
+    line.contains('|')
+}
+
+/// A table's delimiter row (`| --- | :-: |`): cells of dashes with optional colons.
+fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim().trim_matches('|');
+    !t.is_empty()
+        && t.split('|').all(|cell| {
+            let c = cell.trim();
+            let dashes = c.trim_matches(':');
+            !dashes.is_empty() && dashes.chars().all(|x| x == '-')
+        })
+}
+
+/// `unit` itself when it fits `max` estimated tokens, else `⌈tokens / max⌉` slices of about equal
+/// byte length, each ending at the last whitespace in its second half or else at a character
+/// boundary (never inside a UTF-8 sequence).
+pub(crate) fn hard_split<'a>(unit: &'a str, max: u64, est: &TokenEstimator) -> Vec<&'a str> {
+    let tokens = est.estimate(unit);
+    if tokens <= max {
+        return vec![unit];
+    }
+    let n = tokens.div_ceil(max.max(1)) as usize;
+    let target = unit.len().div_ceil(n).max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut from = 0;
+    while unit.len() - from > target {
+        let mut end = from + target;
+        while !unit.is_char_boundary(end) {
+            end += 1;
+        }
+        let half = from + target / 2;
+        if let Some(ws) = unit[from..end].rfind(char::is_whitespace) {
+            if from + ws > half {
+                end = from + ws + unit[from + ws..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out.push(&unit[from..end]);
+        from = end;
+    }
+    if from < unit.len() {
+        out.push(&unit[from..]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -773,191 +450,18 @@ mod tests {
     }
 
     #[test]
-    fn duplicates_by_the_definition() {
-        let k = |kind, t| dup_key(kind, t);
-        // NFKC (full-width letters), case, whitespace, footnote markers, list markers.
+    fn blocks_skip_code_and_strip_markup() {
+        let md = "# Title\n\nSome *emphasis* and `code` with a [link](http://x).\n\n```rust\nfn main() {}\n```\n\n- item one\n- item two\n\n## 小节\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n中文句子。\n";
         assert_eq!(
-            k(BlockKind::Item, "- Ｒust  is\nfast [^c1]."),
-            k(BlockKind::Paragraph, "rust is fast.")
+            text_blocks(md),
+            vec![
+                TextBlock::Heading(1, "Title".into()),
+                TextBlock::Text("Some emphasis and code with a link.".into()),
+                TextBlock::Text("item one".into()),
+                TextBlock::Text("item two".into()),
+                TextBlock::Heading(2, "小节".into()),
+                TextBlock::Text("中文句子。".into()),
+            ]
         );
-        assert_eq!(
-            k(BlockKind::Heading(2), "## Ownership Rules"),
-            k(BlockKind::Heading(3), "### ownership rules ###")
-        );
-        assert_ne!(
-            k(BlockKind::Heading(2), "## Facts"),
-            k(BlockKind::Paragraph, "Facts")
-        );
-        assert_ne!(
-            k(BlockKind::FootnoteDefinition, "[^c1]: q"),
-            k(BlockKind::FootnoteDefinition, "[^c2]: q")
-        );
-        // Code is compared whole, blank lines and all.
-        assert_ne!(
-            k(BlockKind::Code, "```\na\n\nb\n```"),
-            k(BlockKind::Code, "```\na\n```")
-        );
-        assert_eq!(k(BlockKind::Item, "- [^c1]"), "");
-        assert_eq!(
-            k(BlockKind::Item, "- Made by [[Acme]] [^c1]."),
-            k(BlockKind::Item, "- Made by [[acme-inc|Acme]] [^c2].")
-        );
-    }
-
-    #[test]
-    fn dedup_keeps_a_clean_body_byte_for_byte() {
-        for body in [
-            "Intro.\n\n## Facts\n\n- a [^c1]\n- b [^c2]\n\n## Related\n\n- [[X]]\n\n[^c1]: d\n[^c2]: e\n",
-            "  lead\n\n\n\npara\n",
-            "",
-            "# T\n\ntext",
-        ] {
-            assert_eq!(dedup(body, &[]), body);
-        }
-    }
-
-    #[test]
-    fn dedup_merges_citations_and_sections() {
-        let body = "Lead.\n\n## Facts\n\n- Rust is fast. [^c1]\n- Rust is safe. [^c2]\n\n## Related\n\n- [[Cargo]]\n\n## Facts\n\n- rust is FAST. [^c3]\n- New one. [^c4]\n\n## Related\n\n- [[Cargo]]\n- [[Tokio]]\n";
-        let out = dedup(body, &[]);
-        assert_eq!(
-            out,
-            "Lead.\n\n## Facts\n\n- Rust is fast. [^c1][^c3]\n- Rust is safe. [^c2]\n- New one. [^c4]\n\n## Related\n\n- [[Cargo]]\n- [[Tokio]]\n"
-        );
-        assert_eq!(dedup(&out, &[]), out);
-    }
-
-    #[test]
-    fn text_outside_blocks_is_kept() {
-        // Link reference definitions produce no CommonMark block: they are blocks here, so no
-        // merge or dedup drops them, wherever they are.
-        let page = "Intro with [a ref][r].\n\n[r]: https://example.com/r\n\n## Notes\n\n- One.\n\n[s]: https://example.com/s \"S\"\n";
-        assert_eq!(dedup(page, &[]), page);
-        let out = merge_append(
-            page,
-            "[t]: https://example.com/t\n\n## Notes\n\n- One.\n- Two [t].",
-            &[],
-        );
-        for needle in [
-            "[r]: https://example.com/r",
-            "[s]: https://example.com/s \"S\"",
-            "[t]: https://example.com/t",
-            "- Two [t].",
-        ] {
-            assert!(out.contains(needle), "{needle:?} in {out:?}");
-        }
-        assert_eq!(out.matches("- One.").count(), 1, "{out}");
-        let kinds: Vec<BlockKind> = blocks(page).into_iter().map(|b| b.kind).collect();
-        assert_eq!(
-            kinds
-                .iter()
-                .filter(|k| **k == BlockKind::Definition)
-                .count(),
-            2,
-            "{kinds:?}"
-        );
-    }
-
-    #[test]
-    fn code_is_compared_as_written() {
-        // Code differing in case or indentation is different code; trailing spaces are not.
-        let body = "```py\nif x:\n    return A\n```\n\n```py\nif x:\n  return a\n```\n\n```py\nif x:   \n    return A\n```";
-        assert_eq!(
-            dedup(body, &[]),
-            "```py\nif x:\n    return A\n```\n\n```py\nif x:\n  return a\n```"
-        );
-    }
-
-    #[test]
-    fn a_heading_merges_only_under_the_same_parents() {
-        // `### Example` under another `##` is another section: nothing moves between them.
-        let body = "## Borrowing\n\n### Example\n\nBorrow one.\n\n## Lifetimes\n\n### Example\n\nLifetime one.";
-        assert_eq!(dedup(body, &[]), body);
-        // A repeated `##` merges, its subsection with it, into the same path.
-        let body = "## A\n\n### Ex\n\nOne.\n\n## B\n\nB text.\n\n## A\n\n### Ex\n\nTwo.";
-        assert_eq!(
-            dedup(body, &[]),
-            "## A\n\n### Ex\n\nOne.\n\nTwo.\n\n## B\n\nB text."
-        );
-        // In append mode too: the reply's `### Example` under `## Lifetimes` stays there.
-        let page = "## Borrowing\n\n### Example\n\nBorrow one.\n\n## Lifetimes\n\nLifetimes intro.";
-        let out = merge_append(page, "## Lifetimes\n\n### Example\n\nLifetime one.", &[]);
-        assert_eq!(out, format!("{page}\n\n### Example\n\nLifetime one."));
-    }
-
-    #[test]
-    fn a_section_with_a_human_paragraph_is_not_merged() {
-        let human = "A person wrote this.".to_string();
-        let body =
-            "## Notes\n\nModel one.\n\n## Other\n\nOther text.\n\n## Notes\n\nA person wrote this.";
-        let out = dedup(body, std::slice::from_ref(&human));
-        assert_eq!(
-            out, body,
-            "the repeated heading stays above the human paragraph"
-        );
-    }
-
-    #[test]
-    fn a_paraphrase_never_flips_a_heading() {
-        // Negations and comparisons change what a heading is about: no fuzzy match.
-        let page = "## Supported\n\n- Linux.\n\n## Before 2018\n\n- Old.";
-        let out = merge_append(
-            page,
-            "## Not supported\n\n- Windows XP.\n\n## After 2018\n\n- New.",
-            &[],
-        );
-        assert!(out.contains("## Not supported\n\n- Windows XP."), "{out}");
-        assert!(out.contains("## After 2018\n\n- New."), "{out}");
-        assert!(
-            out.starts_with("## Supported\n\n- Linux.\n\n## Before 2018\n\n- Old."),
-            "{out}"
-        );
-        // Articles and linking words do not: "The Rules of Ownership" is "Ownership Rules".
-        let page = "## Ownership Rules\n\n- One owner.";
-        assert_eq!(
-            merge_append(
-                page,
-                "## The Rules of Ownership\n\n- Moves transfer it.",
-                &[]
-            ),
-            "## Ownership Rules\n\n- One owner.\n- Moves transfer it."
-        );
-    }
-
-    #[test]
-    fn protected_paragraphs_stay_where_they_are() {
-        let human = "My note.".to_string();
-        let body = "My note.\n\nModel text.\n\nMy note.";
-        // The later copy is a human paragraph too: both stay (never removed).
-        assert_eq!(dedup(body, std::slice::from_ref(&human)), body);
-        let body = "Model text.\n\nMy note.\n\nModel text.";
-        assert_eq!(dedup(body, &[human]), "Model text.\n\nMy note.");
-    }
-
-    #[test]
-    fn append_adds_only_what_is_new() {
-        let page = "Lead [^c1].\n\n## Ownership Rules\n\n- Each value has an owner. [^c2]\n\n## Facts\n\n- One. [^c3]";
-        // An echo of the outline with a repeated fact and one new fact under a known heading.
-        let reply = "## Ownership Rules\n\n- Each value has an owner. [^c9]\n- There can only be one owner. [^c10]\n\n## Facts\n\n## Related\n\n- [[Cargo]]";
-        let out = merge_append(page, reply, &[]);
-        assert_eq!(
-            out,
-            "Lead [^c1].\n\n## Ownership Rules\n\n- Each value has an owner. [^c2][^c9]\n- There can only be one owner. [^c10]\n\n## Facts\n\n- One. [^c3]\n\n## Related\n\n- [[Cargo]]"
-        );
-        // A paraphrased outline: the same headings in other words add nothing.
-        let reply = "## The Rules of Ownership\n\n## facts\n\n### Example";
-        assert_eq!(merge_append(page, reply, &[]), page);
-        // Appending the same reply twice adds nothing the second time.
-        let once = merge_append(page, "## More\n\nA new paragraph [^c11].", &[]);
-        assert_eq!(
-            merge_append(&once, "## More\n\nA new paragraph [^c11].", &[]),
-            once
-        );
-    }
-
-    #[test]
-    fn footnote_refs_skip_definitions() {
-        let body = "A [^c1] and [^c2] and [^c1].\n\n[^c2]: def\n[^note]";
-        assert_eq!(footnote_refs(body), vec!["c1", "c2", "note"]);
     }
 }

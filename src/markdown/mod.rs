@@ -1,6 +1,8 @@
 //! Markdown and the vault's file formats.
 //!
-//! - [`blocks`]: a body as blocks; the one definition of a duplicate block; append-mode merge.
+//! - [`blocks`]: the one block cutter: a body as blocks, its prose, long fences and tables cut.
+//! - [`dedup`]: the one definition of a duplicate block; dedup and append-mode merge.
+//! - [`plain`]: plain text for quote matching; footnote references.
 //! - [`keys`]: title → page key (a portable file name, CJK kept; Decision 6).
 //! - [`frontmatter`]: YAML frontmatter read in every real-world shape and written as one block.
 //! - [`page`]: cleaning what an LLM or a person hands in; the page file format.
@@ -11,10 +13,12 @@
 //! *Invariant:* nothing here does I/O or reads the clock; every function is pure over its inputs.
 
 pub mod blocks;
+pub mod dedup;
 pub mod frontmatter;
 pub mod keys;
 pub mod obsidian;
 pub mod page;
+pub mod plain;
 pub mod render;
 pub mod resolve;
 pub mod wikilinks;

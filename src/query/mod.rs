@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::compile::extract::index_line_with_summary;
+use crate::documents::index_line_with_summary;
 use crate::error::{Error, Result};
 use crate::llm::prompt::{source_block, DATA_NOTICE};
 use crate::llm::structured::chat_json;
@@ -370,14 +370,16 @@ impl QueryModel for OfflineQuery {
         let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
         for (pi, (_, _, text)) in pages.iter().enumerate() {
             // Undefined `[^x]` markers (a hand-edited page) are text to the parser; quotes drop them.
-            let plain = crate::compile::integrate::strip_refs(&passages::without_footnotes(text));
-            for (si, s) in crate::offline::blocks::blocks(&plain)
+            let plain = crate::markdown::plain::strip_refs(
+                &crate::markdown::plain::without_footnotes(text),
+            );
+            for (si, s) in crate::markdown::blocks::text_blocks(&plain)
                 .into_iter()
                 .filter_map(|b| match b {
-                    crate::offline::blocks::Block::Text(t) => Some(t),
+                    crate::markdown::blocks::TextBlock::Text(t) => Some(t),
                     _ => None,
                 })
-                .flat_map(|t| crate::offline::blocks::sentences(&t))
+                .flat_map(|t| crate::extractive::sentences::sentences(&t))
                 .enumerate()
             {
                 candidates.push((pi, si, s));
@@ -444,12 +446,12 @@ type Passage = (f64, usize, usize, Vec<String>);
 pub const ROUTING_SUMMARY_CHARS: usize = 160;
 
 /// A shortlisted index line for the router: `- [[key]] (kind) — summary · aliases: a, b`, as
-/// [`index_line`](crate::compile::extract::index_line) but with the summary as plain text
-/// ([`plain_text`](crate::compile::provenance::plain_text): link targets, images and emphasis
+/// [`index_line`](crate::documents::index_line) but with the summary as plain text
+/// ([`plain_text`](crate::markdown::plain::plain_text): link targets, images and emphasis
 /// markers dropped, so a URL is not paid for on every question) and cut at a word boundary to
 /// [`ROUTING_SUMMARY_CHARS`] characters (`…` marks a cut).
 pub fn routing_line(p: &Page) -> String {
-    let plain = crate::compile::provenance::plain_text(&p.summary);
+    let plain = crate::markdown::plain::plain_text(&p.summary);
     let summary = if plain.chars().count() > ROUTING_SUMMARY_CHARS {
         let cut: String = plain.chars().take(ROUTING_SUMMARY_CHARS).collect();
         let at = cut
@@ -619,7 +621,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     title: p.title.clone(),
                     aliases: p.aliases.clone(),
                     lead: p.summary.clone(),
-                    passages: passages::split(&passages::without_footnotes(&p.body), &est),
+                    passages: passages::split(
+                        &crate::markdown::plain::without_footnotes(&p.body),
+                        &est,
+                    ),
                     required,
                 })
             })
@@ -778,7 +783,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .unwrap_or_default(),
             aliases: vec![],
             tags: if answer.extractive {
-                vec![crate::offline::OFFLINE.into()]
+                vec![crate::extractive::OFFLINE.into()]
             } else {
                 vec![]
             },

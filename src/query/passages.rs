@@ -12,11 +12,12 @@
 //! [`Bm25Index`] over the passages alone, with the page's title and the passage's heading path
 //! as the title field, the page's aliases as aliases, and the passage text as the body — so the
 //! tokenizer (Decision 13: CJK unigrams + bigrams, NFKC, case-fold) and the scoring are those of
-//! the wiki's search. Function words of the question ([`crate::offline::textrank::STOPWORDS`])
+//! the wiki's search. Function words of the question ([`crate::extractive::stopwords::STOPWORDS`])
 //! are dropped first. [`select`] then fills a token budget in score order, always keeping the
 //! best passage of every page that must be cited, and [`render`] shows each page's passages in
 //! page order under its heading path, with `[…]` where text was left out.
 
+use crate::markdown::blocks::{cut_fence_or_table, hard_split};
 use crate::search::bm25::{Bm25Index, Bm25Params, DocFields};
 use crate::text::TokenEstimator;
 
@@ -35,56 +36,6 @@ pub struct Passage {
     pub text: String,
     /// Position in the page, from 0.
     pub order: usize,
-}
-
-/// `body` (markdown) without its footnotes: every footnote reference (`[^c1a2b3c4d5]`, and the
-/// spaces before it) and every footnote definition (from its line's indentation to its last
-/// non-blank character, so the blocks around it keep their separation) are cut out, as the
-/// markdown parser finds them (ENABLE_FOOTNOTES): a `[^…]` inside code stays, and so does one
-/// whose label has no definition (it is text). An answer cites pages, not footnotes, and a definition
-/// repeats a quote the page already states: on the benchmark's wiki the references alone were
-/// 9 % of the page text an answer was given (BENCHMARKS.md "Query tokens").
-pub fn without_footnotes(body: &str) -> String {
-    use pulldown_cmark::{Event, Options, Parser, Tag};
-    let mut cuts: Vec<std::ops::Range<usize>> = Vec::new();
-    let parser = Parser::new_ext(body, Options::ENABLE_FOOTNOTES | Options::ENABLE_TABLES);
-    for (event, range) in parser.into_offset_iter() {
-        match event {
-            Event::FootnoteReference(_) => {
-                let start = body[..range.start].trim_end_matches([' ', '\t']).len();
-                cuts.push(start..range.end);
-            }
-            Event::Start(Tag::FootnoteDefinition(_)) => {
-                // From the start of its line when only indentation precedes it; up to its last
-                // non-blank character (a definition's range takes the blank lines after it).
-                let before = &body[..range.start];
-                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-                let start = if before[line_start..].trim().is_empty() {
-                    line_start
-                } else {
-                    range.start
-                };
-                let end = range.start + body[range.clone()].trim_end().len();
-                cuts.push(start..end);
-            }
-            _ => {}
-        }
-    }
-    if cuts.is_empty() {
-        return body.to_string();
-    }
-    let mut out = String::with_capacity(body.len());
-    let mut at = 0;
-    for c in cuts {
-        if c.start >= at {
-            out.push_str(&body[at..c.start]);
-            at = c.end;
-        } else {
-            at = at.max(c.end);
-        }
-    }
-    out.push_str(&body[at..]);
-    out
 }
 
 /// The passages of `body` (markdown), in page order. Empty when the body has no text.
@@ -193,113 +144,6 @@ fn cut_block(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
     cut_fence_or_table(block, max, est).unwrap_or_else(|| cut(block, max, est))
 }
 
-/// Cuts a fenced code block or a table longer than `max` estimated tokens into pieces that each
-/// stand alone as markdown: a fence is cut between lines, each piece closed and the next opened
-/// again with the block's fence line (its language kept); a table is cut between rows, each piece
-/// under the table's header and delimiter rows, and a line too long for a piece is cut into
-/// slices. `None` when `block` is neither, holds no line between its fence or header lines, or
-/// those are too long to repeat (over half of `max`). Also used by the compile chunker
-/// (`compile::extract::chunk_text`), so a source's long code block reaches the model as code.
-pub(crate) fn cut_fence_or_table(
-    block: &str,
-    max: u64,
-    est: &TokenEstimator,
-) -> Option<Vec<String>> {
-    let lines: Vec<&str> = block.split_inclusive('\n').collect();
-    let fence = lines.first().and_then(|open| fence_marker(open));
-    let (head, tail, rows): (String, String, &[&str]) = match (fence, lines.as_slice()) {
-        (Some(marker), [open, body @ .., close]) => {
-            if closes_fence(close, &marker) {
-                (open.to_string(), close.trim_end().to_string(), body)
-            } else {
-                (open.to_string(), marker, &lines[1..])
-            }
-        }
-        (None, [header, delimiter, ..]) if is_table_row(header) && is_delimiter_row(delimiter) => {
-            (format!("{header}{delimiter}"), String::new(), &lines[2..])
-        }
-        _ => return None,
-    };
-    let fixed = est.estimate(&head) + est.estimate(&tail);
-    if fixed > max / 2 || rows.is_empty() {
-        return None;
-    }
-    let piece = |rows: &str| {
-        let mut p = format!("{head}{rows}");
-        if !tail.is_empty() {
-            if !p.ends_with('\n') {
-                p.push('\n');
-            }
-            p.push_str(&tail);
-        }
-        p.trim_end().to_string()
-    };
-    // A line too long to fit beside the fence or header lines (minified JSON, base64, a log line)
-    // is cut into slices of about equal length ([`hard_split`]), each ending its own line.
-    let room = max - fixed;
-    let mut units: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-    for row in rows {
-        if est.estimate(row) <= room {
-            units.push((*row).into());
-        } else {
-            for slice in hard_split(row.strip_suffix('\n').unwrap_or(row), room, est) {
-                units.push(format!("{slice}\n").into());
-            }
-        }
-    }
-    let mut pieces = Vec::new();
-    let mut cur = String::new();
-    for unit in &units {
-        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(unit) > max {
-            pieces.push(piece(&cur));
-            cur.clear();
-        }
-        cur.push_str(unit);
-    }
-    if !cur.trim().is_empty() {
-        pieces.push(piece(&cur));
-    }
-    Some(pieces)
-}
-
-/// The fence a line opens (its run of three or more `` ` `` or `~`, after up to three spaces),
-/// or `None`. As in CommonMark, a backtick fence's info string holds no backtick, so a line
-/// opening with inline code (` ```x``` is code `) opens nothing.
-pub(crate) fn fence_marker(line: &str) -> Option<String> {
-    let t = line.trim_end();
-    let indent = t.len() - t.trim_start_matches(' ').len();
-    let t = t.trim_start_matches(' ');
-    let c = t.chars().next().filter(|c| matches!(c, '`' | '~'))?;
-    let run = t.chars().take_while(|&x| x == c).count();
-    let info = &t[run..];
-    (indent <= 3 && run >= 3 && !(c == '`' && info.contains('`')))
-        .then(|| c.to_string().repeat(run))
-}
-
-/// True when `line` closes a fence opened by `marker`: the same character, a run at least as
-/// long, nothing after it but spaces (at any indentation, looser than CommonMark's three spaces,
-/// so a fence inside a list item closes).
-pub(crate) fn closes_fence(line: &str, marker: &str) -> bool {
-    let t = line.trim();
-    t.starts_with(marker) && t.chars().all(|c| marker.starts_with(c))
-}
-
-/// A table row: a line holding a `|`.
-fn is_table_row(line: &str) -> bool {
-    line.contains('|')
-}
-
-/// A table's delimiter row (`| --- | :-: |`): cells of dashes with optional colons.
-fn is_delimiter_row(line: &str) -> bool {
-    let t = line.trim().trim_matches('|');
-    !t.is_empty()
-        && t.split('|').all(|cell| {
-            let c = cell.trim();
-            let dashes = c.trim_matches(':');
-            !dashes.is_empty() && dashes.chars().all(|x| x == '-')
-        })
-}
-
 /// Cuts a long block into pieces of at most `max` estimated tokens at line ends, a line longer
 /// than that at sentence ends, and a sentence longer still by [`hard_split`].
 fn cut(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
@@ -345,43 +189,11 @@ fn cut(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
     pieces
 }
 
-/// `unit` itself when it fits `max` estimated tokens, else `⌈tokens / max⌉` slices of about equal
-/// byte length, each ending at the last whitespace in its second half or else at a character
-/// boundary (never inside a UTF-8 sequence).
-fn hard_split<'a>(unit: &'a str, max: u64, est: &TokenEstimator) -> Vec<&'a str> {
-    let tokens = est.estimate(unit);
-    if tokens <= max {
-        return vec![unit];
-    }
-    let n = tokens.div_ceil(max.max(1)) as usize;
-    let target = unit.len().div_ceil(n).max(1);
-    let mut out = Vec::with_capacity(n);
-    let mut from = 0;
-    while unit.len() - from > target {
-        let mut end = from + target;
-        while !unit.is_char_boundary(end) {
-            end += 1;
-        }
-        let half = from + target / 2;
-        if let Some(ws) = unit[from..end].rfind(char::is_whitespace) {
-            if from + ws > half {
-                end = from + ws + unit[from + ws..].chars().next().map_or(1, char::len_utf8);
-            }
-        }
-        out.push(&unit[from..end]);
-        from = end;
-    }
-    if from < unit.len() {
-        out.push(&unit[from..]);
-    }
-    out
-}
-
-/// `question` without function words ([`crate::offline::textrank::STOPWORDS`]), CJK runs and
+/// `question` without function words ([`crate::extractive::stopwords::STOPWORDS`]), CJK runs and
 /// everything else kept as written, so the tokenizer sees the same text shapes.
 pub fn content_query(question: &str) -> String {
     use unicode_segmentation::UnicodeSegmentation;
-    let stop = crate::offline::textrank::STOPWORDS;
+    let stop = crate::extractive::stopwords::STOPWORDS;
     question
         .split_word_bounds()
         .map(|w| {
@@ -711,33 +523,6 @@ mod tests {
                 text.split_whitespace().collect::<String>()
             );
         }
-    }
-
-    #[test]
-    fn footnotes_are_cut_but_code_keeps_its_brackets() {
-        let body = "Rust has an owner [^c1a2b3c4d5]. 所有权[^c9f8e7d6c5]规则。\n\n\
-- a fact [^c0000000001]\n- `grep '[^c1a2b3c4d5]'` stays\n\n\
-```\nlet re = \"[^c1a2b3c4d5]\";\n```\n\n\
-See [the [^x] docs](https://e.x/[^y]).\n\n\
-[^c1a2b3c4d5]: \"Each value in Rust has an owner.\" — [[Ownership]]\n\
-[^c9f8e7d6c5]: 引文\n[^c0000000001]: q\n";
-        let out = without_footnotes(body);
-        assert_eq!(
-            out.trim_end(),
-            "Rust has an owner. 所有权规则。\n\n- a fact\n- `grep '[^c1a2b3c4d5]'` stays\n\n\
-```\nlet re = \"[^c1a2b3c4d5]\";\n```\n\nSee [the [^x] docs](https://e.x/[^y])."
-        );
-        // Nothing to cut: the body as it was.
-        assert_eq!(without_footnotes("a [b] c"), "a [b] c");
-        // A definition inside a list item or a block quote: the blocks around it stay apart.
-        assert_eq!(
-            without_footnotes("- item [^a]\n\n  [^a]: d\n- next\n"),
-            "- item\n\n\n- next\n"
-        );
-        assert_eq!(
-            without_footnotes("> quoted [^a]\n>\n> [^a]: d\n\nafter\n"),
-            "> quoted\n>\n> \n\nafter\n"
-        );
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The scripted endpoint's `route` task (Decision 14): the index lines in the request whose page
 //! names share the most words with the question, derived from the request alone.
 
-use crate::compile::resolve::match_key;
 use crate::llm::prompt::source_blocks;
 use crate::llm::{ChatRequest, Role};
+use crate::markdown::keys::match_key;
 
 /// Words of the question that can name a page: Latin words of 3+ letters (folded), CJK runs.
 fn question_terms(q: &str) -> Vec<String> {

@@ -90,7 +90,7 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) page_table_cache: std::cell::RefCell<Option<(u64, std::rc::Rc<PageTable>)>>,
     /// The offline compiler's corpus statistics as this connection last brought them up to date
     /// (see `Wiki::offline_compiler`; not stored).
-    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::offline::terms::CorpusCache>>,
+    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>,
     /// State the operations keep for this connection between calls (not stored), by type: e.g.
     /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in.
     pub(crate) op_state: OpState,

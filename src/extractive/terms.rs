@@ -20,8 +20,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::blocks::Block;
-use super::textrank::STOPWORDS;
+use super::stopwords::STOPWORDS;
+use crate::markdown::blocks::TextBlock;
 use crate::model::PageKind;
 use crate::text::is_cjk;
 
@@ -213,7 +213,7 @@ pub fn heading_candidates(heading: &str) -> Vec<(String, String)> {
 /// One source as the corpus sees it.
 pub struct Doc<'a> {
     /// Its blocks.
-    pub blocks: &'a [Block],
+    pub blocks: &'a [TextBlock],
 }
 
 fn best_form(forms: &BTreeMap<String, usize>) -> String {
@@ -257,7 +257,7 @@ impl DocStats {
     pub fn of(doc: &Doc<'_>) -> DocStats {
         let mut headings = Vec::new();
         for b in doc.blocks {
-            if let Block::Heading(_, text) = b {
+            if let TextBlock::Heading(_, text) = b {
                 headings.push(heading_candidates(text));
             }
         }
@@ -265,8 +265,8 @@ impl DocStats {
             .blocks
             .iter()
             .filter_map(|b| match b {
-                Block::Text(t) => Some(t.as_str()),
-                Block::Heading(..) => None,
+                TextBlock::Text(t) => Some(t.as_str()),
+                TextBlock::Heading(..) => None,
             })
             .collect::<Vec<_>>()
             .join("\n");
@@ -464,7 +464,7 @@ impl CorpusCache {
 
     /// Adds source `key` at `version` with its `text`.
     pub fn add(&mut self, key: &str, version: &str, text: &str) {
-        let blocks = super::blocks::blocks(text);
+        let blocks = crate::markdown::blocks::text_blocks(text);
         let d = DocStats::of(&Doc { blocks: &blocks });
         self.stats.add(&d);
         self.docs.insert(key.to_string(), (version.to_string(), d));
@@ -479,7 +479,7 @@ impl CorpusCache {
 /// Runs of 2–4 capitalised words (leading stopwords removed) in `text`.
 fn capitalised_runs(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for sentence in super::blocks::sentences(text) {
+    for sentence in crate::extractive::sentences::sentences(text) {
         let words: Vec<&str> = sentence.split_whitespace().collect();
         let mut run: Vec<&str> = Vec::new();
         let mut flush = |run: &mut Vec<&str>| {
@@ -568,8 +568,8 @@ fn recurring_cjk_of(counts: &BTreeMap<String, usize>) -> Vec<(String, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::blocks::blocks;
     use super::*;
+    use crate::markdown::blocks::text_blocks as blocks;
 
     #[test]
     fn singulars() {

@@ -13,31 +13,28 @@
 //! *Invariant:* every word the offline compiler writes into a page comes from a source or is a
 //! fixed heading (`## Facts`, `## Related`).
 
-pub mod blocks;
-pub mod terms;
-pub mod textrank;
-
 use std::collections::BTreeSet;
 
-use self::blocks::{blocks, sentences, Block};
-use self::terms::{corpus_terms, Doc, Term, Tokenized};
-use crate::compile::extract::{
+use super::extract::{
     CandidateContradiction, ExtractInput, ExtractedClaim, ExtractedEntity, Extraction, Relation,
 };
-use crate::compile::integrate::{IntegrateInput, PageDraft};
-use crate::compile::pipeline::CompileModel;
-use crate::compile::prompt::escape_block;
-use crate::compile::provenance::{differ_only_in_numbers, stance_of};
+use super::integrate::{IntegrateInput, PageDraft};
+use super::model::CompileModel;
+use super::prompt::escape_block;
+use super::provenance::{differ_only_in_numbers, stance_of};
 use crate::error::Result;
+use crate::extractive::sentences::sentences;
+use crate::extractive::terms::{self, corpus_terms, Doc, Term, Tokenized};
+use crate::extractive::textrank;
+use crate::extractive::OFFLINE;
 use crate::llm::Cancel;
+use crate::markdown::blocks::{text_blocks, TextBlock};
 use crate::model::{PageKind, TokenUsage};
 
 /// Most terms one source contributes.
 const MAX_TERMS: usize = 15;
 /// Sentences kept per term per source.
 const SENTENCES_PER_TERM: usize = 3;
-/// Name of the offline model in the log and in page tags.
-pub const OFFLINE: &str = "offline";
 
 /// The extractive compile model.
 #[derive(Debug, Clone)]
@@ -48,7 +45,7 @@ pub struct OfflineCompiler {
 impl OfflineCompiler {
     /// Builds the corpus terms from the texts of every source of the wiki.
     pub fn new(source_texts: &[String]) -> Self {
-        let parsed: Vec<Vec<Block>> = source_texts.iter().map(|t| blocks(t)).collect();
+        let parsed: Vec<Vec<TextBlock>> = source_texts.iter().map(|t| text_blocks(t)).collect();
         let docs: Vec<Doc<'_>> = parsed.iter().map(|b| Doc { blocks: b }).collect();
         OfflineCompiler {
             terms: corpus_terms(&docs),
@@ -66,19 +63,19 @@ impl OfflineCompiler {
     }
 
     fn extract_sync(&self, input: &ExtractInput) -> Extraction {
-        let blocks = blocks(&input.text);
+        let blocks = text_blocks(&input.text);
         let headings: Vec<&str> = blocks
             .iter()
             .filter_map(|b| match b {
-                Block::Heading(_, t) => Some(t.as_str()),
-                Block::Text(_) => None,
+                TextBlock::Heading(_, t) => Some(t.as_str()),
+                TextBlock::Text(_) => None,
             })
             .collect();
         let sents: Vec<String> = blocks
             .iter()
             .filter_map(|b| match b {
-                Block::Text(t) => Some(sentences(t)),
-                Block::Heading(..) => None,
+                TextBlock::Text(t) => Some(sentences(t)),
+                TextBlock::Heading(..) => None,
             })
             .flatten()
             .collect();
@@ -251,7 +248,7 @@ impl OfflineCompiler {
                 .lines()
                 .filter_map(|l| l.strip_prefix("- "))
                 .filter(|l| l.contains("[^"))
-                .map(crate::compile::integrate::strip_refs),
+                .map(crate::markdown::plain::strip_refs),
         );
         crate::util::sort_by(&mut candidates, &|a, b| {
             a.len().cmp(&b.len()).then_with(|| a.cmp(b))
@@ -347,5 +344,9 @@ impl CompileModel for OfflineCompiler {
 
     fn bounded_replies(&self) -> bool {
         false
+    }
+
+    fn is_extractive(&self) -> bool {
+        true
     }
 }

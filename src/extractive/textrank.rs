@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use crate::text::is_cjk;
 
-pub use crate::text::STOPWORDS;
+use super::stopwords::STOPWORDS;
 
 /// Topic tokens of a sentence.
 pub fn tokens(sentence: &str) -> HashSet<String> {
@@ -118,7 +118,7 @@ pub fn top_sentences(sentences: &[String], k: usize) -> Vec<usize> {
     // A sentence the text repeats (the same words in another section) is chosen once.
     let mut seen = std::collections::HashSet::new();
     idx.retain(|&i| {
-        seen.insert(crate::markdown::blocks::dup_key(
+        seen.insert(crate::markdown::dedup::dup_key(
             crate::markdown::blocks::BlockKind::Paragraph,
             &sentences[i],
         ))
