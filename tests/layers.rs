@@ -1,0 +1,861 @@
+//! The layering of `src/`, checked: every `use crate::…` path and every `crate::x::…` path in
+//! the code of every file under `src/` (test modules left out) is resolved through the crate's
+//! re-exports (`pub use crate::…`) to the top-level module that defines it, and the import fails
+//! the test when
+//!
+//! - (a) it comes from a higher layer than the importing module's,
+//! - (b) it goes from one operation (layer 5) to another,
+//! - (c) it goes between two top-level modules of one lower layer that [`SAME_LAYER`] does not
+//!   list, or
+//! - (d) the top-level modules import each other round a cycle.
+//!
+//! The layers (bottom-up; ARCHITECTURE.md draws them): 1 foundation, 2 mechanisms, 3 records, 4
+//! the `wiki` kernel, 5 operations, 6 the JS bindings and the test doubles. A failure names the
+//! file and the import. Known violations that other changes of issue #22 remove are listed, each
+//! with its owner, in [`ALLOWED`]; an entry that no longer matches anything fails the test too,
+//! so the list only shrinks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The layer of each top-level module of the crate.
+const LAYERS: &[(&str, u8)] = &[
+    // 1: foundation
+    ("model", 1),
+    ("error", 1),
+    ("clock", 1),
+    ("text", 1),
+    ("util", 1),
+    // 2: mechanisms
+    ("markdown", 2),
+    ("extractive", 2),
+    ("search", 2),
+    ("storage", 2),
+    ("llm", 2),
+    ("injection", 2),
+    ("documents", 2),
+    // The extractive mechanisms and the offline compile model, until they move to `extractive`
+    // and `compile/offline.rs` (issue #22, H-B).
+    ("offline", 2),
+    // 3: records
+    ("records", 3),
+    ("page_table", 3),
+    // 4: the kernel
+    ("wiki", 4),
+    // 5: operations
+    ("sources", 5),
+    ("compile", 5),
+    ("query", 5),
+    ("lint", 5),
+    ("history", 5),
+    ("vault", 5),
+    ("search_ops", 5),
+    ("settings", 5),
+    // 6: bindings and test doubles
+    ("wasm", 6),
+    ("scripted", 6),
+];
+
+/// Imports between two different top-level modules of one layer below the operations that are
+/// allowed (importer, imported). Every other same-layer import in layers 1–4 fails.
+const SAME_LAYER: &[(&str, &str)] = &[
+    // Foundation: the model dates records with the clock's type; errors name a store.
+    ("model", "clock"),
+    ("error", "model"),
+    ("error", "util"),
+    ("text", "util"),
+    // Mechanisms use foundation and `markdown` only (and extractive sits on markdown).
+    ("extractive", "markdown"),
+    ("search", "markdown"),
+    ("storage", "markdown"),
+    ("llm", "markdown"),
+    ("injection", "markdown"),
+    ("documents", "markdown"),
+    ("offline", "markdown"),
+    // The page table is derived from the records and names them through `records`.
+    ("page_table", "records"),
+];
+
+/// A known violation, kept until the change that removes it lands: the importing file, the
+/// top-level module it imports from, and who removes it. The lead empties this list as the
+/// branches of issue #22 merge; an entry that matches nothing fails [`layering_holds`].
+struct Allowed {
+    file: &'static str,
+    imports: &'static str,
+    owner: &'static str,
+}
+
+const fn allow(file: &'static str, imports: &'static str, owner: &'static str) -> Allowed {
+    Allowed {
+        file,
+        imports,
+        owner,
+    }
+}
+
+/// Known violations that other branches of issue #22 remove, each with its owner. The lead
+/// empties this list as they merge (an entry left over fails the test).
+const ALLOWED: &[Allowed] = &[
+    // H-B: fence and table cutting move to `markdown/blocks.rs`.
+    allow("src/compile/extract.rs", "query", "H-B"),
+    // H-B: `index_line_with_summary`, `strip_refs` and `plain_text` move down (markdown/plain.rs);
+    // `offline` splits into `extractive` and `compile/offline.rs`.
+    allow("src/query/mod.rs", "compile", "H-B"),
+    allow("src/offline/mod.rs", "compile", "H-B"),
+    allow("src/offline/mod.rs", "documents", "H-B"),
+    allow("src/offline/mod.rs", "llm", "H-B"),
+    // H-B with H-A: the compile helpers lint uses (`strip_app_sections`, `finalize_body`,
+    // `written_bytes`, `remove_callout`, `contradiction_id`, `summary_pages`) move down a layer.
+    allow("src/lint/mod.rs", "compile", "H-B"),
+    allow("src/lint/llm.rs", "compile", "H-B"),
+    // H-C: the scripted doubles move to `src/scripted/` (layer 6) behind `test-support`.
+    allow("src/llm/scripted/mod.rs", "compile", "H-C"),
+    allow("src/llm/scripted/mod.rs", "lint", "H-C"),
+    allow("src/llm/scripted/mod.rs", "query", "H-C"),
+    allow("src/llm/scripted/server.rs", "compile", "H-C"),
+    // H-C: `search/persist.rs` stops importing storage types.
+    allow("src/search/persist.rs", "storage", "H-C"),
+];
+
+/// The layer of top-level module `m` (`None`: not a module, e.g. `crate::Error` unresolved).
+fn layer(m: &str) -> Option<u8> {
+    LAYERS.iter().find(|(n, _)| *n == m).map(|(_, l)| *l)
+}
+
+/// One import found in a file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Import {
+    /// The file (`src/…`).
+    file: String,
+    /// The path as written, made absolute (`crate::wiki::to_json`).
+    path: String,
+    /// The path after the crate's re-exports were followed (`crate::records::to_json`).
+    resolved: String,
+}
+
+impl Import {
+    /// The top-level module the resolved path is in.
+    fn target(&self) -> &str {
+        self.resolved.split("::").nth(1).unwrap_or("")
+    }
+}
+
+/// The module path of a file under `src/` (`src/wiki/mod.rs` → `crate::wiki`).
+fn module_of(file: &str) -> String {
+    let rel = file.trim_start_matches("src/").trim_end_matches(".rs");
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    if matches!(parts.last(), Some(&"mod") | Some(&"lib")) {
+        parts.pop();
+    }
+    std::iter::once("crate")
+        .chain(parts)
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The top-level module of a file (`src/wiki/pages.rs` → `wiki`; `src/lib.rs` → empty).
+fn top_of(file: &str) -> String {
+    module_of(file).split("::").nth(1).unwrap_or("").to_string()
+}
+
+/// `src` without comments, and with string and char literals emptied, so neither a doc comment
+/// nor a string that mentions `crate::x` counts as an import.
+fn strip(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c == b'r'
+            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            // A raw string r"…", r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                out.push(c as char);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            while j < b.len() && !b[j..].starts_with(&close) {
+                j += 1;
+            }
+            i = j + close.len();
+            out.push_str("\"\"");
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == b'\'' {
+            // A char literal ('x', '\n', '\u{0}') or a lifetime ('a).
+            let rest = &src[i + 1..];
+            let lit = if rest.starts_with('\\') {
+                rest.find('\'').map(|e| e + 2)
+            } else {
+                let mut cs = rest.char_indices();
+                match (cs.next(), cs.next()) {
+                    (Some(_), Some((k, '\''))) => Some(k + 2),
+                    _ => None,
+                }
+            };
+            match lit {
+                Some(len) => {
+                    i += len;
+                    out.push_str("' '");
+                }
+                None => {
+                    out.push('\'');
+                    i += 1;
+                }
+            }
+        } else {
+            // Copy one whole UTF-8 character.
+            let ch = src[i..].chars().next().expect("a character");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// The end (exclusive) of the item starting at `from`: the `;` before any `{`, else the brace
+/// matching the first `{`.
+fn item_end(s: &str, from: usize) -> usize {
+    let b = s.as_bytes();
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b';' if depth == 0 => return i + 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// `code` (stripped) without the items under `#[cfg(test)]`, and the names of the modules
+/// declared `#[cfg(test)] mod name;` (their files are test code too).
+fn without_tests(code: &str) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut test_files = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let end = item_end(after, 0);
+        let item = after[..end].trim();
+        if let Some(decl) = item
+            .strip_prefix("mod ")
+            .or_else(|| item.strip_prefix("pub mod "))
+        {
+            if let Some(name) = decl.strip_suffix(';') {
+                test_files.push(name.trim().to_string());
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    (out, test_files)
+}
+
+/// Expands one `use` tree (`crate::a::{b, c::{d as e}}`) into full paths, each with the name it
+/// binds (the last segment, or its alias).
+fn expand_use(tree: &str) -> Vec<(String, String)> {
+    fn split_top(s: &str) -> Vec<&str> {
+        let mut parts = Vec::new();
+        let (mut depth, mut start) = (0, 0);
+        for (i, c) in s.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(&s[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&s[start..]);
+        parts
+    }
+    fn go(prefix: &str, tree: &str, out: &mut Vec<(String, String)>) {
+        let tree: String = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+        let tree = tree.trim();
+        if tree.is_empty() {
+            return;
+        }
+        let join = |p: &str, s: &str| {
+            if p.is_empty() {
+                s.to_string()
+            } else {
+                format!("{p}::{s}")
+            }
+        };
+        if let Some(open) = tree.find('{') {
+            let head = tree[..open].trim().trim_end_matches("::").trim();
+            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let base = join(prefix, head);
+            for part in split_top(inner) {
+                go(&base, part, out);
+            }
+        } else {
+            let (path, alias) = match tree.split_once(" as ") {
+                Some((p, a)) => (p.trim(), Some(a.trim())),
+                None => (tree, None),
+            };
+            if path == "self" {
+                let name = prefix.rsplit("::").next().unwrap_or("");
+                out.push((prefix.to_string(), alias.unwrap_or(name).to_string()));
+            } else {
+                let full = join(prefix, path.replace(' ', "").as_str());
+                let name = full.rsplit("::").next().unwrap_or("").to_string();
+                out.push((full, alias.map(str::to_string).unwrap_or(name)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go("", tree, &mut out);
+    out
+}
+
+/// What one file says: its `use` statements (path, bound name, whether re-exported) and the
+/// `crate::…` paths in the rest of its code.
+struct Parsed {
+    uses: Vec<(String, String, bool)>,
+    paths: Vec<String>,
+    test_files: Vec<String>,
+}
+
+/// Whether `c` can be part of an identifier.
+fn ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn parse(file: &str, src: &str) -> Parsed {
+    let (code, test_files) = without_tests(&strip(src));
+    let module = module_of(file);
+    let is_root = file == "src/lib.rs";
+    let mut uses = Vec::new();
+    let mut rest_code = String::new();
+    let b = code.as_bytes();
+    let mut i = 0;
+    let mut copied = 0;
+    while let Some(off) = code[i..].find("use ") {
+        let at = i + off;
+        let boundary = at == 0 || !ident(b[at - 1]);
+        if !boundary {
+            i = at + 4;
+            continue;
+        }
+        let end = item_end(&code, at);
+        let stmt = &code[at + 4..end].trim_end_matches(';');
+        // `pub use` / `pub(crate) use` re-export.
+        let before = code[..at].trim_end();
+        let public = before.ends_with("pub")
+            || before.ends_with(')') && {
+                let open = before.rfind('(').unwrap_or(0);
+                before[..open].trim_end().ends_with("pub")
+            };
+        let stmt = stmt.trim().trim_start_matches("::");
+        for (path, name) in expand_use(stmt) {
+            let first = path.split("::").next().unwrap_or("");
+            let full = match first {
+                "crate" => path.clone(),
+                "self" => path.replacen("self", &module, 1),
+                "super" => {
+                    let parent = module.rsplit_once("::").map_or("crate", |(p, _)| p);
+                    path.replacen("super", parent, 1)
+                }
+                _ if is_root => format!("crate::{path}"),
+                // A child module of this one (`pub use secrets::strip_secrets` in mod.rs).
+                _ => format!("{module}::{path}"),
+            };
+            uses.push((full, name, public));
+        }
+        rest_code.push_str(&code[copied..at]);
+        copied = end;
+        i = end;
+    }
+    rest_code.push_str(&code[copied..]);
+    let mut paths = Vec::new();
+    let rb = rest_code.as_bytes();
+    let mut j = 0;
+    while let Some(off) = rest_code[j..].find("crate::") {
+        let at = j + off;
+        j = at + 7;
+        if at > 0 && (ident(rb[at - 1]) || rb[at - 1] == b':') {
+            continue;
+        }
+        let mut k = j;
+        loop {
+            let seg_start = k;
+            while k < rb.len() && ident(rb[k]) {
+                k += 1;
+            }
+            if k == seg_start {
+                break;
+            }
+            if rest_code[k..].starts_with("::") && rb.get(k + 2).is_some_and(|c| ident(*c)) {
+                k += 2;
+            } else {
+                break;
+            }
+        }
+        paths.push(rest_code[at..k].trim_end_matches("::").to_string());
+    }
+    Parsed {
+        uses,
+        paths,
+        test_files,
+    }
+}
+
+/// The crate as the checker sees it: the imports of every file, resolved.
+struct Crate {
+    imports: Vec<Import>,
+}
+
+/// Follows re-exports (`pub use` at `crate::m::Name` of `crate::x::…::Name`) until the path
+/// names where its item is defined.
+fn resolve(path: &str, reexports: &BTreeMap<String, String>) -> String {
+    let mut p = path.to_string();
+    for _ in 0..16 {
+        let segs: Vec<&str> = p.split("::").collect();
+        let mut next = None;
+        for n in (2..=segs.len()).rev() {
+            let prefix = segs[..n].join("::");
+            if let Some(to) = reexports.get(&prefix) {
+                if *to != prefix {
+                    let tail = segs[n..].join("::");
+                    next = Some(if tail.is_empty() {
+                        to.clone()
+                    } else {
+                        format!("{to}::{tail}")
+                    });
+                    break;
+                }
+            }
+        }
+        match next {
+            Some(n) if n != p => p = n,
+            _ => break,
+        }
+    }
+    p
+}
+
+/// Reads `files` (path under `src/`, text) into their resolved imports. Files declared as test
+/// modules (`#[cfg(test)] mod tests;`) are left out.
+fn analyse(files: &[(String, String)]) -> Crate {
+    let parsed: Vec<(String, Parsed)> = files
+        .iter()
+        .map(|(f, s)| (f.clone(), parse(f, s)))
+        .collect();
+    let mut test_files = BTreeSet::new();
+    for (f, p) in &parsed {
+        let dir = if f.ends_with("mod.rs") || f.ends_with("lib.rs") {
+            f.rsplit_once('/').map_or("", |(d, _)| d).to_string()
+        } else {
+            f.trim_end_matches(".rs").to_string()
+        };
+        for t in &p.test_files {
+            test_files.insert(format!("{dir}/{t}.rs"));
+            test_files.insert(format!("{dir}/{t}/mod.rs"));
+        }
+    }
+    let mut reexports = BTreeMap::new();
+    for (f, p) in &parsed {
+        let module = module_of(f);
+        for (path, name, public) in &p.uses {
+            if *public && name != "*" && name != "_" {
+                reexports.insert(format!("{module}::{name}"), path.clone());
+            }
+        }
+    }
+    let mut imports = Vec::new();
+    for (f, p) in &parsed {
+        if test_files.contains(f) || f == "src/lib.rs" {
+            continue;
+        }
+        let all = p
+            .uses
+            .iter()
+            .map(|(path, _, _)| path.clone())
+            .chain(p.paths.iter().cloned());
+        for path in all {
+            if !path.starts_with("crate::") {
+                continue;
+            }
+            let resolved = resolve(&path, &reexports);
+            imports.push(Import {
+                file: f.clone(),
+                path,
+                resolved,
+            });
+        }
+    }
+    imports.sort();
+    imports.dedup();
+    Crate { imports }
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Violation {
+    file: String,
+    /// The top-level module imported from.
+    imports: String,
+    /// What is wrong, naming the import.
+    message: String,
+}
+
+/// Every import that breaks the layering, and every cycle among top-level modules. Imports
+/// `allowed` lists are left out of the cycles (they are reported, or allowed, as imports).
+fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut edges: BTreeMap<String, BTreeMap<String, &Import>> = BTreeMap::new();
+    for imp in &krate.imports {
+        let (from, to) = (top_of(&imp.file), imp.target().to_string());
+        let (Some(lf), Some(lt)) = (layer(&from), layer(&to)) else {
+            continue;
+        };
+        if from == to {
+            continue;
+        }
+        if !allowed
+            .iter()
+            .any(|a| a.file == imp.file && a.imports == to)
+        {
+            edges
+                .entry(from.clone())
+                .or_default()
+                .entry(to.clone())
+                .or_insert(imp);
+        }
+        let shown = if imp.path == imp.resolved {
+            imp.path.clone()
+        } else {
+            format!("{} (= {})", imp.path, imp.resolved)
+        };
+        let message = if lt > lf {
+            Some(format!(
+                "{}: `{shown}`: {from} (layer {lf}) imports from {to}, a higher layer ({lt})",
+                imp.file
+            ))
+        } else if lt == lf && lf == 5 {
+            Some(format!(
+                "{}: `{shown}`: operation {from} imports operation {to}; shared logic goes down \
+                 a layer",
+                imp.file
+            ))
+        } else if lt == lf && lf < 5 && !SAME_LAYER.contains(&(from.as_str(), to.as_str())) {
+            Some(format!(
+                "{}: `{shown}`: {from} imports {to} of its own layer ({lf}), which is not listed \
+                 in SAME_LAYER",
+                imp.file
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            out.push(Violation {
+                file: imp.file.clone(),
+                imports: to,
+                message,
+            });
+        }
+    }
+    // Cycles: a path back from `to` to `from` for an edge from → to.
+    // Only an edge that does not go down can close a cycle's loop (a cycle has at least one), so
+    // the legitimate downward imports on it are not reported.
+    for (from, tos) in &edges {
+        for (to, imp) in tos {
+            if layer(to) < layer(from) {
+                continue;
+            }
+            if let Some(back) = path_between(&edges, to, from) {
+                let mut cycle = vec![from.clone()];
+                cycle.extend(back);
+                out.push(Violation {
+                    file: imp.file.clone(),
+                    imports: to.clone(),
+                    message: format!(
+                        "{}: `{}`: closes the cycle {} across folders",
+                        imp.file,
+                        imp.path,
+                        cycle.join(" → ")
+                    ),
+                });
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The modules on a path of imports from `a` to `b` (both included), if there is one.
+fn path_between(
+    edges: &BTreeMap<String, BTreeMap<String, &Import>>,
+    a: &str,
+    b: &str,
+) -> Option<Vec<String>> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![vec![a.to_string()]];
+    while let Some(path) = stack.pop() {
+        let last = path.last().expect("a path").clone();
+        if last == b {
+            return Some(path);
+        }
+        if !seen.insert(last.clone()) {
+            continue;
+        }
+        for next in edges.get(&last).into_iter().flat_map(|m| m.keys()) {
+            let mut p = path.clone();
+            p.push(next.clone());
+            stack.push(p);
+        }
+    }
+    None
+}
+
+/// Every `.rs` file under `dir`, as (path relative to the crate root, text).
+fn read_tree(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("src/ is readable")
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            read_tree(root, &p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            let rel = p.strip_prefix(root).expect("under the root");
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            out.push((rel, std::fs::read_to_string(&p).expect("source is UTF-8")));
+        }
+    }
+}
+
+/// Splits `violations` into those [`ALLOWED`] lists and the rest, and returns the allow-list
+/// entries that matched nothing.
+fn apply_allowed(
+    violations: Vec<Violation>,
+    allowed: &[Allowed],
+) -> (Vec<Violation>, Vec<&Allowed>) {
+    let mut used = vec![false; allowed.len()];
+    let mut left = Vec::new();
+    for v in violations {
+        match allowed
+            .iter()
+            .position(|a| a.file == v.file && a.imports == v.imports)
+        {
+            Some(i) => used[i] = true,
+            None => left.push(v),
+        }
+    }
+    let stale = allowed
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| !u)
+        .map(|(a, _)| a)
+        .collect();
+    (left, stale)
+}
+
+#[test]
+fn layering_holds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    read_tree(root, &root.join("src"), &mut files);
+    assert!(files.len() > 50, "read {} files", files.len());
+    let krate = analyse(&files);
+    for (file, _) in &files {
+        let top = top_of(file);
+        assert!(
+            file == "src/lib.rs" || layer(&top).is_some(),
+            "{file}: its top-level module {top} has no layer in LAYERS: add it"
+        );
+    }
+    let (left, stale) = apply_allowed(check(&krate, ALLOWED), ALLOWED);
+    let mut report = String::new();
+    for v in &left {
+        report.push_str(&v.message);
+        report.push('\n');
+    }
+    for a in &stale {
+        report.push_str(&format!(
+            "ALLOWED entry {} → {} ({}) matches nothing now: remove it\n",
+            a.file, a.imports, a.owner
+        ));
+    }
+    assert!(report.is_empty(), "the layering is broken:\n{report}");
+}
+
+/// A tiny crate with one of each violation, to show the checker catches them and names them.
+fn fixture() -> Vec<(String, String)> {
+    let f = |p: &str, s: &str| (p.to_string(), s.to_string());
+    vec![
+        f(
+            "src/lib.rs",
+            "pub mod model;\npub mod wiki;\npub use error::{Error, Result};\n",
+        ),
+        f(
+            "src/model.rs",
+            "//! Uses `crate::wiki` only in a comment.\nuse crate::clock::Millis;\n\
+             pub fn s() -> &'static str { \"crate::vault::x\" }\n",
+        ),
+        f("src/error.rs", "pub enum Error {}\n"),
+        // (a) a mechanism importing the kernel, through a re-export of the model.
+        f(
+            "src/markdown/page.rs",
+            "use crate::wiki::PageEdit;\nuse crate::{model::Page, text::{self, nfc as n}};\n",
+        ),
+        f(
+            "src/wiki/mod.rs",
+            "pub use crate::model::PageEdit;\nuse crate::history::undo_key;\n",
+        ),
+        // (b) operation to operation, written as a path in code.
+        f(
+            "src/history.rs",
+            "fn f() { let _ = crate::vault::strip_secrets; }\n\
+             #[cfg(test)]\nmod tests { use crate::lint::Finding; }\n",
+        ),
+        f(
+            "src/vault/mod.rs",
+            "use crate::wiki::Wiki;\n#[cfg(test)]\nmod tests;\n",
+        ),
+        f("src/vault/tests.rs", "use crate::history::x;\n"),
+        // (c) a same-layer import that is not listed.
+        f(
+            "src/search/persist.rs",
+            "use crate::storage::{Batch, Store};\n",
+        ),
+    ]
+}
+
+#[test]
+fn the_checker_names_each_broken_rule() {
+    let krate = analyse(&fixture());
+    let messages: Vec<String> = check(&krate, &[]).into_iter().map(|v| v.message).collect();
+    let has = |needle: &str| messages.iter().any(|m| m.contains(needle));
+    // A re-export is followed: `crate::wiki::PageEdit` is the model's, so markdown may use it.
+    assert!(
+        !has("src/markdown/page.rs: `crate::wiki::PageEdit"),
+        "{messages:#?}"
+    );
+    // (a) the kernel importing an operation.
+    assert!(
+        has("src/wiki/mod.rs: `crate::history::undo_key`: wiki (layer 4) imports from history"),
+        "{messages:#?}"
+    );
+    // (b) an operation importing another, from a path in code; test modules do not count.
+    assert!(
+        has("src/history.rs: `crate::vault::strip_secrets`: operation history imports operation vault"),
+        "{messages:#?}"
+    );
+    assert!(!has("crate::lint::Finding"), "{messages:#?}");
+    assert!(!has("src/vault/tests.rs"), "{messages:#?}");
+    // (c) an unlisted same-layer import.
+    assert!(
+        has("src/search/persist.rs: `crate::storage::Batch`: search imports storage of its own layer"),
+        "{messages:#?}"
+    );
+    // (d) the cycle wiki → history → vault → wiki.
+    assert!(has("closes the cycle"), "{messages:#?}");
+    assert!(
+        has("wiki → history → vault → wiki")
+            || has("history → vault → wiki → history")
+            || has("vault → wiki → history → vault"),
+        "{messages:#?}"
+    );
+    // Comments and strings are not imports.
+    assert!(!has("src/model.rs"), "{messages:#?}");
+}
+
+#[test]
+fn use_trees_expand_and_re_exports_resolve() {
+    let paths: Vec<String> = expand_use("crate::{model::Page, text::{self, nfc as n}}")
+        .into_iter()
+        .map(|(p, n)| format!("{p} as {n}"))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "crate::model::Page as Page",
+            "crate::text as text",
+            "crate::text::nfc as n"
+        ]
+    );
+    let mut re = BTreeMap::new();
+    re.insert(
+        "crate::wiki::to_json".to_string(),
+        "crate::records::to_json".to_string(),
+    );
+    re.insert(
+        "crate::records::to_json".to_string(),
+        "crate::records::codec::to_json".to_string(),
+    );
+    assert_eq!(
+        resolve("crate::wiki::to_json", &re),
+        "crate::records::codec::to_json"
+    );
+    assert_eq!(resolve("crate::wiki::Wiki", &re), "crate::wiki::Wiki");
+}
+
+#[test]
+fn an_allow_list_entry_that_matches_nothing_is_reported() {
+    let krate = analyse(&fixture());
+    let allowed = [
+        allow("src/search/persist.rs", "storage", "H-C"),
+        allow("src/search/persist.rs", "llm", "nobody"),
+    ];
+    let (left, stale) = apply_allowed(check(&krate, &allowed), &allowed);
+    assert!(left.iter().all(|v| v.file != "src/search/persist.rs"));
+    assert_eq!(stale.len(), 1);
+    assert_eq!(stale[0].imports, "llm");
+}
