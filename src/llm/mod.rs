@@ -3,7 +3,8 @@
 //!
 //! Map: [`config`] (settings, presets) → [`url`] (base-URL normalisation) → [`provider`] (wire
 //! shapes, pure) and [`embed`] → [`client`] (retries, structured fallback, streaming; generic over
-//! [`transport::Transport`]) → `http` (browser `fetch`, wasm only). [`parse`] is the lenient JSON
+//! [`transport::Transport`]; what it learns about endpoints in [`learned`]) → `http` (browser
+//! `fetch`, wasm only). [`parse`] is the lenient JSON
 //! parser, [`stream`] the SSE/NDJSON decoders, [`errors`] the HTTP-error classification,
 //! [`structured`] the repair round trip and token budget, [`offline`] the built-in embedding,
 //! [`prompt`] the data-block convention, [`connection`] the connection test. The stored
@@ -23,6 +24,7 @@ pub mod embed;
 pub mod errors;
 #[cfg(target_arch = "wasm32")]
 pub mod http;
+pub mod learned;
 pub mod offline;
 pub mod parse;
 pub mod prompt;

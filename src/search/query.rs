@@ -1,0 +1,289 @@
+//! Querying a [`SearchIndex`]: the options, the results with their explanation, and
+//! [`SearchIndex::search`], which ranks by BM25F, by vector similarity, or fuses both (RRF).
+//!
+//! *Invariant:* a search never fails and never panics: when vectors cannot serve, it runs on BM25
+//! and [`SearchResults::status`] says why.
+
+use serde::{Deserialize, Serialize};
+
+use super::bm25::Bm25Explain;
+use super::{fusion, EmbeddingStatus, SearchIndex};
+
+/// Which ranking a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25F only.
+    Bm25,
+    /// Vector similarity only.
+    Vector,
+    /// Both, fused with RRF. The default.
+    #[default]
+    Hybrid,
+}
+
+/// A query embedding, tagged with the model that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct QueryVector {
+    /// The embedding model id (the configured one).
+    pub model: String,
+    /// The vector (any norm; it is normalised).
+    pub vector: Vec<f32>,
+}
+
+/// Options of [`SearchIndex::search`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct SearchOptions {
+    /// How many hits at most. Default 10; 0 gives none; more than the pages gives all matches.
+    pub k: usize,
+    /// Ranking. Default hybrid.
+    pub mode: SearchMode,
+    /// The query's embedding, for vector and hybrid modes. Without it they fall back to BM25.
+    pub query_vector: Option<QueryVector>,
+    /// How many candidates each list contributes to fusion. Default 50 (at least `k`).
+    pub depth: usize,
+    /// Include the per-term BM25 breakdown in each hit. Default true.
+    pub explain: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: 10,
+            mode: SearchMode::Hybrid,
+            query_vector: None,
+            depth: 50,
+            explain: true,
+        }
+    }
+}
+
+/// Why a search returned what it did (besides the hits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SearchStatus {
+    /// The requested mode was served.
+    Ok,
+    /// The stored vectors belong to another model or dimension than the query's: BM25 was used.
+    /// The old vectors are kept until the user confirms re-embedding.
+    #[serde(rename_all = "camelCase")]
+    ReembedRequired {
+        /// The model of the stored vectors.
+        stored_model: String,
+        /// Their dimension.
+        stored_dim: usize,
+        /// The model of the query vector (the configured one).
+        configured_model: String,
+        /// Its dimension.
+        configured_dim: usize,
+    },
+    /// Re-embedding with the query's model is running: BM25 was used until it completes.
+    #[serde(rename_all = "camelCase")]
+    Reembedding {
+        /// The new model.
+        model: String,
+        /// Pages embedded so far.
+        done: usize,
+        /// Pages in all.
+        total: usize,
+    },
+    /// No page has a vector yet: BM25 was used.
+    NoVectors,
+    /// Vector or hybrid mode without a query vector: BM25 was used.
+    NoQueryVector,
+    /// The query vector is zero or not finite: BM25 was used.
+    NullQueryVector,
+}
+
+/// Where a hit came from and why it scored as it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct HitExplain {
+    /// 1-based rank in the BM25 list.
+    pub bm25_rank: Option<u32>,
+    /// The BM25 score.
+    pub bm25_score: Option<f32>,
+    /// 1-based rank in the vector list.
+    pub vector_rank: Option<u32>,
+    /// Cosine similarity to the query.
+    pub similarity: Option<f32>,
+    /// The RRF constant used (hybrid only).
+    pub rrf_k: Option<f32>,
+    /// Per-term BM25 breakdown (when `explain` was asked for and the page matched BM25).
+    pub bm25: Option<Bm25Explain>,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The page key.
+    pub key: String,
+    /// BM25 score, cosine similarity, or RRF score, by [`SearchResults::mode`].
+    pub score: f32,
+    /// Why.
+    pub explain: HitExplain,
+}
+
+/// The answer of [`SearchIndex::search`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResults {
+    /// Best first.
+    pub hits: Vec<SearchHit>,
+    /// The mode actually used (BM25 when vectors could not serve).
+    pub mode: SearchMode,
+    /// Why a fallback happened, or `Ok`.
+    pub status: SearchStatus,
+}
+
+impl SearchIndex {
+    /// Searches the pages.
+    ///
+    /// `Bm25` ranks by BM25F. `Vector` ranks by cosine similarity to `query_vector`. `Hybrid`
+    /// fuses the best `depth` of each with RRF. When vectors cannot serve (no query vector, a null
+    /// one, another model, a re-embed under way, no vectors yet) the search runs on BM25 and
+    /// [`SearchResults::status`] says why. Never panics; an empty index or `k = 0` gives no hits.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> SearchResults {
+        let k = options.k;
+        let depth = options.depth.max(k);
+        let mut status = SearchStatus::Ok;
+        let mut vector_hits: Option<Vec<(u32, f32)>> = None;
+        if options.mode != SearchMode::Bm25 {
+            match &options.query_vector {
+                None => status = SearchStatus::NoQueryVector,
+                Some(qv) => {
+                    let dim = qv.vector.len();
+                    match self.embedding_status(&qv.model, dim) {
+                        EmbeddingStatus::Ready { .. } => {
+                            let store = self.active.as_ref().expect("ready means active");
+                            let want = if options.mode == SearchMode::Vector {
+                                k
+                            } else {
+                                depth
+                            };
+                            match store.search(&qv.vector, want) {
+                                Ok(h) => vector_hits = Some(h),
+                                Err(_) => status = SearchStatus::NullQueryVector,
+                            }
+                        }
+                        EmbeddingStatus::NoVectors => status = SearchStatus::NoVectors,
+                        EmbeddingStatus::Reembedding { done, total } => {
+                            status = SearchStatus::Reembedding {
+                                model: qv.model.clone(),
+                                done,
+                                total,
+                            }
+                        }
+                        EmbeddingStatus::ReembedRequired {
+                            stored_model,
+                            stored_dim,
+                        } => {
+                            status = SearchStatus::ReembedRequired {
+                                stored_model,
+                                stored_dim,
+                                configured_model: qv.model.clone(),
+                                configured_dim: dim,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mode = match (options.mode, &vector_hits) {
+            (SearchMode::Bm25, _) | (_, None) => SearchMode::Bm25,
+            (m, Some(_)) => m,
+        };
+        let prepared = (mode != SearchMode::Vector).then(|| self.bm25.prepare(query));
+        let bm25_hits = match &prepared {
+            Some(q) => self
+                .bm25
+                .search_query(q, if mode == SearchMode::Hybrid { depth } else { k }),
+            None => Vec::new(),
+        };
+        let explain_bm25 = |doc: u32| {
+            prepared
+                .as_ref()
+                .filter(|_| options.explain)
+                .and_then(|q| self.bm25.explain_query(q, doc))
+        };
+        let hit = |doc: u32, score: f32, explain: HitExplain| SearchHit {
+            key: self.docs.key(doc).to_string(),
+            score,
+            explain,
+        };
+        let hits = match mode {
+            SearchMode::Bm25 => bm25_hits
+                .iter()
+                .enumerate()
+                .map(|(i, &(doc, s))| {
+                    hit(
+                        doc,
+                        s,
+                        HitExplain {
+                            bm25_rank: Some(i as u32 + 1),
+                            bm25_score: Some(s),
+                            vector_rank: None,
+                            similarity: None,
+                            rrf_k: None,
+                            bm25: explain_bm25(doc),
+                        },
+                    )
+                })
+                .collect(),
+            SearchMode::Vector => vector_hits
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .map(|(i, &(doc, s))| {
+                    hit(
+                        doc,
+                        s,
+                        HitExplain {
+                            bm25_rank: None,
+                            bm25_score: None,
+                            vector_rank: Some(i as u32 + 1),
+                            similarity: Some(s),
+                            rrf_k: None,
+                            bm25: None,
+                        },
+                    )
+                })
+                .collect(),
+            SearchMode::Hybrid => {
+                let vh = vector_hits.unwrap_or_default();
+                fusion::rrf(&bm25_hits, &vh, self.config.rrf_k, k)
+                    .into_iter()
+                    .map(|f| {
+                        hit(
+                            f.doc,
+                            f.score,
+                            HitExplain {
+                                bm25_rank: f.bm25.map(|b| b.0),
+                                bm25_score: f.bm25.map(|b| b.1),
+                                vector_rank: f.vector.map(|v| v.0),
+                                similarity: f.vector.map(|v| v.1),
+                                rrf_k: Some(self.config.rrf_k),
+                                bm25: if f.bm25.is_some() {
+                                    explain_bm25(f.doc)
+                                } else {
+                                    None
+                                },
+                            },
+                        )
+                    })
+                    .collect()
+            }
+        };
+        SearchResults { hits, mode, status }
+    }
+}
