@@ -27,10 +27,10 @@ use crate::compile::pipeline::{CompileOptions, Progress};
 use crate::llm::http::{cancel_from_signal, AbortGuard};
 use crate::llm::Cancel;
 use crate::search::vectors::RebuildJob;
+use crate::search_ops::VectorIndexOptions;
 use crate::storage::browser::{BrowserBackend, BrowserStorage};
 use crate::storage::{Backend, OnVersionChange, OpenOptions, Storage};
 use crate::wiki::Wiki as CoreWiki;
-use crate::search_ops::VectorIndexOptions;
 use interop::{error_to_js, js_to_rust_or_default, result_to_js, to_js};
 
 type Core = CoreWiki<BrowserStorage, SystemClock>;
