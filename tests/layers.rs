@@ -67,22 +67,16 @@ const SAME_LAYER: &[(&str, &str)] = &[
     // Foundation: the model dates records with the clock's type; errors name a store.
     ("model", "clock"),
     ("error", "model"),
-    ("error", "util"),
-    ("text", "util"),
-    // Mechanisms use foundation and `markdown` only (and extractive sits on markdown).
+    // Mechanisms use the foundation only, except that extractive methods read markdown blocks.
     ("extractive", "markdown"),
-    ("search", "markdown"),
-    ("storage", "markdown"),
-    ("llm", "markdown"),
-    ("injection", "markdown"),
-    ("documents", "markdown"),
     // The page table is derived from the records and names them through `records`.
     ("page_table", "records"),
 ];
 
-/// A known violation, kept until the change that removes it lands: the importing file, the
-/// top-level module it imports from, and the work that removes it. An entry that matches nothing
-/// fails [`layering_holds`], so the list only shrinks.
+/// A known violation, kept until the change that removes it lands: the importing file, the item
+/// it imports (the resolved path, e.g. `crate::compile::integrate::finalize_body`: one entry per
+/// item, so a new import from the same module is not let through), and the work that removes it.
+/// An entry that matches nothing fails [`layering_holds`], so the list only shrinks.
 struct Allowed {
     file: &'static str,
     imports: &'static str,
@@ -103,8 +97,46 @@ const ALLOWED: &[Allowed] = &[
     // `finalize_body`, `written_bytes`, `remove_callout`), names records by `contradiction_id`
     // and finds summary pages with `summary_pages`: these move down a layer (a page-body module
     // under `markdown` or `records`), the next step of issue #22.
-    allow("src/lint/mod.rs", "compile", "issue #22"),
-    allow("src/lint/llm.rs", "compile", "issue #22"),
+    allow(
+        "src/lint/llm.rs",
+        "crate::compile::provenance::contradiction_id",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::integrate::Finalize",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::integrate::finalize_body",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::integrate::remove_callout",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::integrate::strip_app_sections",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::integrate::written_bytes",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::pipeline::claims::summary_pages",
+        "issue #22",
+    ),
+    allow(
+        "src/lint/mod.rs",
+        "crate::compile::provenance::contradiction_id",
+        "issue #22",
+    ),
 ];
 
 /// The layer of top-level module `m` (`None`: not a module, e.g. `crate::Error` unresolved).
@@ -552,6 +584,8 @@ struct Violation {
     file: String,
     /// The top-level module imported from.
     imports: String,
+    /// The item imported, its path resolved through re-exports.
+    item: String,
     /// What is wrong, naming the import.
     message: String,
 }
@@ -571,7 +605,7 @@ fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
         }
         if !allowed
             .iter()
-            .any(|a| a.file == imp.file && a.imports == to)
+            .any(|a| a.file == imp.file && a.imports == imp.resolved)
         {
             edges
                 .entry(from.clone())
@@ -608,6 +642,7 @@ fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
             out.push(Violation {
                 file: imp.file.clone(),
                 imports: to,
+                item: imp.resolved.clone(),
                 message,
             });
         }
@@ -626,6 +661,7 @@ fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
                 out.push(Violation {
                     file: imp.file.clone(),
                     imports: to.clone(),
+                    item: imp.resolved.clone(),
                     message: format!(
                         "{}: `{}`: closes the cycle {} across folders",
                         imp.file,
@@ -695,7 +731,7 @@ fn apply_allowed(
     for v in violations {
         match allowed
             .iter()
-            .position(|a| a.file == v.file && a.imports == v.imports)
+            .position(|a| a.file == v.file && a.imports == v.item)
         {
             Some(i) => used[i] = true,
             None => left.push(v),
@@ -725,6 +761,18 @@ fn layering_holds() {
         );
     }
     let (left, stale) = apply_allowed(check(&krate, ALLOWED), ALLOWED);
+    // A SAME_LAYER pair that no import uses is an allowance nothing needs: it fails too.
+    let used_pairs: BTreeSet<(String, String)> = krate
+        .imports
+        .iter()
+        .map(|i| (top_of(&i.file), i.target().to_string()))
+        .collect();
+    let unused: Vec<String> = SAME_LAYER
+        .iter()
+        .filter(|(a, b)| !used_pairs.contains(&(a.to_string(), b.to_string())))
+        .map(|(a, b)| format!("SAME_LAYER entry ({a}, {b}) matches no import: remove it"))
+        .collect();
+    assert!(unused.is_empty(), "{}", unused.join("\n"));
     let mut report = String::new();
     for v in &left {
         report.push_str(&v.message);
@@ -854,13 +902,19 @@ fn use_trees_expand_and_re_exports_resolve() {
 fn an_allow_list_entry_that_matches_nothing_is_reported() {
     let krate = analyse(&fixture());
     let allowed = [
-        allow("src/search/persist.rs", "storage", "H-C"),
-        allow("src/search/persist.rs", "llm", "nobody"),
+        allow("src/search/persist.rs", "crate::storage::Batch", "a test"),
+        allow("src/search/persist.rs", "crate::llm::Llm", "nobody"),
     ];
     let (left, stale) = apply_allowed(check(&krate, &allowed), &allowed);
-    assert!(left.iter().all(|v| v.file != "src/search/persist.rs"));
+    // The entry is per item: `Store`, from the same module as the allowed `Batch`, still fails.
+    let persist: Vec<&str> = left
+        .iter()
+        .filter(|v| v.file == "src/search/persist.rs")
+        .map(|v| v.item.as_str())
+        .collect();
+    assert_eq!(persist, ["crate::storage::Store"]);
     assert_eq!(stale.len(), 1);
-    assert_eq!(stale[0].imports, "llm");
+    assert_eq!(stale[0].imports, "crate::llm::Llm");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1031,21 +1085,22 @@ fn oversize(root: &Path) -> Vec<Oversize> {
     out
 }
 
-/// What is over a limit today, as `(file, function or "")`: issue #22's remaining splits. The
-/// test fails when anything else is over, and when an entry here is no longer over (remove it).
-const OVERSIZE: &[(&str, &str)] = &[
-    ("src/compile/remove.rs", "remove_source"),
-    ("src/lint/mod.rs", ""),
-    ("src/lint/mod.rs", "lint"),
-    ("src/lint/mod.rs", "apply_fix"),
-    ("src/llm/connection.rs", "test_connection"),
-    ("src/markdown/dedup.rs", "rebuild"),
-    ("src/markdown/render.rs", ""),
-    ("src/query/mod.rs", ""),
-    ("src/query/mod.rs", "ask"),
-    ("src/scripted/server.rs", ""),
-    ("src/scripted/server.rs", "chat"),
-    ("src/search/persist.rs", "from_records"),
+/// What is over a limit today, as `(file, function or "" for the file, its lines now)`: issue
+/// #22's remaining splits. The test fails when anything else is over, when an entry grows past
+/// the lines listed, and when an entry is within the limit now (remove it).
+const OVERSIZE: &[(&str, &str, usize)] = &[
+    ("src/compile/remove.rs", "remove_source", 214),
+    ("src/lint/mod.rs", "", 1591),
+    ("src/lint/mod.rs", "lint", 471),
+    ("src/lint/mod.rs", "apply_fix", 295),
+    ("src/llm/connection.rs", "test_connection", 269),
+    ("src/markdown/dedup.rs", "rebuild", 196),
+    ("src/markdown/render.rs", "", 899),
+    ("src/query/mod.rs", "", 901),
+    ("src/query/mod.rs", "ask", 247),
+    ("src/scripted/server.rs", "", 1485),
+    ("src/scripted/server.rs", "chat", 207),
+    ("src/search/persist.rs", "from_records", 164),
 ];
 
 #[test]
@@ -1054,7 +1109,11 @@ fn every_file_and_function_in_src_is_within_its_limit() {
     let found = oversize(&root);
     let new: Vec<String> = found
         .iter()
-        .filter(|(f, n, _)| !OVERSIZE.contains(&(f.as_str(), n.as_str())))
+        .filter(|(f, n, len)| {
+            !OVERSIZE
+                .iter()
+                .any(|(of, on, max)| of == f && on == n && len <= max)
+        })
         .map(|(f, n, len)| match n.as_str() {
             "" => format!("{f}: {len} lines outside test modules (at most {MAX_FILE_LINES})"),
             n => format!("{f}: fn {n} is {len} lines (at most {MAX_FN_LINES})"),
@@ -1062,12 +1121,12 @@ fn every_file_and_function_in_src_is_within_its_limit() {
         .collect();
     let gone: Vec<String> = OVERSIZE
         .iter()
-        .filter(|(f, n)| !found.iter().any(|(ff, nn, _)| ff == f && nn == n))
-        .map(|(f, n)| format!("{f} {n}"))
+        .filter(|(f, n, _)| !found.iter().any(|(ff, nn, _)| ff == f && nn == n))
+        .map(|(f, n, _)| format!("{f} {n}"))
         .collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "over the limits:\n{}\nwithin the limits now (remove from OVERSIZE):\n{}",
+        "over the limits (or past the lines OVERSIZE lists):\n{}\nwithin the limits now (remove from OVERSIZE):\n{}",
         new.join("\n"),
         gone.join("\n")
     );
