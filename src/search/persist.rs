@@ -29,8 +29,8 @@ use super::codec::{checksum, hash64, Checksum, DecodeError, DecodeResult, Reader
 use super::vectors::{HnswParams, VectorStore, VectorsBaseSnapshot};
 use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
+use crate::model::Store;
 use crate::payload::{Data, RecordSource};
-use crate::storage::Store;
 
 /// The format version written. Version 2 checksums payloads with XXH3-64 ([`checksum`]) and
 /// holds the `bm25` postings as varints; version 1 (`hash64` checksums, postings as `u32`
