@@ -3,12 +3,15 @@
 //! A library that turns a person's raw notes and clipped web pages into a persistent, interlinked
 //! markdown wiki written and maintained by an LLM, kept on the person's own device.
 //!
-//! The core is pure Rust and runs natively under `cargo test`; the browser parts (IndexedDB,
-//! `fetch`, the JS API) sit behind small traits and `cfg(target_arch = "wasm32")`. See
-//! `ARCHITECTURE.md` for the code map and its invariants.
+//! The core is pure Rust and runs natively under `cargo test --features test-support`; the
+//! browser parts (IndexedDB, `fetch`, the JS API) sit behind small traits and
+//! `cfg(target_arch = "wasm32")`. See `ARCHITECTURE.md` for the code map, its layers and their
+//! invariants. "Decision N" in the docs is a heading of `docs/decisions.md`; a field case such
+//! as "F21" is a section of `docs/field-cases.md`.
 //!
-//! Entry points: [`wiki::Wiki`] (the facade, generic over [`storage::Storage`] and
-//! [`clock::Clock`]); on wasm, the `Wiki` class exported to JavaScript from `src/wasm/`.
+//! Entry points: [`wiki::Wiki`] (the kernel, generic over [`storage::Storage`] and
+//! [`clock::Clock`], with each operation in an `impl Wiki` block of its own module); on wasm,
+//! the `Wiki` class exported to JavaScript from `src/wasm/`.
 
 #![warn(missing_docs)]
 

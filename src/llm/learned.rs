@@ -37,7 +37,7 @@ pub struct LearnedModes {
     pub modes: BTreeMap<String, StructuredMode>,
     /// Extract reply lengths per token of source text, the latest last (at most
     /// `RATIO_WINDOW`, 8), by `"llm:<model>|<reply cap>"`: what the compile pass cuts its
-    /// chunks to (`Wiki::learned_chunk_cap` in `compile/pipeline.rs`), kept so a new connection
+    /// chunks to (`Wiki::learned_chunk_cap` in `compile/pipeline/budget.rs`), kept so a new connection
     /// does not learn it again by paying for replies cut at the cap. Absent in records written
     /// before it existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -12,7 +12,8 @@
 //! is `crate::scripted` (feature `test-support`).
 //!
 //! *Invariant:* the operations (compile, query, lint) only see these traits; HTTP lives in the
-//! wasm-only transport, so everything runs natively under `cargo test` with a scripted LLM.
+//! wasm-only transport, so everything runs natively under `cargo test` with the scripted LLM
+//! of `crate::scripted`.
 //!
 //! *Invariant:* no API key leaves this module except in the request header that needs it: it is
 //! never serialised, logged, exported, or part of an error message.

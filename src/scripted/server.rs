@@ -1,6 +1,6 @@
 //! The scripted LLM endpoint as a pure request → response function speaking the three wire
 //! protocols, plus [`InProcess`], a [`Transport`] that calls it directly (native tests, fake
-//! clock). `tests/scripted_llm_server.rs` serves the same function over TCP for browser tests.
+//! clock). `tests/support/scripted_llm_server.rs` serves the same function over TCP for browser tests.
 //!
 //! # Protocol
 //!

@@ -94,7 +94,7 @@ fn signal_of(options: &JsValue) -> (Cancel, AbortListener) {
 ///
 /// It keeps sources (immutable, content-addressed), pages written by the LLM and by you (with
 /// append-only revisions), index.md, log.md and schema.md. It is not responsible for converting
-/// HTML or PDF (do that in JS first, see `www/convert.js`) or for talking to other tabs beyond the
+/// HTML or PDF (do that in JS first, see `www/src/convert.js`) or for talking to other tabs beyond the
 /// IndexedDB `versionchange` protocol.
 ///
 /// @example

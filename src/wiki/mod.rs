@@ -98,7 +98,7 @@ pub struct Wiki<S: Storage, C: Clock> {
     pub(crate) vector_options: std::cell::Cell<VectorIndexOptions>,
     /// The latest extract reply lengths per token of source text seen in this connection, keyed
     /// by `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
-    /// `compile/pipeline.rs`).
+    /// `compile/pipeline/budget.rs`).
     pub(crate) extract_reply_ratio:
         std::cell::RefCell<Option<(String, std::collections::VecDeque<f64>)>>,
 }

@@ -131,7 +131,7 @@ impl Bm25Index {
 
     /// How much larger `tf~` can be now than when the bounds were computed (≥ 1): average lengths
     /// that grew shrink every length ratio by at most `avg_now / avg_then` (derivation in the
-    /// module docs of `bm25.rs`).
+    /// module docs of `bm25/mod.rs`).
     pub(super) fn bound_scale(&self) -> f32 {
         let now = self.avg_len();
         let mut s = 1.0f32;
