@@ -294,7 +294,7 @@ export interface PageEdit {
     tags?: string[] | undefined;
     /**
      * The revision the editor started from; when set and the page moved on, the edit is refused
-     * with [`Error::Conflict`] instead of overwriting the newer revision.
+     * with [`crate::Error::Conflict`] instead of overwriting the newer revision.
      */
     baseRevision?: number | undefined;
 }
@@ -570,7 +570,7 @@ export interface RejectedReply {
 }
 
 /**
- * A source flagged for instruction-like text ([`Wiki::source_flags`]).
+ * A source flagged for instruction-like text ([`crate::wiki::Wiki::source_flags`]).
  */
 export interface SourceFlag {
     /**
@@ -995,7 +995,7 @@ export interface TokenEstimator {
 }
 
 /**
- * Input of [`Wiki::add_source`] (JS: `addSource`).
+ * Input of [`crate::wiki::Wiki::add_source`] (JS: `addSource`).
  */
 export interface NewSource {
     /**
@@ -1614,7 +1614,7 @@ export interface StoreIo {
 }
 
 /**
- * Report of [`Wiki::add_source`].
+ * Report of [`crate::wiki::Wiki::add_source`].
  */
 export interface AddSourceReport {
     /**
@@ -1854,11 +1854,6 @@ export interface TokenUsage {
      */
     estimated: boolean;
 }
-
-/**
- * What [`Wiki::add_source`] did.
- */
-export type AddOutcome = "added" | "unchanged" | "corrected";
 
 /**
  * What [`Wiki::ask`] returns.
@@ -2114,6 +2109,11 @@ export interface RenameReport {
      */
     op: OpId;
 }
+
+/**
+ * What [`crate::wiki::Wiki::add_source`] did.
+ */
+export type AddOutcome = "added" | "unchanged" | "corrected";
 
 /**
  * What [`test_connection`] found.
@@ -2547,7 +2547,7 @@ export interface EmbeddingState extends EmbeddingStatus {
  *
  * It keeps sources (immutable, content-addressed), pages written by the LLM and by you (with
  * append-only revisions), index.md, log.md and schema.md. It is not responsible for converting
- * HTML or PDF (do that in JS first, see `www/convert.js`) or for talking to other tabs beyond the
+ * HTML or PDF (do that in JS first, see `www/src/convert.js`) or for talking to other tabs beyond the
  * IndexedDB `versionchange` protocol.
  *
  * @example
@@ -3044,8 +3044,8 @@ export interface InitOutput {
     readonly wiki_vectorRebuildJob: (a: number) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h280a09949a57c6fe: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__hc24ee4a1788f9b5a: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h16fa10d5a1904c4e: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h8734ed9b0459c7f3: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h3d73e9f89dc927c9: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__hf112886b3472cefa: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h58dcae5f85b6c0e2: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
