@@ -116,19 +116,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         options: OpenOptions,
     ) -> Result<Self> {
         let storage = backend.open(name, options).await?;
-        let wiki = Wiki {
-            name: name.to_string(),
-            storage: crate::storage::counting::Counting::new(storage),
-            clock,
-            search_cache: Default::default(),
-            page_table_cache: Default::default(),
-            offline_corpus: Default::default(),
-            op_state: Default::default(),
-            vector_options: Default::default(),
-            extract_reply_ratio: Default::default(),
-        };
-        wiki.init_documents().await?;
-        Ok(wiki)
+        Self::from_storage(name, storage, clock).await
     }
 
     /// Wraps an already open storage connection.
