@@ -10,7 +10,8 @@
 //!
 //! Submodules: `sources` (source reads and re-keying), `pages` (page reads and the one way to
 //! write or delete a page with its revision), `search_index` (the stored search index an
-//! operation's commit carries its delta to), `config` (the stored LLM configuration the commit
+//! operation's commit carries its delta to), `search` (searching it, with the query's
+//! embedding, for every operation that ranks pages), `config` (the stored LLM configuration the commit
 //! and the operations read).
 //!
 //! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
@@ -20,6 +21,7 @@
 
 mod config;
 mod pages;
+mod search;
 pub(crate) mod search_index;
 mod sources;
 
