@@ -38,8 +38,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
 use crate::model::{OpId, OperationKind, Page, PageKind};
-use crate::records::ASSET_PREFIX;
-use crate::storage::{Storage, Store};
+use crate::storage::Storage;
 use crate::wiki::Wiki;
 
 mod export;
@@ -60,31 +59,8 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
+pub use crate::model::Asset;
 pub use crate::records::strip_secrets;
-
-/// An attachment: a file in `raw/assets/<name>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct Asset {
-    /// File name: a portable name (see `markdown::keys`), unique case-insensitively.
-    pub name: String,
-    /// MIME type.
-    pub mime: String,
-    /// SHA-256 (hex) of the bytes.
-    pub sha256: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// The operation that added it.
-    pub op: OpId,
-}
-
-impl Asset {
-    /// The path of the file in an exported vault.
-    pub fn path(&self) -> String {
-        format!("raw/assets/{}", self.name)
-    }
-}
 
 /// A page linking to another (JS: `backlinks` of `pageView`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -352,20 +328,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     // ---------------------------------------------------------------- attachments
-
-    /// Every attachment, ordered by name.
-    pub async fn assets(&self) -> Result<Vec<Asset>> {
-        self.read_all(Store::Meta, ASSET_PREFIX).await
-    }
-
-    /// The bytes of the attachment with this SHA-256, if stored.
-    pub async fn asset_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .storage
-            .get(Store::Raw, &format!("assets/{sha256}"))
-            .await?
-            .map(|r| r.data))
-    }
 
     /// Stores an attachment (an image or file from a clip, a PDF, a vault) under `raw/assets/`
     /// and returns its record. The name is made portable (`markdown::keys`) and kept when free;

@@ -9,16 +9,17 @@
 //! the loser gets [`Error::Conflict`] and nothing of its batch is written.
 //!
 //! Submodules: `sources` (source reads and re-keying), `pages` (page reads and the one way to
-//! write or delete a page with its revision), `search_index` (the stored search index an
-//! operation's commit carries its delta to), `search` (searching it, with the query's
-//! embedding, for every operation that ranks pages), `config` (the stored LLM configuration the commit
-//! and the operations read).
+//! write or delete a page with its revision), `assets` (attachment reads), `search_index` (the
+//! stored search index an operation's commit carries its delta to), `search` (searching it, with
+//! the query's embedding, for every operation that ranks pages), `config` (the stored LLM
+//! configuration the commit and the operations read).
 //!
 //! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
 //! trait only. What it keeps between calls (the page table, the decoded search index, per
 //! connection settings and the operations' scratch state in [`OpState`]) is a cache keyed by
 //! the stamp records it was read at, or state that is never stored.
 
+mod assets;
 mod config;
 mod pages;
 mod search;

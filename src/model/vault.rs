@@ -1,0 +1,33 @@
+//! The records and reports of pages and attachments that the kernel and several operations share:
+//! an attachment ([`Asset`]). Plain serde types like the rest of the model.
+
+#[cfg(target_arch = "wasm32")]
+use tsify::Tsify;
+
+use serde::{Deserialize, Serialize};
+
+use super::OpId;
+
+/// An attachment: a file in `raw/assets/<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct Asset {
+    /// File name: a portable name (see `markdown::keys`), unique case-insensitively.
+    pub name: String,
+    /// MIME type.
+    pub mime: String,
+    /// SHA-256 (hex) of the bytes.
+    pub sha256: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The operation that added it.
+    pub op: OpId,
+}
+
+impl Asset {
+    /// The path of the file in an exported vault.
+    pub fn path(&self) -> String {
+        format!("raw/assets/{}", self.name)
+    }
+}
