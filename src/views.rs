@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
+use crate::markdown::render::Ambiguity;
 use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind};
 use crate::page_table::PAGE_RECORDS_PREFIX;
 use crate::search::{SearchMode, SearchOptions};
@@ -173,28 +173,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// its wikilinks resolved against the wiki's pages and attachments (missing ones marked).
     pub async fn render_markdown(&self, markdown: &str) -> Result<MarkdownView> {
         let table = self.page_table().await?;
-        let refs: Vec<AssetRef> = self
-            .assets()
-            .await?
-            .into_iter()
-            .map(|a| AssetRef {
-                name: a.name,
-                sha256: a.sha256,
-                mime: a.mime,
-            })
-            .collect();
-        let resolver = table
-            .resolver()
-            .clone()
-            .with_assets(refs.iter().map(|a| a.name.as_str()));
-        let out = render(
-            markdown,
-            &RenderContext {
-                resolver: &resolver,
-                self_key: None,
-                assets: &refs,
-            },
-        );
+        let (out, _) = self.render_with_assets(&table, markdown, None).await?;
         Ok(MarkdownView {
             html: out.html,
             assets: out.assets,

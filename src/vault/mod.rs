@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
+use crate::markdown::render::Ambiguity;
 use crate::model::{OpId, OperationKind, Page, PageKind};
 use crate::storage::Storage;
 use crate::wiki::Wiki;
@@ -244,27 +244,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         // Links and backlinks from the page table: no other page's body is read.
         let table = self.page_table().await?;
-        let assets = self.assets().await?;
-        let refs: Vec<AssetRef> = assets
-            .iter()
-            .map(|a| AssetRef {
-                name: a.name.clone(),
-                sha256: a.sha256.clone(),
-                mime: a.mime.clone(),
-            })
-            .collect();
-        let resolver = table
-            .resolver()
-            .clone()
-            .with_assets(refs.iter().map(|a| a.name.as_str()));
-        let out = render(
-            &page.body,
-            &RenderContext {
-                resolver: &resolver,
-                self_key: Some(&page.key),
-                assets: &refs,
-            },
-        );
+        let (out, assets) = self
+            .render_with_assets(&table, &page.body, Some(&page.key))
+            .await?;
         let backlinks = table
             .link_graph()
             .backlinks_of(&page.key)
