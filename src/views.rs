@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::markdown::render::Ambiguity;
-use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind};
+use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind, PageRef};
 use crate::page_table::PAGE_RECORDS_PREFIX;
 use crate::search::{SearchMode, SearchOptions};
 use crate::storage::{Storage, Store};
@@ -35,19 +35,6 @@ pub struct MarkdownView {
     pub ambiguous: Vec<Ambiguity>,
     /// Malformed wikilinks, as written.
     pub malformed: Vec<String>,
-}
-
-/// A page named by a view: key, title and kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageMention {
-    /// Page key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Kind.
-    pub kind: PageKind,
 }
 
 /// One side of an open contradiction: a claim and the page stating it.
@@ -75,7 +62,7 @@ pub struct OpenContradiction {
     /// What disagrees, on one line.
     pub description: String,
     /// The record's pages that exist, in the record's order.
-    pub pages: Vec<PageMention>,
+    pub pages: Vec<PageRef>,
     /// One entry per conflicting claim still stored, in the record's order.
     pub sides: Vec<ContradictionSide>,
 }
@@ -219,7 +206,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .pages
                     .iter()
                     .filter_map(|k| table.get(k))
-                    .map(|p| PageMention {
+                    .map(|p| PageRef {
                         key: p.key.clone(),
                         title: p.title.clone(),
                         kind: p.kind,

@@ -1,12 +1,13 @@
 //! The records and reports of pages and attachments that the kernel and several operations share:
-//! an attachment ([`Asset`]). Plain serde types like the rest of the model.
+//! an attachment ([`Asset`]) and a page as a view names it ([`PageRef`]). Plain serde types like
+//! the rest of the model.
 
 #[cfg(target_arch = "wasm32")]
 use tsify::Tsify;
 
 use serde::{Deserialize, Serialize};
 
-use super::OpId;
+use super::{OpId, PageKind};
 
 /// An attachment: a file in `raw/assets/<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,4 +31,18 @@ impl Asset {
     pub fn path(&self) -> String {
         format!("raw/assets/{}", self.name)
     }
+}
+
+/// A page as a view names it: its key, title and kind (JS: `backlinks` of `pageView`, `pages` of
+/// `openContradictions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PageRef {
+    /// Page key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Kind.
+    pub kind: PageKind,
 }

@@ -59,21 +59,8 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
-pub use crate::model::Asset;
+pub use crate::model::{Asset, PageRef};
 pub use crate::records::strip_secrets;
-
-/// A page linking to another (JS: `backlinks` of `pageView`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageRef {
-    /// Page key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Kind.
-    pub kind: PageKind,
-}
 
 /// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
 /// links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
