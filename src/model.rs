@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Millis;
 
 mod vault;
-pub use vault::{Asset, PageRef};
+pub use vault::{Asset, PageRef, RenameReport};
 
 /// An operation id: monotonic, starting at 1, unique within a wiki (Decision 7).
 pub type OpId = u64;

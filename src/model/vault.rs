@@ -1,13 +1,13 @@
 //! The records and reports of pages and attachments that the kernel and several operations share:
-//! an attachment ([`Asset`]) and a page as a view names it ([`PageRef`]). Plain serde types like
-//! the rest of the model.
+//! an attachment ([`Asset`]), a page as a view names it ([`PageRef`]), and what a rename did
+//! ([`RenameReport`]). Plain serde types like the rest of the model.
 
 #[cfg(target_arch = "wasm32")]
 use tsify::Tsify;
 
 use serde::{Deserialize, Serialize};
 
-use super::{OpId, PageKind};
+use super::{OpId, Page, PageKind};
 
 /// An attachment: a file in `raw/assets/<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,4 +45,19 @@ pub struct PageRef {
     pub title: String,
     /// Kind.
     pub kind: PageKind,
+}
+
+/// What [`crate::wiki::Wiki::rename_page`] did (JS: `renamePage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RenameReport {
+    /// The page after the rename (its key may have changed).
+    pub page: Page,
+    /// The key it had.
+    pub old_key: String,
+    /// Keys of the pages whose links were rewritten.
+    pub rewritten: Vec<String>,
+    /// The operation.
+    pub op: OpId,
 }

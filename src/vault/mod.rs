@@ -59,7 +59,7 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
-pub use crate::model::{Asset, PageRef};
+pub use crate::model::{Asset, PageRef, RenameReport};
 pub use crate::records::strip_secrets;
 
 /// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
@@ -122,21 +122,6 @@ pub struct PageView {
     pub ambiguous: Vec<Ambiguity>,
     /// Malformed wikilinks, as written.
     pub malformed: Vec<String>,
-}
-
-/// What [`Wiki::rename_page`] did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct RenameReport {
-    /// The page after the rename (its key may have changed).
-    pub page: Page,
-    /// The key it had.
-    pub old_key: String,
-    /// Keys of the pages whose links were rewritten.
-    pub rewritten: Vec<String>,
-    /// The operation.
-    pub op: OpId,
 }
 
 /// What [`Wiki::delete_page`] did.

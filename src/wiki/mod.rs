@@ -9,11 +9,11 @@
 //! the loser gets [`Error::Conflict`] and nothing of its batch is written.
 //!
 //! Submodules: `sources` (source reads and re-keying), `pages` (page reads and the one way to
-//! write or delete a page with its revision), `assets` (attachment reads, and markdown rendered
-//! as a page body against the pages and attachments), `search_index` (the stored search index an
-//! operation's commit carries its delta to), `search` (searching it, with the query's embedding,
-//! for every operation that ranks pages), `config` (the stored LLM configuration the commit and
-//! the operations read).
+//! write or delete a page with its revision), `rename` (renaming a page with its links and
+//! history), `assets` (attachment reads, and markdown rendered as a page body against the pages
+//! and attachments), `search_index` (the stored search index an operation's commit carries its
+//! delta to), `search` (searching it, with the query's embedding, for every operation that ranks
+//! pages), `config` (the stored LLM configuration the commit and the operations read).
 //!
 //! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
 //! trait only. What it keeps between calls (the page table, the decoded search index, per
@@ -23,6 +23,7 @@
 mod assets;
 mod config;
 mod pages;
+mod rename;
 mod search;
 pub(crate) mod search_index;
 mod sources;
