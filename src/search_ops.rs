@@ -14,6 +14,8 @@
 //! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
 //! batch, so storage never holds an index for other pages than the ones it holds.
 
+use std::cell::Cell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
@@ -24,7 +26,9 @@ use crate::llm::offline::OFFLINE_MODEL;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, Embedder};
 use crate::model::TokenUsage;
-use crate::search::vectors::{GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob};
+use crate::search::vectors::{
+    GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob, HNSW_MIN_ROWS,
+};
 use crate::search::{EmbeddingStatus, SearchIndex};
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::Wiki;
@@ -136,9 +140,36 @@ pub struct EmbedReport {
 
 /// Pages read per storage call by [`Wiki::rebuild_search_index`].
 pub use crate::storage::REBUILD_BATCH;
-pub use crate::wiki::{
-    embedding_text, page_fields, search_writes, SearchCache, VectorIndexOptions,
-};
+pub use crate::wiki::{embedding_text, page_fields, search_writes, SearchCache};
+
+/// Settings of the vector graph kept by an open [`Wiki`] (per connection, never stored). JS:
+/// `Wiki.open(name, { vectorIndex: { minRows, requireCheaper } })`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct VectorIndexOptions {
+    /// Live vectors from which an HNSW graph is built ([`Wiki::vector_rebuild_job`]). Default
+    /// [`HNSW_MIN_ROWS`]; values below 1 count as 1. Lower it only to test the graph path.
+    pub min_rows: usize,
+    /// Drop a graph that is not predicted cheaper than the exact scan
+    /// ([`crate::search::vectors::GRAPH_EVAL_COST`]). Default true; false only for tests, which
+    /// need a graph on a few dozen rows.
+    pub require_cheaper: bool,
+}
+
+impl Default for VectorIndexOptions {
+    fn default() -> Self {
+        VectorIndexOptions {
+            min_rows: HNSW_MIN_ROWS,
+            require_cheaper: true,
+        }
+    }
+}
+
+/// This connection's [`VectorIndexOptions`], held in the kernel's per-connection operation
+/// state (never stored).
+#[derive(Default)]
+struct VectorSettings(Cell<VectorIndexOptions>);
 
 /// A graph rebuild to run elsewhere (a Web Worker): give `job.vectors()`, `job.dim()`, `params`
 /// and `options` to [`crate::search::vectors::build_graph_with`], then the bytes (or `None`) and
@@ -424,12 +455,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// This connection's vector graph settings.
     pub fn vector_index_options(&self) -> VectorIndexOptions {
-        self.vector_options.get()
+        self.op_state.get::<VectorSettings>().0.get()
     }
 
     /// Changes this connection's vector graph settings (not stored; tests lower `min_rows`).
     pub fn set_vector_index_options(&self, options: VectorIndexOptions) {
-        self.vector_options.set(options);
+        self.op_state.get::<VectorSettings>().0.set(options);
     }
 
     /// Where the active vectors stand, or `None` when no page has a vector.
@@ -437,7 +468,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn vector_index_status(&self) -> Result<Option<VectorIndexStatus>> {
         let index = self.search_index_shared().await?;
-        let options = self.vector_options.get();
+        let options = self.op_state.get::<VectorSettings>().0.get();
         Ok(index.vectors().map(|s| {
             let (delta, dead) = s.pending();
             VectorIndexStatus {
@@ -463,7 +494,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn vector_rebuild_job(&self) -> Result<Option<VectorRebuild>> {
         let index = self.search_index_shared().await?;
-        let options = self.vector_options.get();
+        let options = self.op_state.get::<VectorSettings>().0.get();
         Ok(index
             .vectors()
             .filter(|s| s.needs_rebuild_at(options.min_rows))

@@ -29,9 +29,7 @@ pub(crate) mod search_index;
 mod sources;
 
 pub use pages::unlink_page;
-pub use search_index::{
-    embedding_text, page_fields, search_writes, SearchCache, VectorIndexOptions,
-};
+pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
 pub(crate) use sources::put_source_flag;
 pub use sources::source_key;
 
@@ -97,10 +95,9 @@ pub struct Wiki<S: Storage, C: Clock> {
     /// (see `Wiki::offline_compiler`; not stored).
     pub(crate) offline_corpus: std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>,
     /// State the operations keep for this connection between calls (not stored), by type: e.g.
-    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in.
+    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in, and the vector
+    /// graph settings (`Wiki::set_vector_index_options`).
     pub(crate) op_state: OpState,
-    /// Settings of the vector graph for this connection (not stored; see `search_ops`).
-    pub(crate) vector_options: std::cell::Cell<VectorIndexOptions>,
     /// The latest extract reply lengths per token of source text seen in this connection, keyed
     /// by `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
     /// `compile/pipeline/budget.rs`).
@@ -134,7 +131,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             page_table_cache: Default::default(),
             offline_corpus: Default::default(),
             op_state: Default::default(),
-            vector_options: Default::default(),
             extract_reply_ratio: Default::default(),
         };
         wiki.init_documents().await?;
