@@ -91,18 +91,11 @@ pub struct Wiki<S: Storage, C: Clock> {
     /// The page table as last read or committed here, with the revision of its stamp record
     /// (see [`Wiki::page_table`]).
     pub(crate) page_table_cache: std::cell::RefCell<Option<(u64, std::rc::Rc<PageTable>)>>,
-    /// The offline compiler's corpus statistics as this connection last brought them up to date
-    /// (see `Wiki::offline_compiler`; not stored).
-    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>,
     /// State the operations keep for this connection between calls (not stored), by type: e.g.
-    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in, and the vector
-    /// graph settings (`Wiki::set_vector_index_options`).
+    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in, the vector graph
+    /// settings (`Wiki::set_vector_index_options`), the offline compiler's corpus statistics and
+    /// the extract reply lengths a compile has seen.
     pub(crate) op_state: OpState,
-    /// The latest extract reply lengths per token of source text seen in this connection, keyed
-    /// by `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
-    /// `compile/pipeline/budget.rs`).
-    pub(crate) extract_reply_ratio:
-        std::cell::RefCell<Option<(String, std::collections::VecDeque<f64>)>>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -129,9 +122,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             page_table_cache: Default::default(),
-            offline_corpus: Default::default(),
             op_state: Default::default(),
-            extract_reply_ratio: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)
