@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Millis;
 
+mod vault;
+pub use vault::{Asset, PageRef, RenameReport};
+
 /// An operation id: monotonic, starting at 1, unique within a wiki (Decision 7).
 pub type OpId = u64;
 

@@ -1,6 +1,7 @@
-//! The search operations on an open wiki: querying the [`SearchIndex`] kept in the `search`
-//! store, rebuilding it, embedding pages and keeping the vector graph. An `impl Wiki` block of
-//! its own above the kernel, which loads, saves and updates the index (`crate::wiki`).
+//! The search operations on an open wiki: rebuilding the [`SearchIndex`] kept in the `search`
+//! store, embedding pages and keeping the vector graph. An `impl Wiki` block of its own above the
+//! kernel, which loads, saves and updates the index and searches it ([`Wiki::search`], shared by
+//! every operation that ranks pages; `crate::wiki`).
 //!
 //! The records of the index carry a stamp, `search/op`: the last operation id the index reflects.
 //! Opening compares it with the wiki's op counter; when they agree the index is read back as it
@@ -13,31 +14,26 @@
 //! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
 //! batch, so storage never holds an index for other pages than the ones it holds.
 
+use std::cell::Cell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::client::AnyEmbedder;
 use crate::llm::config::EmbeddingProvider;
-use crate::llm::offline::{OfflineEmbedder, OFFLINE_MODEL};
+use crate::llm::offline::OFFLINE_MODEL;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, Embedder};
 use crate::model::TokenUsage;
-use crate::search::vectors::{GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob};
-use crate::search::{
-    EmbeddingStatus, QueryVector, SearchIndex, SearchMode, SearchOptions, SearchResults,
+use crate::search::vectors::{
+    GraphBuildOptions, HnswParams, InstallOutcome, RebuildJob, HNSW_MIN_ROWS,
 };
+use crate::search::{EmbeddingStatus, SearchIndex};
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::Wiki;
 
 pub use crate::records::{OBSERVED_DIM_KEY, SEARCH_OP_KEY, SKIPPED_KEY};
-
-/// The contents of the [`OBSERVED_DIM_KEY`] record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ObservedDim {
-    model: String,
-    dim: usize,
-}
 
 /// Options of [`Wiki::embed_pages`] (JS: `embedPages({...})`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,9 +140,36 @@ pub struct EmbedReport {
 
 /// Pages read per storage call by [`Wiki::rebuild_search_index`].
 pub use crate::storage::REBUILD_BATCH;
-pub use crate::wiki::{
-    embedding_text, page_fields, search_writes, SearchCache, VectorIndexOptions,
-};
+pub use crate::wiki::{embedding_text, page_fields, search_writes, SearchCache};
+
+/// Settings of the vector graph kept by an open [`Wiki`] (per connection, never stored). JS:
+/// `Wiki.open(name, { vectorIndex: { minRows, requireCheaper } })`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
+pub struct VectorIndexOptions {
+    /// Live vectors from which an HNSW graph is built ([`Wiki::vector_rebuild_job`]). Default
+    /// [`HNSW_MIN_ROWS`]; values below 1 count as 1. Lower it only to test the graph path.
+    pub min_rows: usize,
+    /// Drop a graph that is not predicted cheaper than the exact scan
+    /// ([`crate::search::vectors::GRAPH_EVAL_COST`]). Default true; false only for tests, which
+    /// need a graph on a few dozen rows.
+    pub require_cheaper: bool,
+}
+
+impl Default for VectorIndexOptions {
+    fn default() -> Self {
+        VectorIndexOptions {
+            min_rows: HNSW_MIN_ROWS,
+            require_cheaper: true,
+        }
+    }
+}
+
+/// This connection's [`VectorIndexOptions`], held in the kernel's per-connection operation
+/// state (never stored).
+#[derive(Default)]
+struct VectorSettings(Cell<VectorIndexOptions>);
 
 /// A graph rebuild to run elsewhere (a Web Worker): give `job.vectors()`, `job.dim()`, `params`
 /// and `options` to [`crate::search::vectors::build_graph_with`], then the bytes (or `None`) and
@@ -207,80 +230,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|r| r.rev);
         self.save_search_index(&mut index).await?;
         Ok(index)
-    }
-
-    /// Searches the pages (see [`SearchIndex::search`]).
-    /// Without a `query_vector`, the vector and hybrid modes embed the query with the built-in
-    /// offline embedding when that is the configured one (see [`Wiki::search_configured`] for an
-    /// embedding endpoint).
-    pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchResults> {
-        let mut options = options.clone();
-        if options.query_vector.is_none() && options.mode != SearchMode::Bm25 {
-            options.query_vector = self.query_vector(query).await?;
-        }
-        Ok(self.search_index_shared().await?.search(query, &options))
-    }
-
-    /// [`Wiki::search`] with the configured embedding: an endpoint embeds the query (one call)
-    /// when the stored vectors are of its model; when the endpoint fails, the search runs on
-    /// BM25 and says so in its status, like any search without a query vector.
-    pub async fn search_configured<T: Transport>(
-        &self,
-        transport: T,
-        query: &str,
-        options: &SearchOptions,
-    ) -> Result<SearchResults> {
-        let mut options = options.clone();
-        if options.query_vector.is_none() && options.mode != SearchMode::Bm25 {
-            options.query_vector = self
-                .query_vector_configured(transport, query, &Cancel::new())
-                .await
-                .unwrap_or(None);
-        }
-        self.search(query, &options).await
-    }
-
-    /// The question's embedding with the built-in offline model, when that is the configured
-    /// embedding (endpoint embeddings of questions need the endpoint: BM25 serves meanwhile).
-    pub(crate) async fn query_vector(&self, question: &str) -> Result<Option<QueryVector>> {
-        if self.llm_config().await?.embeddings.provider != EmbeddingProvider::Offline {
-            return Ok(None);
-        }
-        Ok(Some(QueryVector {
-            model: OFFLINE_MODEL.into(),
-            vector: OfflineEmbedder::new().embed_one(question),
-        }))
-    }
-
-    /// The question's embedding with the configured embedder — `None` when the stored vectors
-    /// are of another model (a query vector could not be compared with them), so no call is made.
-    ///
-    /// Errors: the endpoint's (see [`Embedder::embed`]).
-    pub(crate) async fn query_vector_configured<T: Transport>(
-        &self,
-        transport: T,
-        question: &str,
-        cancel: &Cancel,
-    ) -> Result<Option<QueryVector>> {
-        let config = self.llm_config().await?;
-        if config.embeddings.provider == EmbeddingProvider::Offline {
-            return self.query_vector(question).await;
-        }
-        let embedder = AnyEmbedder::from_config(&config, transport)?;
-        let model = embedder.model();
-        let index = self.search_index_shared().await?;
-        let dim = self.configured_dim(&index, &model).await?;
-        if !matches!(
-            index.embedding_status(&model, dim),
-            EmbeddingStatus::Ready { .. }
-        ) {
-            return Ok(None);
-        }
-        let mut e = embedder.embed(&[question.to_string()], cancel).await?;
-        // Another dimension than the stored vectors': the search says `reembedRequired`, and so
-        // does the embedding status from now on.
-        self.note_dim(&index, &model, e.dimension).await?;
-        Ok(e.vectors.pop().map(|vector| QueryVector { model, vector }))
     }
 
     /// Where the configured embedding stands: `ready` (with pages still `missing` a vector),
@@ -349,38 +298,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let mut batch = Batch::new();
         batch.put(Store::Search, SKIPPED_KEY, bytes, Expect::Any);
-        self.storage.commit(batch).await.map(|_| ())
-    }
-
-    /// The dimension `model` is expected to return: the one its last call returned when
-    /// recorded ([`OBSERVED_DIM_KEY`]), else that of its stored vectors, else 0.
-    async fn configured_dim(&self, index: &SearchIndex, model: &str) -> Result<usize> {
-        let observed = self
-            .storage
-            .get(Store::Search, OBSERVED_DIM_KEY)
-            .await?
-            .and_then(|r| serde_json::from_slice::<ObservedDim>(&r.data).ok())
-            .filter(|o| o.model == model)
-            .map(|o| o.dim);
-        Ok(observed.or_else(|| index.embedding_dim(model)).unwrap_or(0))
-    }
-
-    /// Records that `model` returned `dim`-dimensional vectors, when that is news.
-    async fn note_dim(&self, index: &SearchIndex, model: &str, dim: usize) -> Result<()> {
-        if dim == 0 || self.configured_dim(index, model).await? == dim {
-            return Ok(());
-        }
-        let record = ObservedDim {
-            model: model.to_string(),
-            dim,
-        };
-        let mut batch = Batch::new();
-        batch.put(
-            Store::Search,
-            OBSERVED_DIM_KEY,
-            serde_json::to_vec(&record).map_err(|e| Error::Storage(e.to_string()))?,
-            Expect::Any,
-        );
         self.storage.commit(batch).await.map(|_| ())
     }
 
@@ -538,12 +455,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// This connection's vector graph settings.
     pub fn vector_index_options(&self) -> VectorIndexOptions {
-        self.vector_options.get()
+        self.op_state.get::<VectorSettings>().0.get()
     }
 
     /// Changes this connection's vector graph settings (not stored; tests lower `min_rows`).
     pub fn set_vector_index_options(&self, options: VectorIndexOptions) {
-        self.vector_options.set(options);
+        self.op_state.get::<VectorSettings>().0.set(options);
     }
 
     /// Where the active vectors stand, or `None` when no page has a vector.
@@ -551,7 +468,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn vector_index_status(&self) -> Result<Option<VectorIndexStatus>> {
         let index = self.search_index_shared().await?;
-        let options = self.vector_options.get();
+        let options = self.op_state.get::<VectorSettings>().0.get();
         Ok(index.vectors().map(|s| {
             let (delta, dead) = s.pending();
             VectorIndexStatus {
@@ -577,7 +494,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn vector_rebuild_job(&self) -> Result<Option<VectorRebuild>> {
         let index = self.search_index_shared().await?;
-        let options = self.vector_options.get();
+        let options = self.op_state.get::<VectorSettings>().0.get();
         Ok(index
             .vectors()
             .filter(|s| s.needs_rebuild_at(options.min_rows))
@@ -639,6 +556,7 @@ mod tests {
     use crate::clock::ManualClock;
     use crate::model::Page;
     use crate::records::from_json;
+    use crate::search::SearchOptions;
     use crate::storage::memory::{MemoryBackend, MemoryStorage};
     use crate::storage::{OpenOptions, Record};
     use crate::wiki::search_index::build_index_in_batches;

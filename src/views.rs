@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
-use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind};
+use crate::markdown::render::Ambiguity;
+use crate::model::{Claim, Contradiction, ContradictionStatus, PageKind, PageRef};
 use crate::page_table::PAGE_RECORDS_PREFIX;
 use crate::search::{SearchMode, SearchOptions};
 use crate::storage::{Storage, Store};
@@ -35,19 +35,6 @@ pub struct MarkdownView {
     pub ambiguous: Vec<Ambiguity>,
     /// Malformed wikilinks, as written.
     pub malformed: Vec<String>,
-}
-
-/// A page named by a view: key, title and kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageMention {
-    /// Page key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Kind.
-    pub kind: PageKind,
 }
 
 /// One side of an open contradiction: a claim and the page stating it.
@@ -75,7 +62,7 @@ pub struct OpenContradiction {
     /// What disagrees, on one line.
     pub description: String,
     /// The record's pages that exist, in the record's order.
-    pub pages: Vec<PageMention>,
+    pub pages: Vec<PageRef>,
     /// One entry per conflicting claim still stored, in the record's order.
     pub sides: Vec<ContradictionSide>,
 }
@@ -173,28 +160,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// its wikilinks resolved against the wiki's pages and attachments (missing ones marked).
     pub async fn render_markdown(&self, markdown: &str) -> Result<MarkdownView> {
         let table = self.page_table().await?;
-        let refs: Vec<AssetRef> = self
-            .assets()
-            .await?
-            .into_iter()
-            .map(|a| AssetRef {
-                name: a.name,
-                sha256: a.sha256,
-                mime: a.mime,
-            })
-            .collect();
-        let resolver = table
-            .resolver()
-            .clone()
-            .with_assets(refs.iter().map(|a| a.name.as_str()));
-        let out = render(
-            markdown,
-            &RenderContext {
-                resolver: &resolver,
-                self_key: None,
-                assets: &refs,
-            },
-        );
+        let (out, _) = self.render_with_assets(&table, markdown, None).await?;
         Ok(MarkdownView {
             html: out.html,
             assets: out.assets,
@@ -240,7 +206,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .pages
                     .iter()
                     .filter_map(|k| table.get(k))
-                    .map(|p| PageMention {
+                    .map(|p| PageRef {
                         key: p.key.clone(),
                         title: p.title.clone(),
                         kind: p.kind,

@@ -7,7 +7,14 @@
 //! - (b) it goes from one operation (layer 5) to another,
 //! - (c) it goes between two top-level modules of one lower layer that [`SAME_LAYER`] does not
 //!   list, or
-//! - (d) the top-level modules import each other round a cycle.
+//! - (d) the top-level modules import each other round a cycle;
+//!
+//! and a call fails it when
+//!
+//! - (e) an operation calls `self.f(…)` or `wiki.f(…)` where `f` is a `Wiki` method defined only
+//!   in another operation's `impl … Wiki<S, C>` block (the operations never use each other, not
+//!   even through methods on the one `Wiki` type; a method the kernel defines, or one defined in
+//!   several modules, is fine).
 //!
 //! The layers (bottom-up; ARCHITECTURE.md draws them): 1 foundation, 2 mechanisms, 3 records, 4
 //! the `wiki` kernel, 5 operations, 6 the JS bindings and the test doubles. A failure names the
@@ -75,7 +82,8 @@ const SAME_LAYER: &[(&str, &str)] = &[
 
 /// A known violation, kept until the change that removes it lands: the importing file, the item
 /// it imports (the resolved path, e.g. `crate::compile::integrate::finalize_body`: one entry per
-/// item, so a new import from the same module is not let through), and the work that removes it.
+/// item, so a new import from the same module is not let through; for a call of rule (e), the
+/// method as `Wiki::name`), and the work that removes it.
 /// An entry that matches nothing fails [`layering_holds`], so the list only shrinks.
 struct Allowed {
     file: &'static str,
@@ -137,6 +145,9 @@ const ALLOWED: &[Allowed] = &[
         "crate::compile::provenance::contradiction_id",
         "issue #22",
     ),
+    // (e) Lint keeps a page's human paragraphs with compile's `human_paragraphs`: it moves down
+    // with the page-body helpers above.
+    allow("src/lint/mod.rs", "Wiki::human_paragraphs", "issue #22"),
 ];
 
 /// The layer of top-level module `m` (`None`: not a module, e.g. `crate::Error` unresolved).
@@ -403,6 +414,10 @@ struct Parsed {
     uses: Vec<(String, String, bool)>,
     paths: Vec<String>,
     test_files: Vec<String>,
+    /// The methods its inherent `impl … Wiki<…>` blocks define.
+    wiki_methods: Vec<String>,
+    /// The methods it calls as `self.f(` or `wiki.f(`.
+    calls: Vec<String>,
 }
 
 /// Whether `c` can be part of an identifier.
@@ -486,12 +501,137 @@ fn parse(file: &str, src: &str) -> Parsed {
         uses,
         paths,
         test_files,
+        wiki_methods: wiki_methods(&code),
+        calls: method_calls(&code),
     }
+}
+
+/// The end (exclusive) of the balanced `<…>` starting at `from` (a `<`); `->` is not a bracket.
+fn angle_end(b: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'<' => depth += 1,
+            b'>' if i > 0 && b[i - 1] == b'-' => {}
+            b'>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// The names of the methods defined directly in the inherent `impl … Wiki<…> { … }` blocks of
+/// `code` (stripped, test modules left out); trait impls (`impl Drop for Wiki<…>`) and impls of
+/// a `Wiki` without type parameters (the JS class) do not count.
+fn wiki_methods(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = code[i..].find("impl") {
+        let at = i + off;
+        i = at + 4;
+        if (at > 0 && ident(b[at - 1])) || b.get(at + 4).is_some_and(|c| ident(*c)) {
+            continue;
+        }
+        let mut k = at + 4;
+        while b.get(k).is_some_and(u8::is_ascii_whitespace) {
+            k += 1;
+        }
+        if b.get(k) == Some(&b'<') {
+            k = angle_end(b, k);
+        }
+        let Some(open) = code[k..].find('{').map(|o| k + o) else {
+            break;
+        };
+        let header = code[k..open].split(" where ").next().unwrap_or("").trim();
+        let ty = header.split('<').next().unwrap_or("").trim();
+        // The kernel's `Wiki<S, C>`, not a type of the same name (the JS class in `wasm`).
+        let generic = header[ty.len()..].trim_start().starts_with('<');
+        if header.contains(" for ") || ty.rsplit("::").next() != Some("Wiki") || !generic {
+            continue;
+        }
+        let end = item_end(code, open);
+        let mut depth = 0usize;
+        let body = &b[open + 1..end.saturating_sub(1)];
+        for (j, c) in body.iter().enumerate() {
+            match c {
+                b'{' => depth += 1,
+                b'}' => depth = depth.saturating_sub(1),
+                b'f' if depth == 0
+                    && body[j..].starts_with(b"fn ")
+                    && (j == 0 || !ident(body[j - 1])) =>
+                {
+                    let name: String = body[j + 3..]
+                        .iter()
+                        .take_while(|c| ident(**c))
+                        .map(|c| *c as char)
+                        .collect();
+                    if !name.is_empty() {
+                        out.push(name);
+                    }
+                }
+                _ => {}
+            }
+        }
+        i = end;
+    }
+    out
+}
+
+/// The methods `code` (stripped, test modules left out) calls on `self` or on a value named
+/// `wiki`: `self.f(`, `wiki.f(`, also across lines (`self\n    .f(`) and with a turbofish.
+fn method_calls(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices('.') {
+        let mut s = at;
+        while s > 0 && b[s - 1].is_ascii_whitespace() {
+            s -= 1;
+        }
+        let mut r = s;
+        while r > 0 && ident(b[r - 1]) {
+            r -= 1;
+        }
+        let receiver = &code[r..s];
+        if receiver != "self" && receiver != "wiki" {
+            continue;
+        }
+        let mut k = at + 1;
+        while b.get(k).is_some_and(u8::is_ascii_whitespace) {
+            k += 1;
+        }
+        let start = k;
+        while b.get(k).is_some_and(|c| ident(*c)) {
+            k += 1;
+        }
+        let name = &code[start..k];
+        if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
+            continue;
+        }
+        if code[k..].starts_with("::<") {
+            k = angle_end(b, k + 2);
+        }
+        if b.get(k) == Some(&b'(') {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// The crate as the checker sees it: the imports of every file, resolved.
 struct Crate {
     imports: Vec<Import>,
+    /// Each `Wiki` method: the top-level modules whose `impl … Wiki` blocks define it.
+    wiki_methods: BTreeMap<String, BTreeSet<String>>,
+    /// Each `(file, method)` a file calls on `self` or `wiki` (see [`method_calls`]).
+    calls: BTreeSet<(String, String)>,
 }
 
 /// Follows re-exports (`pub use` at `crate::m::Name` of `crate::x::…::Name`) until the path
@@ -552,9 +692,17 @@ fn analyse(files: &[(String, String)]) -> Crate {
         }
     }
     let mut imports = Vec::new();
+    let mut wiki_methods: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut calls = BTreeSet::new();
     for (f, p) in &parsed {
         if test_files.contains(f) || f == "src/lib.rs" {
             continue;
+        }
+        for m in &p.wiki_methods {
+            wiki_methods.entry(m.clone()).or_default().insert(top_of(f));
+        }
+        for c in &p.calls {
+            calls.insert((f.clone(), c.clone()));
         }
         let all = p
             .uses
@@ -575,7 +723,11 @@ fn analyse(files: &[(String, String)]) -> Crate {
     }
     imports.sort();
     imports.dedup();
-    Crate { imports }
+    Crate {
+        imports,
+        wiki_methods,
+        calls,
+    }
 }
 
 /// One broken rule.
@@ -647,6 +799,7 @@ fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
             });
         }
     }
+    out.extend(cross_operation_calls(krate));
     // Cycles: a path back from `to` to `from` for an edge from → to.
     // Only an edge that does not go down can close a cycle's loop (a cycle has at least one), so
     // the legitimate downward imports on it are not reported.
@@ -674,6 +827,37 @@ fn check(krate: &Crate, allowed: &[Allowed]) -> Vec<Violation> {
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// Rule (e): every call in an operation's file of a `Wiki` method that only another operation
+/// defines (not the kernel, and not several modules).
+fn cross_operation_calls(krate: &Crate) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (file, method) in &krate.calls {
+        let from = top_of(file);
+        if layer(&from) != Some(5) {
+            continue;
+        }
+        let Some(owners) = krate.wiki_methods.get(method) else {
+            continue;
+        };
+        let Some(owner) = owners.iter().next().filter(|_| owners.len() == 1) else {
+            continue;
+        };
+        if *owner == from || layer(owner) != Some(5) {
+            continue;
+        }
+        out.push(Violation {
+            file: file.clone(),
+            imports: owner.clone(),
+            item: format!("Wiki::{method}"),
+            message: format!(
+                "{file}: `Wiki::{method}`: operation {from} calls a method of operation {owner}; \
+                 shared logic goes down a layer"
+            ),
+        });
+    }
     out
 }
 
@@ -866,6 +1050,88 @@ fn the_checker_names_each_broken_rule() {
     );
     // Comments and strings are not imports.
     assert!(!has("src/model.rs"), "{messages:#?}");
+}
+
+/// A tiny crate of `impl Wiki` blocks, for rule (e): the kernel defines `page`, vault `assets`
+/// and `drop` (the latter in a trait impl), two operations `both`.
+fn call_fixture() -> Vec<(String, String)> {
+    let f = |p: &str, s: &str| (p.to_string(), s.to_string());
+    let block = |fns: &str| format!("impl<S: Storage, C: Clock> Wiki<S, C> {{\n{fns}}}\n");
+    vec![
+        f(
+            "src/wiki/mod.rs",
+            &format!(
+                "pub struct Wiki<S, C>(S, C);\n{}",
+                block("    pub async fn page(&self) -> u8 { 0 }\n")
+            ),
+        ),
+        f(
+            "src/vault/mod.rs",
+            &format!(
+                "{}impl<S: Storage, C: Clock> Drop for Wiki<S, C> {{\n    fn drop(&mut self) {{}}\n}}\n",
+                block(
+                    "    pub async fn assets(&self) -> u8 { 0 }\n    \
+                     fn own(&self) { let _ = self.assets(); }\n"
+                )
+            ),
+        ),
+        f("src/settings.rs", &block("    fn both(&self) {}\n")),
+        f("src/sources.rs", &block("    fn both(&self) {}\n")),
+        // A call across lines, one in a comment, one in a string, one in a test module.
+        f(
+            "src/lint/mod.rs",
+            &format!(
+                "{}#[cfg(test)]\nmod tests {{\n    fn t(wiki: &W) {{ wiki.rename_page(); }}\n}}\n",
+                block(
+                    "    async fn lint(&self) {\n        let _ = self.page().await;\n        \
+                     let _n = self\n            .assets()\n            .await;\n        \
+                     // self.rename_page(\n        let _s = \"wiki.rename_page()\";\n        \
+                     self.both();\n        let _ = self.assets;\n    }\n"
+                )
+            ),
+        ),
+        // The JS class of the same name does not define the kernel's methods.
+        f(
+            "src/wasm/pages.rs",
+            "impl Wiki {\n    pub fn assets(&self) {}\n}\n",
+        ),
+        // A free function over a `wiki` argument, with a turbofish.
+        f(
+            "src/history.rs",
+            "fn undo<S, C>(wiki: &Wiki<S, C>) { wiki . assets::<u8>(); wiki.drop(); }\n",
+        ),
+        f(
+            "src/vault/rename.rs",
+            &block("    pub(crate) async fn rename_page(&self) {}\n"),
+        ),
+    ]
+}
+
+#[test]
+fn the_checker_names_a_call_of_another_operations_method() {
+    let krate = analyse(&call_fixture());
+    assert_eq!(
+        krate.wiki_methods.get("rename_page").map(|o| o.len()),
+        Some(1)
+    );
+    assert!(!krate.wiki_methods.contains_key("drop"));
+    let messages: Vec<String> = check(&krate, &[]).into_iter().map(|v| v.message).collect();
+    assert_eq!(
+        messages,
+        [
+            "src/history.rs: `Wiki::assets`: operation history calls a method of operation vault; \
+             shared logic goes down a layer",
+            "src/lint/mod.rs: `Wiki::assets`: operation lint calls a method of operation vault; \
+             shared logic goes down a layer",
+        ],
+        "kernel methods (`page`), methods of several modules (`both`), trait methods (`drop`), \
+         calls within one operation, in comments, strings and test modules are not reported"
+    );
+    // The allow list takes a call as `Wiki::name`.
+    let allowed = [allow("src/lint/mod.rs", "Wiki::assets", "a test")];
+    let (left, stale) = apply_allowed(check(&krate, &allowed), &allowed);
+    assert_eq!(left.len(), 1);
+    assert!(stale.is_empty());
 }
 
 #[test]

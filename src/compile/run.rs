@@ -18,6 +18,11 @@ use crate::llm::{Cancel, Purpose};
 use crate::storage::Storage;
 use crate::wiki::Wiki;
 
+/// The offline compiler's corpus statistics as this connection last brought them up to date
+/// (see [`Wiki::offline_compiler`]), kept in the kernel's per-connection state; not stored.
+#[derive(Default)]
+struct OfflineCorpus(std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>);
+
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The offline compiler over every source of this wiki (its corpus terms need them all).
     /// What each source adds to the corpus statistics is kept for this connection, so a compile
@@ -29,14 +34,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .into_iter()
             .map(|s| (s.key, s.version))
             .collect();
-        let mut cache = self.offline_corpus.take().unwrap_or_default();
+        let corpus = self.op_state.get::<OfflineCorpus>();
+        let mut cache = corpus.0.take().unwrap_or_default();
         for key in cache.retain(&current) {
             let version = &current[&key];
             let text = self.source_text(version).await?;
             cache.add(&key, version, &text);
         }
         let terms = cache.terms();
-        *self.offline_corpus.borrow_mut() = Some(cache);
+        *corpus.0.borrow_mut() = Some(cache);
         Ok(OfflineCompiler::from_terms(terms))
     }
 

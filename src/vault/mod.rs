@@ -36,10 +36,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::markdown::render::{render, Ambiguity, AssetRef, RenderContext};
+use crate::markdown::render::Ambiguity;
 use crate::model::{OpId, OperationKind, Page, PageKind};
-use crate::records::ASSET_PREFIX;
-use crate::storage::{Storage, Store};
+use crate::storage::Storage;
 use crate::wiki::Wiki;
 
 mod export;
@@ -60,44 +59,8 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
+pub use crate::model::{Asset, PageRef, RenameReport};
 pub use crate::records::strip_secrets;
-
-/// An attachment: a file in `raw/assets/<name>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct Asset {
-    /// File name: a portable name (see `markdown::keys`), unique case-insensitively.
-    pub name: String,
-    /// MIME type.
-    pub mime: String,
-    /// SHA-256 (hex) of the bytes.
-    pub sha256: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// The operation that added it.
-    pub op: OpId,
-}
-
-impl Asset {
-    /// The path of the file in an exported vault.
-    pub fn path(&self) -> String {
-        format!("raw/assets/{}", self.name)
-    }
-}
-
-/// A page linking to another (JS: `backlinks` of `pageView`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct PageRef {
-    /// Page key.
-    pub key: String,
-    /// Title.
-    pub title: String,
-    /// Kind.
-    pub kind: PageKind,
-}
 
 /// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
 /// links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
@@ -159,21 +122,6 @@ pub struct PageView {
     pub ambiguous: Vec<Ambiguity>,
     /// Malformed wikilinks, as written.
     pub malformed: Vec<String>,
-}
-
-/// What [`Wiki::rename_page`] did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub struct RenameReport {
-    /// The page after the rename (its key may have changed).
-    pub page: Page,
-    /// The key it had.
-    pub old_key: String,
-    /// Keys of the pages whose links were rewritten.
-    pub rewritten: Vec<String>,
-    /// The operation.
-    pub op: OpId,
 }
 
 /// What [`Wiki::delete_page`] did.
@@ -268,27 +216,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         // Links and backlinks from the page table: no other page's body is read.
         let table = self.page_table().await?;
-        let assets = self.assets().await?;
-        let refs: Vec<AssetRef> = assets
-            .iter()
-            .map(|a| AssetRef {
-                name: a.name.clone(),
-                sha256: a.sha256.clone(),
-                mime: a.mime.clone(),
-            })
-            .collect();
-        let resolver = table
-            .resolver()
-            .clone()
-            .with_assets(refs.iter().map(|a| a.name.as_str()));
-        let out = render(
-            &page.body,
-            &RenderContext {
-                resolver: &resolver,
-                self_key: Some(&page.key),
-                assets: &refs,
-            },
-        );
+        let (out, assets) = self
+            .render_with_assets(&table, &page.body, Some(&page.key))
+            .await?;
         let backlinks = table
             .link_graph()
             .backlinks_of(&page.key)
@@ -352,20 +282,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     // ---------------------------------------------------------------- attachments
-
-    /// Every attachment, ordered by name.
-    pub async fn assets(&self) -> Result<Vec<Asset>> {
-        self.read_all(Store::Meta, ASSET_PREFIX).await
-    }
-
-    /// The bytes of the attachment with this SHA-256, if stored.
-    pub async fn asset_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .storage
-            .get(Store::Raw, &format!("assets/{sha256}"))
-            .await?
-            .map(|r| r.data))
-    }
 
     /// Stores an attachment (an image or file from a clip, a PDF, a vault) under `raw/assets/`
     /// and returns its record. The name is made portable (`markdown::keys`) and kept when free;

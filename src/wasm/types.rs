@@ -11,6 +11,8 @@ const TS_TYPES: &str = r#"
 export type Millis = number;
 /** An operation id: monotonic, starting at 1. */
 export type OpId = number;
+/** The name `openContradictions` gave its pages before they were `PageRef`s: the same shape. */
+export type PageMention = PageRef;
 /** Options of `Wiki.open`. */
 export interface OpenWikiOptions {
   /**

@@ -9,24 +9,27 @@
 //! the loser gets [`Error::Conflict`] and nothing of its batch is written.
 //!
 //! Submodules: `sources` (source reads and re-keying), `pages` (page reads and the one way to
-//! write or delete a page with its revision), `search_index` (the stored search index an
-//! operation's commit carries its delta to), `config` (the stored LLM configuration the commit
-//! and the operations read).
+//! write or delete a page with its revision), `rename` (renaming a page with its links and
+//! history), `assets` (attachment reads, and markdown rendered as a page body against the pages
+//! and attachments), `search_index` (the stored search index an operation's commit carries its
+//! delta to), `search` (searching it, with the query's embedding, for every operation that ranks
+//! pages), `config` (the stored LLM configuration the commit and the operations read).
 //!
 //! *Invariant:* this module never does I/O of its own; it reads and commits through the storage
 //! trait only. What it keeps between calls (the page table, the decoded search index, per
 //! connection settings and the operations' scratch state in [`OpState`]) is a cache keyed by
 //! the stamp records it was read at, or state that is never stored.
 
+mod assets;
 mod config;
 mod pages;
+mod rename;
+mod search;
 pub(crate) mod search_index;
 mod sources;
 
 pub use pages::unlink_page;
-pub use search_index::{
-    embedding_text, page_fields, search_writes, SearchCache, VectorIndexOptions,
-};
+pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
 pub(crate) use sources::put_source_flag;
 pub use sources::source_key;
 
@@ -88,19 +91,11 @@ pub struct Wiki<S: Storage, C: Clock> {
     /// The page table as last read or committed here, with the revision of its stamp record
     /// (see [`Wiki::page_table`]).
     pub(crate) page_table_cache: std::cell::RefCell<Option<(u64, std::rc::Rc<PageTable>)>>,
-    /// The offline compiler's corpus statistics as this connection last brought them up to date
-    /// (see `Wiki::offline_compiler`; not stored).
-    pub(crate) offline_corpus: std::cell::RefCell<Option<crate::extractive::terms::CorpusCache>>,
     /// State the operations keep for this connection between calls (not stored), by type: e.g.
-    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in.
+    /// the findings of the last lint, which `Wiki::apply_fix` looks an id up in, the vector graph
+    /// settings (`Wiki::set_vector_index_options`), the offline compiler's corpus statistics and
+    /// the extract reply lengths a compile has seen.
     pub(crate) op_state: OpState,
-    /// Settings of the vector graph for this connection (not stored; see `search_ops`).
-    pub(crate) vector_options: std::cell::Cell<VectorIndexOptions>,
-    /// The latest extract reply lengths per token of source text seen in this connection, keyed
-    /// by `"<model name>|<reply cap>"` (not stored; see `Wiki::learned_chunk_cap` in
-    /// `compile/pipeline/budget.rs`).
-    pub(crate) extract_reply_ratio:
-        std::cell::RefCell<Option<(String, std::collections::VecDeque<f64>)>>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -127,10 +122,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             clock,
             search_cache: Default::default(),
             page_table_cache: Default::default(),
-            offline_corpus: Default::default(),
             op_state: Default::default(),
-            vector_options: Default::default(),
-            extract_reply_ratio: Default::default(),
         };
         wiki.init_documents().await?;
         Ok(wiki)

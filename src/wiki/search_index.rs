@@ -12,8 +12,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::config::EmbeddingProvider;
@@ -21,7 +19,6 @@ use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::model::Page;
 use crate::records::{from_json, SEARCH_OP_KEY};
 use crate::search::bm25::DocFields;
-use crate::search::vectors::HNSW_MIN_ROWS;
 use crate::search::{SearchConfig, SearchIndex};
 use crate::storage::{Batch, Expect, Storage, Store, REBUILD_BATCH};
 
@@ -122,30 +119,6 @@ pub fn embedding_text(page: &Page) -> String {
     s.push_str("\n\n");
     s.push_str(&page.body);
     s
-}
-
-/// Settings of the vector graph kept by an open [`Wiki`] (per connection, never stored). JS:
-/// `Wiki.open(name, { vectorIndex: { minRows, requireCheaper } })`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase", default)]
-pub struct VectorIndexOptions {
-    /// Live vectors from which an HNSW graph is built ([`Wiki::vector_rebuild_job`]). Default
-    /// [`HNSW_MIN_ROWS`]; values below 1 count as 1. Lower it only to test the graph path.
-    pub min_rows: usize,
-    /// Drop a graph that is not predicted cheaper than the exact scan
-    /// ([`crate::search::vectors::GRAPH_EVAL_COST`]). Default true; false only for tests, which
-    /// need a graph on a few dozen rows.
-    pub require_cheaper: bool,
-}
-
-impl Default for VectorIndexOptions {
-    fn default() -> Self {
-        VectorIndexOptions {
-            min_rows: HNSW_MIN_ROWS,
-            require_cheaper: true,
-        }
-    }
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {

@@ -15,6 +15,12 @@ use crate::model::TokenUsage;
 use crate::storage::Storage;
 use crate::wiki::Wiki;
 
+/// The latest extract reply lengths per token of source text seen in this connection, keyed by
+/// `"<model name>|<reply cap>"` (see [`Wiki::learned_chunk_cap`]), kept in the kernel's
+/// per-connection state; not stored.
+#[derive(Default)]
+struct ReplyRatios(std::cell::RefCell<Option<(String, std::collections::VecDeque<f64>)>>);
+
 pub(super) struct Budget {
     pub(super) cap: Option<u64>,
     pub(super) used: std::cell::Cell<u64>,
@@ -217,7 +223,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// fills [`REPLY_FILL`] of the reply cap `output`; never above `static_budget` (the chunk the
     /// window and reply cap allow), nor below an eighth of it or 64.
     pub(super) fn learned_chunk_cap(&self, key: &str, output: u64, static_budget: u64) -> u64 {
-        let learned = self.extract_reply_ratio.borrow();
+        let state = self.op_state.get::<ReplyRatios>();
+        let learned = state.0.borrow();
         let ratio = match learned.as_ref() {
             Some((k, ratios)) if k == key => ratios.iter().copied().fold(0.0f64, f64::max),
             _ => 0.0,
@@ -229,7 +236,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The extract reply lengths per source token this connection has seen, with the key they
     /// were seen under ([`reply_ratio_key`]), oldest first; `None` before any.
     pub(crate) fn reply_ratios(&self) -> Option<(String, Vec<f64>)> {
-        let learned = self.extract_reply_ratio.borrow();
+        let state = self.op_state.get::<ReplyRatios>();
+        let learned = state.0.borrow();
         let (k, ratios) = learned.as_ref()?;
         Some((k.clone(), ratios.iter().copied().collect()))
     }
@@ -238,7 +246,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// oldest first, at most the last [`RATIO_WINDOW`] kept; non-finite or non-positive values
     /// dropped), unless it has seen replies for `key` itself.
     pub(crate) fn seed_reply_ratios(&self, key: &str, ratios: &[f64]) {
-        let mut learned = self.extract_reply_ratio.borrow_mut();
+        let state = self.op_state.get::<ReplyRatios>();
+        let mut learned = state.0.borrow_mut();
         if learned.as_ref().is_some_and(|(k, _)| k == key) {
             return;
         }
@@ -262,7 +271,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if !ratio.is_finite() || ratio <= 0.0 {
             return;
         }
-        let mut learned = self.extract_reply_ratio.borrow_mut();
+        let state = self.op_state.get::<ReplyRatios>();
+        let mut learned = state.0.borrow_mut();
         match &mut *learned {
             Some((k, ratios)) if k == key => {
                 if ratios.len() == RATIO_WINDOW {
