@@ -1361,11 +1361,6 @@ const OVERSIZE: &[(&str, &str, usize)] = &[
     ("src/lint/mod.rs", "apply_fix", 295),
     ("src/llm/connection.rs", "test_connection", 269),
     ("src/markdown/dedup.rs", "rebuild", 196),
-    ("src/markdown/render.rs", "", 899),
-    ("src/query/mod.rs", "", 901),
-    ("src/query/mod.rs", "ask", 247),
-    ("src/scripted/server.rs", "", 1485),
-    ("src/scripted/server.rs", "chat", 207),
     ("src/search/persist.rs", "from_records", 164),
 ];
 

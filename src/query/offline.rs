@@ -1,0 +1,116 @@
+//! [`OfflineQuery`], the extractive query model (no endpoint): search routes alone, and the
+//! answer is the sentences of the given passages that best match the question, each cited.
+//! *Invariant:* every line of its answer is text of a page it was given.
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::llm::{Cancel, OnToken};
+use crate::model::TokenUsage;
+
+use super::{passages, QueryModel, Turn};
+
+/// The extractive query model (offline): search routes; the answer is the best matching passages.
+pub struct OfflineQuery;
+
+/// Lead line of an extractive answer.
+pub const EXTRACTIVE_NOTE: &str =
+    "Extractive answer (no LLM configured): the passages of the wiki that best match the question.";
+
+impl QueryModel for OfflineQuery {
+    async fn route(
+        &self,
+        _: &str,
+        _: &[Turn],
+        _: &str,
+        _: usize,
+        _: &Cancel,
+    ) -> Result<(Option<Vec<String>>, TokenUsage)> {
+        Ok((None, TokenUsage::default()))
+    }
+
+    async fn answer(
+        &self,
+        question: &str,
+        _: &[Turn],
+        pages: &[(String, String, String)],
+        on_token: Option<OnToken<'_>>,
+        cancel: &Cancel,
+    ) -> Result<(String, TokenUsage)> {
+        cancel.check()?;
+        // The sentences of the passages given, ranked by the same BM25F as the passages
+        // themselves ([`passages::rank`]: function words dropped, rare terms weigh more).
+        let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
+        for (pi, (_, _, text)) in pages.iter().enumerate() {
+            // Undefined `[^x]` markers (a hand-edited page) are text to the parser; quotes drop them.
+            let plain = crate::markdown::plain::strip_refs(
+                &crate::markdown::plain::without_footnotes(text),
+            );
+            for (si, s) in crate::markdown::blocks::text_blocks(&plain)
+                .into_iter()
+                .filter_map(|b| match b {
+                    crate::markdown::blocks::TextBlock::Text(t) => Some(t),
+                    _ => None,
+                })
+                .flat_map(|t| crate::extractive::sentences::sentences(&t))
+                .enumerate()
+            {
+                candidates.push((pi, si, s));
+            }
+        }
+        let units: Vec<passages::Unit<'_>> = candidates
+            .iter()
+            .map(|(_, _, s)| passages::Unit {
+                context: "",
+                aliases: &[],
+                text: s,
+            })
+            .collect();
+        let scores = passages::rank(question, &units);
+        // One line per sentence, citing up to two of the pages that state it.
+        let mut by_sentence: BTreeMap<String, Passage> = BTreeMap::new();
+        for ((pi, si, s), &score) in candidates.iter().zip(&scores) {
+            let score = f64::from(score);
+            if score <= 0.0 {
+                continue;
+            }
+            let e = by_sentence
+                .entry(s.clone())
+                .or_insert((score, *pi, *si, Vec::new()));
+            if e.3.len() < 2 && !e.3.contains(&pages[*pi].0) {
+                e.3.push(pages[*pi].0.clone());
+            }
+        }
+        let mut ranked: Vec<(String, Passage)> = by_sentence.into_iter().collect();
+        crate::util::sort_by(&mut ranked, &|a, b| {
+            b.1 .0
+                .total_cmp(&a.1 .0)
+                .then(a.1 .1.cmp(&b.1 .1))
+                .then(a.1 .2.cmp(&b.1 .2))
+        });
+        let lines: Vec<String> = ranked
+            .into_iter()
+            .take(5)
+            .map(|(s, (_, _, _, keys))| {
+                let cites: Vec<String> = keys.iter().map(|k| format!("[[{k}]]")).collect();
+                format!("- {s} {}", cites.join(" "))
+            })
+            .collect();
+        let text = if lines.is_empty() {
+            format!("{EXTRACTIVE_NOTE}\n\nThe wiki has no passage about this question.")
+        } else {
+            format!("{EXTRACTIVE_NOTE}\n\n{}", lines.join("\n"))
+        };
+        if let Some(f) = on_token {
+            f(&text);
+        }
+        Ok((text, TokenUsage::default()))
+    }
+
+    fn extractive(&self) -> bool {
+        true
+    }
+}
+
+/// A candidate passage of an extractive answer: score, page order, sentence order, citing pages.
+type Passage = (f64, usize, usize, Vec<String>);

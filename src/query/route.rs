@@ -1,0 +1,238 @@
+//! Routing, step 1 of [`Wiki::ask`]: index.md read whole when it fits the routing budget, else
+//! a hybrid-search shortlist of its lines (F31a); the model picks among them; search alone when
+//! it picks nothing (or is extractive); then one hop along the chosen pages' links.
+//! *Invariant:* every routed or hopped key names a page of the table.
+
+use std::collections::BTreeMap;
+
+use crate::clock::Clock;
+use crate::documents::index_line_with_summary;
+use crate::error::Result;
+use crate::llm::Cancel;
+use crate::markdown::resolve::Resolution;
+use crate::model::{Page, TokenUsage};
+use crate::page_table::PageTable;
+use crate::search::{QueryVector, SearchMode, SearchOptions};
+use crate::storage::Storage;
+use crate::text::TokenEstimator;
+use crate::wiki::Wiki;
+
+use super::{AskBudget, AskOptions, QueryModel, RouteMethod};
+
+/// Longest summary, in characters, a shortlisted index line shows the router.
+pub const ROUTING_SUMMARY_CHARS: usize = 160;
+
+/// A shortlisted index line for the router: `- [[key]] (kind) — summary · aliases: a, b`, as
+/// [`index_line`](crate::documents::index_line) but with the summary as plain text
+/// ([`plain_text`](crate::markdown::plain::plain_text): link targets, images and emphasis
+/// markers dropped, so a URL is not paid for on every question) and cut at a word boundary to
+/// [`ROUTING_SUMMARY_CHARS`] characters (`…` marks a cut).
+pub fn routing_line(p: &Page) -> String {
+    let plain = crate::markdown::plain::plain_text(&p.summary);
+    let summary = if plain.chars().count() > ROUTING_SUMMARY_CHARS {
+        let cut: String = plain.chars().take(ROUTING_SUMMARY_CHARS).collect();
+        let at = cut
+            .rfind(char::is_whitespace)
+            .filter(|&i| i > cut.len() / 2)
+            .unwrap_or(cut.len());
+        format!("{}…", cut[..at].trim_end())
+    } else {
+        plain
+    };
+    index_line_with_summary(p, &summary)
+}
+
+/// What routing chose.
+pub(super) struct Routed {
+    /// Page keys, at most [`AskOptions::max_pages`] (clamped to 1–20), in the router's order.
+    pub(super) pages: Vec<String>,
+    /// How they were chosen.
+    pub(super) method: RouteMethod,
+    /// Token usage of the routing call (zero when search routed alone).
+    pub(super) usage: TokenUsage,
+}
+
+/// Hybrid search options for the `k` best pages.
+fn hybrid(k: usize, query_vector: Option<QueryVector>) -> SearchOptions {
+    SearchOptions {
+        k,
+        mode: SearchMode::Hybrid,
+        query_vector,
+        ..Default::default()
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Routes `question` over `table` (see the module docs): the model's picks resolved to pages,
+    /// or the hybrid search's best pages when there are none.
+    ///
+    /// Errors: the model's routing call, [`Error::Cancelled`](crate::error::Error::Cancelled),
+    /// storage and search errors.
+    pub(super) async fn route_question<M: QueryModel>(
+        &self,
+        model: &M,
+        question: &str,
+        options: &AskOptions,
+        budget: AskBudget,
+        table: &PageTable,
+        cancel: &Cancel,
+    ) -> Result<Routed> {
+        let est = budget.estimator;
+        let resolver = table.resolver();
+        let max_pages = options.max_pages.clamp(1, 20);
+        let index_md = self.index().await?;
+        let routing_budget =
+            (budget.context_window as f64 * options.routing_share.clamp(0.05, 0.8)) as u64;
+        let query_vector = match &options.query_vector {
+            Some(v) => Some(v.clone()),
+            None => self.query_vector(question).await?,
+        };
+        let (index_text, method_if_model) = if est.estimate(&index_md) <= routing_budget {
+            (index_md, RouteMethod::Index)
+        } else {
+            let o = hybrid(options.shortlist.clamp(5, 200), query_vector.clone());
+            let lines = self
+                .shortlist_lines(question, &o, table, routing_budget, est)
+                .await?;
+            (lines, RouteMethod::Shortlist)
+        };
+        let (picked, usage) = if model.extractive() || table.is_empty() {
+            (None, TokenUsage::default())
+        } else {
+            model
+                .route(question, &options.history, &index_text, max_pages, cancel)
+                .await?
+        };
+        let mut routed: Vec<String> = Vec::new();
+        for name in picked.iter().flatten() {
+            if let Resolution::Page(k) = resolver.resolve(name) {
+                if !routed.contains(&k) && routed.len() < max_pages {
+                    routed.push(k);
+                }
+            }
+        }
+        let method = if routed.is_empty() {
+            let o = hybrid(max_pages, query_vector);
+            routed = self
+                .search(question, &o)
+                .await?
+                .hits
+                .into_iter()
+                .map(|h| h.key)
+                .collect();
+            RouteMethod::Search
+        } else {
+            method_if_model
+        };
+        Ok(Routed {
+            pages: routed,
+            method,
+            usage,
+        })
+    }
+
+    /// The index lines ([`routing_line`]) of the search hits for `question`, in rank order, as
+    /// many as fit `routing_budget` estimated tokens.
+    async fn shortlist_lines(
+        &self,
+        question: &str,
+        search: &SearchOptions,
+        table: &PageTable,
+        routing_budget: u64,
+        est: TokenEstimator,
+    ) -> Result<String> {
+        let hits = self.search(question, search).await?.hits;
+        let mut lines = String::new();
+        for h in hits {
+            if let Some(row) = table.get(&h.key) {
+                let line = routing_line(&row.page_without_body());
+                if est.estimate(&lines) + est.estimate(&line) > routing_budget {
+                    break;
+                }
+                lines.push_str(&line);
+            }
+        }
+        Ok(lines)
+    }
+}
+
+/// One hop along links from the `routed` pages: the pages they link to that are neither routed
+/// nor hubs (more backlinks than a tenth of the wiki, at least 10), most votes first, then by
+/// key; at most `hop_pages` (capped at 10).
+pub(super) fn hop(table: &PageTable, routed: &[String], hop_pages: usize) -> Vec<String> {
+    let graph = table.link_graph();
+    let hub = (table.len() / 10).max(10);
+    let mut votes: BTreeMap<String, usize> = BTreeMap::new();
+    for k in routed {
+        for target in graph.outgoing.get(k).into_iter().flatten() {
+            let is_hub = graph.backlinks.get(target).is_some_and(|b| b.len() > hub);
+            if !routed.contains(target) && !is_hub {
+                *votes.entry(target.clone()).or_default() += 1;
+            }
+        }
+    }
+    let mut hop: Vec<(String, usize)> = votes.into_iter().collect();
+    crate::util::sort_by(&mut hop, &|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    hop.into_iter()
+        .take(hop_pages.min(10))
+        .map(|(k, _)| k)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PageKind;
+
+    fn page(key: &str, summary: &str) -> Page {
+        Page {
+            key: key.into(),
+            title: key.into(),
+            kind: PageKind::Source,
+            summary: summary.into(),
+            aliases: vec!["别名".into()],
+            tags: vec![],
+            sources: vec![],
+            created: 0,
+            updated: 0,
+            body: String::new(),
+            revision: 0,
+            extra_frontmatter: String::new(),
+            more_facts: vec![],
+        }
+    }
+
+    #[test]
+    fn routing_lines_are_plain_text_and_short() {
+        let line = routing_line(&page(
+            "Installation",
+            "The easiest way is to install the current stable release of [Rust](https://www.rust-lang.org/) by using [rustup](https://rustup.rs/).",
+        ));
+        assert_eq!(
+            line,
+            "- [[Installation]] (source) — The easiest way is to install the current stable release of Rust by using rustup. · aliases: 别名\n"
+        );
+        // A summary made of empty links is nothing to route by.
+        let empty = routing_line(&page(
+            "The Cargo Book",
+            "[](https://doc.rust-lang.org/cargo/print.html \"Print this book\")[](https://github.com/rust-lang/cargo)",
+        ));
+        assert_eq!(empty, "- [[The Cargo Book]] (source) · aliases: 别名\n");
+        // Long summaries are cut at a word boundary; CJK without spaces by characters.
+        let summary_of = |line: &str| -> String {
+            let after = line.split(" — ").nth(1).unwrap();
+            after.split(" · ").next().unwrap().to_string()
+        };
+        let long = routing_line(&page("Long", &"word ".repeat(60)));
+        let summary = summary_of(&long);
+        assert!(summary.ends_with("word…"), "{summary}");
+        assert!(summary.chars().count() <= ROUTING_SUMMARY_CHARS + 1);
+        let cjk = routing_line(&page("长", &"流量控制".repeat(60)));
+        let summary = summary_of(&cjk);
+        assert_eq!(
+            summary.chars().count(),
+            ROUTING_SUMMARY_CHARS + 1,
+            "{summary}"
+        );
+    }
+}
