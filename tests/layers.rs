@@ -94,14 +94,9 @@ const fn allow(file: &'static str, imports: &'static str, owner: &'static str) -
 /// Known violations, each with the work that removes it (an entry left over fails the test).
 const ALLOWED: &[Allowed] = &[
     // Lint rebuilds pages with compile's page-body assembly (`strip_app_sections`,
-    // `finalize_body`, `written_bytes`, `remove_callout`), names records by `contradiction_id`
-    // and finds summary pages with `summary_pages`: these move down a layer (a page-body module
+    // `finalize_body`, `written_bytes`, `remove_callout`) and finds summary pages with
+    // `summary_pages`: these move down a layer (a page-body module
     // under `markdown` or `records`), the next step of issue #22.
-    allow(
-        "src/lint/llm.rs",
-        "crate::compile::provenance::contradiction_id",
-        "issue #22",
-    ),
     allow(
         "src/lint/mod.rs",
         "crate::compile::integrate::Finalize",
@@ -130,11 +125,6 @@ const ALLOWED: &[Allowed] = &[
     allow(
         "src/lint/mod.rs",
         "crate::compile::pipeline::claims::summary_pages",
-        "issue #22",
-    ),
-    allow(
-        "src/lint/mod.rs",
-        "crate::compile::provenance::contradiction_id",
         "issue #22",
     ),
 ];

@@ -1463,7 +1463,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 claims,
                 description,
             } => {
-                let id = crate::compile::provenance::contradiction_id(claims);
+                let id = crate::records::contradiction_id(claims);
                 if self.storage.get(Store::Ledger, &id).await?.is_some() {
                     return Err(Error::InvalidInput(format!(
                         "the ledger already has record {id} for these claims"

@@ -21,7 +21,6 @@ use crate::compile::integrate::{
 };
 use crate::compile::links::fix_links;
 use crate::compile::model::CompileModel;
-use crate::compile::provenance::contradiction_id;
 use crate::error::{Error, Result};
 use crate::markdown::page::{clean_page, CleanOptions};
 use crate::markdown::resolve::Resolver;
@@ -29,6 +28,7 @@ use crate::model::{
     limits, Author, Claim, Contradiction, ContradictionStatus, MoreFacts, OpId, OperationKind,
     Page, PageKind, Revision, Source, SourceStatus, TokenUsage,
 };
+use crate::records::contradiction_id;
 use crate::storage::{Expect, Storage, Store};
 use crate::wiki::OpBuilder;
 use crate::wiki::{from_json, revision_key, to_json, Wiki};
