@@ -478,7 +478,7 @@ fn split_page(
         .find(|p| p.key == key)
         .cloned()
         .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
-    let body = crate::compile::integrate::strip_app_sections(&page.body);
+    let body = crate::markdown::page_body::strip_app_sections(&page.body);
     let is_human = |text: &str| {
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         !flat.is_empty() && human.iter().any(|h| h.contains(&flat))
@@ -570,7 +570,7 @@ fn split_page(
 /// The claims and ledger a fix leaves, with what compile's finalize needs besides, to rebuild a
 /// page's app-written sections (the `## Facts` list, contradiction callouts, footnote
 /// definitions) exactly as compile and removing a source write them
-/// ([`crate::compile::integrate::finalize_body`]).
+/// ([`crate::markdown::page_body::finalize_body`]).
 struct AppSections {
     claims: BTreeMap<String, Claim>,
     ledger: BTreeMap<String, Contradiction>,
@@ -595,7 +595,7 @@ impl AppSections {
             .filter(|r| r.status == ContradictionStatus::Open && r.pages.contains(&p.key))
             .collect();
         let more = p.more_facts.clone();
-        let f = crate::compile::integrate::Finalize {
+        let f = crate::markdown::page_body::Finalize {
             page_claims: &page_claims,
             retracted: &BTreeSet::new(),
             open_contradictions: &open,
@@ -606,7 +606,7 @@ impl AppSections {
             protected,
             more_facts: &more,
         };
-        p.body = crate::compile::integrate::finalize_body(&p.body, &f, str::to_string);
+        p.body = crate::markdown::page_body::finalize_body(&p.body, &f, str::to_string);
     }
 
     /// After a split of `page` into `parts` (all in `pages`): the claims of `page` that a part's
@@ -758,7 +758,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(AppSections {
-            source_pages: crate::compile::pipeline::summary_pages(&sources, &by_key),
+            source_pages: crate::markdown::page_body::summary_pages(&sources, &by_key),
             titles: by_key
                 .iter()
                 .map(|(k, p)| (k.clone(), p.title.clone()))
@@ -1189,7 +1189,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue;
             }
             let human = self.human_paragraphs(&p.key, p).await?;
-            let bytes = crate::compile::integrate::written_bytes(&p.body, &human);
+            let bytes = crate::markdown::page_body::written_bytes(&p.body, &human);
             if bytes > limits::SOFT_BYTES || facts > limits::SOFT_FACTS {
                 out.push(finding(
                     FindingKind::PageTooLong,
@@ -1426,7 +1426,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 // The callouts leave the pages' bodies.
                 for k in &r.pages {
                     if let Some(p) = pages.iter_mut().find(|p| p.key == *k) {
-                        p.body = crate::compile::integrate::remove_callout(&p.body, id);
+                        p.body = crate::markdown::page_body::remove_callout(&p.body, id);
                         changed.push(k.clone());
                     }
                 }
