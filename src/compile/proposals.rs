@@ -39,7 +39,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue;
             };
             let human = self.human_paragraphs(&key, &current).await?;
-            let dropped = super::integrate::missing_human_paragraphs(&human, &proposed.body);
+            let dropped =
+                crate::markdown::page_body::missing_human_paragraphs(&human, &proposed.body);
             let stale = current.revision != proposed.revision;
             out.push(Proposal {
                 key,

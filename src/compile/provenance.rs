@@ -131,18 +131,6 @@ pub fn claim_id(page: &str, source_key: &str, text: &str, quote: &str) -> String
     format!("c{}", &hex::encode(h.finalize())[..10])
 }
 
-/// A ledger record id: `x` + 10 hex digits over the sorted claim ids it relates.
-pub fn contradiction_id(claims: &[String]) -> String {
-    let mut sorted: Vec<&String> = claims.iter().collect();
-    crate::util::sort(&mut sorted);
-    let mut h = Sha256::new();
-    for c in sorted {
-        h.update(c.as_bytes());
-        h.update([0]);
-    }
-    format!("x{}", &hex::encode(h.finalize())[..10])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,7 +253,5 @@ mod tests {
             claim_id("Other", "s", "Released in 2015.", "first released in 2015")
         );
         assert_eq!(a.len(), 11);
-        let x = contradiction_id(&["c2".into(), "c1".into()]);
-        assert_eq!(x, contradiction_id(&["c1".into(), "c2".into()]));
     }
 }

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::integrate::{finalize_body, Finalize};
-use super::pipeline::{summary_pages, FAILURE_PREFIX, PROPOSAL_PREFIX};
+use super::pipeline::{FAILURE_PREFIX, PROPOSAL_PREFIX};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::markdown::page_body::{finalize_body, summary_pages, Finalize};
 use crate::markdown::resolve::Resolver;
 use crate::model::MoreFacts;
 use crate::model::{Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page};

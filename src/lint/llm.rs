@@ -519,7 +519,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             // A recorded contradiction is in the ledger now (and lint lists it from there).
             if let Some(Fix::RecordContradiction { claims, .. }) = &f.fix {
-                let id = crate::compile::provenance::contradiction_id(claims);
+                let id = crate::records::contradiction_id(claims);
                 claims_exist &= self.storage.get(Store::Ledger, &id).await?.is_none();
                 for id in claims {
                     claims_exist &= self.storage.get(Store::Claims, id).await?.is_some();

@@ -6,6 +6,8 @@
 //! - [`keys`]: title → page key (a portable file name, CJK kept; Decision 6).
 //! - [`frontmatter`]: YAML frontmatter read in every real-world shape and written as one block.
 //! - [`page`]: cleaning what an LLM or a person hands in; the page file format.
+//! - [`page_body`]: a body's app-written sections (facts, callouts, footnotes), assembled and
+//!   stripped; which paragraphs are a human's.
 //! - [`wikilinks`]: finding, validating and writing `[[links]]`.
 //! - [`resolve`]: link targets → pages (case-insensitive, through aliases), backlinks.
 //! - [`render`]: markdown → safe HTML.
@@ -18,6 +20,7 @@ pub mod frontmatter;
 pub mod keys;
 pub mod obsidian;
 pub mod page;
+pub mod page_body;
 pub mod plain;
 pub mod render;
 pub mod resolve;

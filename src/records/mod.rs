@@ -118,6 +118,20 @@ pub fn undo_key(op: OpId) -> String {
     format!("{UNDO_PREFIX}{op:012}")
 }
 
+/// A contradiction ledger record's id (its key in the ledger store): `x` + 10 hex digits of
+/// SHA-256 over the sorted claim ids it relates, so the same claims always name the same record.
+pub fn contradiction_id(claims: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut sorted: Vec<&String> = claims.iter().collect();
+    crate::util::sort(&mut sorted);
+    let mut h = Sha256::new();
+    for c in sorted {
+        h.update(c.as_bytes());
+        h.update([0]);
+    }
+    format!("x{}", &hex::encode(h.finalize())[..10])
+}
+
 /// The op counter record ([`META_OPS`]).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct OpsCounter {
@@ -266,6 +280,12 @@ mod tests {
         assert!(!journaled(Store::Meta, &undo_key(3), &own));
         assert!(journaled(Store::Meta, "config", &own));
         assert!(journaled(Store::Pages, "Rust", &own));
+    }
+
+    #[test]
+    fn a_contradiction_id_does_not_depend_on_the_claim_order() {
+        let x = contradiction_id(&["c2".into(), "c1".into()]);
+        assert_eq!(x, contradiction_id(&["c1".into(), "c2".into()]));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Pages in the kernel: the reads (every page, the page list from the page table, one page, a
 //! page's revisions) and the one way an operation writes or deletes a page together with its
 //! revision, shared by every operation that changes pages (sources, compile, lint, history,
-//! vault).
+//! vault), and which paragraphs of a page are a human's (Decision 5), which compile and the lint
+//! fixes both protect.
 //!
 //! *Invariant:* a page record is never written or deleted without its revision in the same
 //! batch, and a revision number is never used twice for a key (a deleted or renamed page's
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::error::Result;
+use crate::markdown::page_body::{added_paragraphs, app_rewritten_paragraphs, strip_app_sections};
 use crate::markdown::resolve::{Resolution, Resolver};
 use crate::markdown::wikilinks;
 use crate::model::{Author, OpId, Page, PageInfo, Revision};
@@ -172,5 +174,60 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(())
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
+    /// when the LLM never wrote it).
+    pub(crate) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
+        // The page table says whether anyone edited the page since the model last wrote it, so
+        // the history is read only when someone did, and then from that revision on.
+        let mark = self.page_table().await?.get(key).and_then(|r| r.history);
+        let history = match mark {
+            Some(m) if !m.human_after => return Ok(Vec::new()),
+            Some(m) if m.llm > 0 => {
+                let prefix = format!("{key}\u{0}");
+                let after = revision_key(key, m.llm - 1);
+                self.storage
+                    .scan_page(Store::Revisions, &prefix, Some(&after), usize::MAX)
+                    .await?
+                    .into_iter()
+                    .map(|(k, r)| from_json(Store::Revisions, &k, &r.data))
+                    .collect::<Result<Vec<Revision>>>()?
+            }
+            _ => self.history(key).await?,
+        };
+        let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
+        let human_after = history
+            .iter()
+            .any(|r| r.author == Author::Human && last_llm.is_none_or(|l| r.number > l.number));
+        if !human_after {
+            return Ok(Vec::new());
+        }
+        let base = last_llm
+            .and_then(|r| r.page_state.as_ref())
+            .map(|p| strip_app_sections(&p.body))
+            .unwrap_or_default();
+        // What the app's own revisions (removing a source) rewrote in the model's text is not
+        // the user's.
+        let later: Vec<(bool, String)> = history
+            .iter()
+            .filter(|r| last_llm.is_none_or(|l| r.number > l.number))
+            .map(|r| {
+                (
+                    r.author == Author::App,
+                    r.page_state
+                        .as_ref()
+                        .map(|p| strip_app_sections(&p.body))
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        let later: Vec<(bool, &str)> = later.iter().map(|(a, b)| (*a, b.as_str())).collect();
+        let app = app_rewritten_paragraphs(&base, &later);
+        let mut human = added_paragraphs(&base, &strip_app_sections(&current.body));
+        human.retain(|p| !app.contains(p));
+        Ok(human)
     }
 }

@@ -1,6 +1,7 @@
 //! Claims across sources: which stored claims a source is checked against, the app's checks on a
 //! contradiction the model proposed ([`check_contradiction`]), the canonical copy of a claim
-//! stated on several pages, and each source's summary page ([`summary_pages`]).
+//! stated on several pages, and the map of summary pages a commit's footnotes name
+//! ([`source_page_map`]).
 //!
 //! *Invariant:* pure functions of the claims and pages given.
 
@@ -8,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::report::{RejectReason, RejectedContradiction};
 use crate::compile::provenance::quote_occurs;
+use crate::markdown::page_body::summary_pages;
 use crate::markdown::plain::plain_text;
 use crate::model::{Claim, Page, PageKind, Source};
 
@@ -213,19 +215,5 @@ pub(in crate::compile) fn source_page_map(
         this_key.to_string(),
         (this_page.to_string(), this_title.to_string()),
     );
-    m
-}
-
-/// Source key → (summary page key, title), for the sources whose summary page is in `pages`.
-pub(crate) fn summary_pages(
-    sources: &BTreeMap<String, Source>,
-    pages: &BTreeMap<String, Page>,
-) -> BTreeMap<String, (String, String)> {
-    let mut m: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for (k, s) in sources {
-        if let Some(p) = s.summary_page.as_ref().and_then(|p| pages.get(p)) {
-            m.insert(k.clone(), (p.key.clone(), p.title.clone()));
-        }
-    }
     m
 }

@@ -15,23 +15,23 @@ use super::report::{Retried, RetryReason, SourceReport, FAILURE_PREFIX, PROPOSAL
 use super::snapshot::Snapshot;
 use crate::clock::Clock;
 use crate::clock::Millis;
-use crate::compile::integrate::{
-    added_paragraphs, app_rewritten_paragraphs, finalize_body, missing_human_paragraphs,
-    strip_app_sections, written_bytes, Finalize, IntegrateInput, PageDraft,
-};
+use crate::compile::integrate::{IntegrateInput, PageDraft};
 use crate::compile::links::fix_links;
 use crate::compile::model::CompileModel;
-use crate::compile::provenance::contradiction_id;
 use crate::error::{Error, Result};
 use crate::markdown::page::{clean_page, CleanOptions};
+use crate::markdown::page_body::{
+    finalize_body, missing_human_paragraphs, strip_app_sections, written_bytes, Finalize,
+};
 use crate::markdown::resolve::Resolver;
 use crate::model::{
     limits, Author, Claim, Contradiction, ContradictionStatus, MoreFacts, OpId, OperationKind,
     Page, PageKind, Revision, Source, SourceStatus, TokenUsage,
 };
+use crate::records::contradiction_id;
 use crate::storage::{Expect, Storage, Store};
 use crate::wiki::OpBuilder;
-use crate::wiki::{from_json, revision_key, to_json, Wiki};
+use crate::wiki::{revision_key, to_json, Wiki};
 
 /// A page draft, whether it is to be appended (append mode) rather than replace the body, and
 /// whether a reply for it was cut at the output limit and asked again.
@@ -56,61 +56,6 @@ pub(super) fn more_facts_with(stored: &[MoreFacts], source: &str, facts: usize) 
         });
     }
     more
-}
-
-impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// Paragraphs a human added to `current` since the page's last LLM revision (all paragraphs
-    /// when the LLM never wrote it).
-    pub(crate) async fn human_paragraphs(&self, key: &str, current: &Page) -> Result<Vec<String>> {
-        // The page table says whether anyone edited the page since the model last wrote it, so
-        // the history is read only when someone did, and then from that revision on.
-        let mark = self.page_table().await?.get(key).and_then(|r| r.history);
-        let history = match mark {
-            Some(m) if !m.human_after => return Ok(Vec::new()),
-            Some(m) if m.llm > 0 => {
-                let prefix = format!("{key}\u{0}");
-                let after = revision_key(key, m.llm - 1);
-                self.storage
-                    .scan_page(Store::Revisions, &prefix, Some(&after), usize::MAX)
-                    .await?
-                    .into_iter()
-                    .map(|(k, r)| from_json(Store::Revisions, &k, &r.data))
-                    .collect::<Result<Vec<Revision>>>()?
-            }
-            _ => self.history(key).await?,
-        };
-        let last_llm = history.iter().rev().find(|r| r.author == Author::Llm);
-        let human_after = history
-            .iter()
-            .any(|r| r.author == Author::Human && last_llm.is_none_or(|l| r.number > l.number));
-        if !human_after {
-            return Ok(Vec::new());
-        }
-        let base = last_llm
-            .and_then(|r| r.page_state.as_ref())
-            .map(|p| strip_app_sections(&p.body))
-            .unwrap_or_default();
-        // What the app's own revisions (removing a source) rewrote in the model's text is not
-        // the user's.
-        let later: Vec<(bool, String)> = history
-            .iter()
-            .filter(|r| last_llm.is_none_or(|l| r.number > l.number))
-            .map(|r| {
-                (
-                    r.author == Author::App,
-                    r.page_state
-                        .as_ref()
-                        .map(|p| strip_app_sections(&p.body))
-                        .unwrap_or_default(),
-                )
-            })
-            .collect();
-        let later: Vec<(bool, &str)> = later.iter().map(|(a, b)| (*a, b.as_str())).collect();
-        let app = app_rewritten_paragraphs(&base, &later);
-        let mut human = added_paragraphs(&base, &strip_app_sections(&current.body));
-        human.retain(|p| !app.contains(p));
-        Ok(human)
-    }
 }
 
 /// Finalizes page bodies for a commit ([`finalize_body`]): the app-owned sections (footnote
@@ -248,7 +193,7 @@ fn fit_to_limit(fin: &Finalizer<'_>, w: &WriteState, body: String, input: &FitIn
     // The `## More facts` section may still grow to its bound without passing the
     // limit, so the rest of the page is held to the limit less that bound.
     let fits = |body: &str, off: usize, more: &[MoreFacts]| {
-        let section = crate::compile::integrate::more_facts_section(more, &fin.source_pages).len();
+        let section = crate::markdown::page_body::more_facts_section(more, &fin.source_pages).len();
         written_bytes(body, human).saturating_sub(section) + section.max(MORE_FACTS_MAX_BYTES)
             <= limits::HARD_BYTES
             && stated - off <= limits::HARD_FACTS
@@ -258,7 +203,7 @@ fn fit_to_limit(fin: &Finalizer<'_>, w: &WriteState, body: String, input: &FitIn
         let off: BTreeSet<String> = crate::util::btree_set(fresh[keep..].iter().cloned());
         let more = more_facts_with(stored_more, input.source_key, off.len());
         let all_off: BTreeSet<String> = w.moved_off.union(&off).cloned().collect();
-        let kept_text = crate::compile::integrate::remove_citing_lines(text, &off);
+        let kept_text = crate::markdown::page_body::remove_citing_lines(text, &off);
         let body = fin.finalize(key, &kept_text, human, &all_off, &more);
         (body, off, more)
     };

@@ -46,7 +46,6 @@ use crate::storage::{Expect, Storage, Store};
 use crate::wiki::{to_json, Wiki};
 
 pub(crate) use self::budget::{reply_cap, reply_ratio_key};
-pub(crate) use self::claims::summary_pages;
 pub use self::report::{
     CompileEstimate, CompileOptions, CompileReport, FailureRecord, Progress, RejectReason,
     RejectedContradiction, Retried, RetryReason, SourceEstimate, SourceFailure, SourceReport,

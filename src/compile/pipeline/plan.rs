@@ -17,14 +17,16 @@ use super::report::RejectedContradiction;
 use super::snapshot::Snapshot;
 use crate::clock::Millis;
 use crate::compile::extract::Extraction;
-use crate::compile::integrate::{strip_app_sections, Fact, IntegrateInput};
-use crate::compile::provenance::{claim_id, contradiction_id, quote_occurs};
+use crate::compile::integrate::{Fact, IntegrateInput};
+use crate::compile::provenance::{claim_id, quote_occurs};
 use crate::compile::resolve::{match_key, resolve, KnownPage, Mention, Target};
 use crate::markdown::keys::fold_key;
+use crate::markdown::page_body::strip_app_sections;
 use crate::markdown::plain::plain_text;
 use crate::model::{
     limits, Claim, Contradiction, ContradictionStatus, OpId, Page, PageKind, Source,
 };
+use crate::records::contradiction_id;
 
 /// Most link targets listed in one integrate prompt.
 pub(super) const MAX_LINK_TARGETS: usize = 150;
