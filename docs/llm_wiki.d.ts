@@ -5,6 +5,8 @@
 export type Millis = number;
 /** An operation id: monotonic, starting at 1. */
 export type OpId = number;
+/** The name `openContradictions` gave its pages before they were `PageRef`s: the same shape. */
+export type PageMention = PageRef;
 /** Options of `Wiki.open`. */
 export interface OpenWikiOptions {
     /**
@@ -353,6 +355,25 @@ export interface Operation {
 }
 
 /**
+ * A page as a view names it: its key, title and kind (JS: `backlinks` of `pageView`, `pages` of
+ * `openContradictions`).
+ */
+export interface PageRef {
+    /**
+     * Page key.
+     */
+    key: string;
+    /**
+     * Title.
+     */
+    title: string;
+    /**
+     * Kind.
+     */
+    kind: PageKind;
+}
+
+/**
  * A page as the viewer shows it (JS: `pageView(key)`).
  */
 export interface PageView {
@@ -410,42 +431,6 @@ export interface GraphNode {
      * Keys of the sources the page draws on.
      */
     sources: string[];
-}
-
-/**
- * A page linking to another (JS: `backlinks` of `pageView`).
- */
-export interface PageRef {
-    /**
-     * Page key.
-     */
-    key: string;
-    /**
-     * Title.
-     */
-    title: string;
-    /**
-     * Kind.
-     */
-    kind: PageKind;
-}
-
-/**
- * A page named by a view: key, title and kind.
- */
-export interface PageMention {
-    /**
-     * Page key.
-     */
-    key: string;
-    /**
-     * Title.
-     */
-    title: string;
-    /**
-     * Kind.
-     */
-    kind: PageKind;
 }
 
 /**
@@ -828,7 +813,7 @@ export interface OpenContradiction {
     /**
      * The record's pages that exist, in the record's order.
      */
-    pages: PageMention[];
+    pages: PageRef[];
     /**
      * One entry per conflicting claim still stored, in the record's order.
      */
@@ -2089,7 +2074,12 @@ export interface RemoveSourceReport {
 }
 
 /**
- * What [`Wiki::rename_page`] did.
+ * What [`crate::wiki::Wiki::add_source`] did.
+ */
+export type AddOutcome = "added" | "unchanged" | "corrected";
+
+/**
+ * What [`crate::wiki::Wiki::rename_page`] did (JS: `renamePage`).
  */
 export interface RenameReport {
     /**
@@ -2109,11 +2099,6 @@ export interface RenameReport {
      */
     op: OpId;
 }
-
-/**
- * What [`crate::wiki::Wiki::add_source`] did.
- */
-export type AddOutcome = "added" | "unchanged" | "corrected";
 
 /**
  * What [`test_connection`] found.
