@@ -1093,7 +1093,6 @@ const OVERSIZE: &[(&str, &str, usize)] = &[
     ("src/lint/mod.rs", "", 1591),
     ("src/lint/mod.rs", "lint", 471),
     ("src/lint/mod.rs", "apply_fix", 295),
-    ("src/llm/connection.rs", "test_connection", 269),
     ("src/markdown/dedup.rs", "rebuild", 196),
     ("src/markdown/render.rs", "", 899),
     ("src/query/mod.rs", "", 901),
