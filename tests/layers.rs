@@ -1092,7 +1092,6 @@ const OVERSIZE: &[(&str, &str, usize)] = &[
     ("src/lint/mod.rs", "", 1591),
     ("src/lint/mod.rs", "lint", 471),
     ("src/lint/mod.rs", "apply_fix", 295),
-    ("src/markdown/dedup.rs", "rebuild", 196),
     ("src/markdown/render.rs", "", 899),
     ("src/query/mod.rs", "", 901),
     ("src/query/mod.rs", "ask", 247),
