@@ -1097,7 +1097,6 @@ const OVERSIZE: &[(&str, &str, usize)] = &[
     ("src/query/mod.rs", "ask", 247),
     ("src/scripted/server.rs", "", 1485),
     ("src/scripted/server.rs", "chat", 207),
-    ("src/search/persist.rs", "from_records", 164),
 ];
 
 #[test]
