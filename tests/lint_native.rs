@@ -4,23 +4,17 @@
 mod common;
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::lint::{Finding, FindingKind, Fix, LintOptions, Severity};
 use llm_wiki::model::PageKind;
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
-use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
+use llm_wiki::wiki::{NewSource, PageEdit};
 
-type W = Wiki<MemoryStorage, ManualClock>;
+use common::W;
 
+/// The wiki `lint` on `backend` ([`common::open`]).
 fn open(backend: &MemoryBackend) -> W {
-    block_on(Wiki::open(
-        backend,
-        "lint",
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
+    common::open(backend, "lint")
 }
 
 fn page(w: &W, title: &str, body: &str, aliases: &[&str]) {

@@ -4,25 +4,19 @@
 mod common;
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::search::tokenizer::tokenizer_calls;
 use llm_wiki::search::vectors::{build_graph_with, GraphVerdict, InstallOutcome, HNSW_MIN_ROWS};
 use llm_wiki::search::{SearchMode, SearchOptions};
 use llm_wiki::search_ops::{VectorIndexOptions, SEARCH_OP_KEY};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
-use llm_wiki::wiki::{PageEdit, Wiki};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
+use llm_wiki::wiki::PageEdit;
 
-type W = Wiki<MemoryStorage, ManualClock>;
+use common::W;
 
+/// The wiki `search` on `backend` ([`common::open`]).
 fn open(backend: &MemoryBackend) -> W {
-    block_on(Wiki::open(
-        backend,
-        "search",
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .unwrap()
+    common::open(backend, "search")
 }
 
 fn put(w: &W, title: &str, body: &str) {

@@ -6,28 +6,17 @@ use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Write};
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::markdown::frontmatter;
 use llm_wiki::model::{Author, OperationKind, PageKind};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, OpenOptions, Storage, Store};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::vault::VaultKind;
-use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
+use llm_wiki::wiki::{NewSource, PageEdit};
 use llm_wiki::Error;
 
 mod common;
 
-type W = Wiki<MemoryStorage, ManualClock>;
-
-fn open(backend: &MemoryBackend, name: &str) -> W {
-    block_on(Wiki::open(
-        backend,
-        name,
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .expect("open")
-}
+use common::{open, W};
 
 fn new_page(w: &W, title: &str, kind: PageKind, body: &str) -> String {
     block_on(w.put_page(PageEdit {

@@ -3,24 +3,15 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use futures::executor::block_on;
-use llm_wiki::clock::ManualClock;
 use llm_wiki::model::{Author, OperationKind, PageKind, Source, SourceStatus};
-use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
-use llm_wiki::storage::{Batch, Expect, FaultInjection, OpenOptions, Storage, Store};
-use llm_wiki::wiki::{AddOutcome, NewSource, PageEdit, Wiki};
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Batch, Expect, FaultInjection, Storage, Store};
+use llm_wiki::wiki::{AddOutcome, NewSource, PageEdit};
 use llm_wiki::Error;
 
-type W = Wiki<MemoryStorage, ManualClock>;
+mod common;
 
-fn open(backend: &MemoryBackend, name: &str) -> W {
-    block_on(Wiki::open(
-        backend,
-        name,
-        ManualClock::new(1_795_986_300_000),
-        OpenOptions::default(),
-    ))
-    .expect("open")
-}
+use common::{open, W};
 
 fn md(key: &str, content: &str) -> NewSource {
     NewSource {

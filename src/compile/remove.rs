@@ -10,16 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::pipeline::{FAILURE_PREFIX, PROPOSAL_PREFIX};
-use crate::clock::Clock;
+use super::pipeline::{Snapshot, FAILURE_PREFIX, PROPOSAL_PREFIX};
+use crate::clock::{Clock, Millis};
 use crate::error::{Error, Result};
 use crate::markdown::page_body::{finalize_body, summary_pages, Finalize};
 use crate::markdown::resolve::Resolver;
 use crate::model::MoreFacts;
-use crate::model::{Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page};
+use crate::model::{
+    Author, Claim, Contradiction, ContradictionStatus, OpId, OperationKind, Page, Source,
+};
 use crate::storage::{Expect, Storage, Store};
 use crate::wiki::unlink_page;
-use crate::wiki::{to_json, Wiki};
+use crate::wiki::{to_json, OpBuilder, Wiki};
 
 /// What [`Wiki::remove_source`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,77 +46,32 @@ pub struct RemoveSourceReport {
     pub op: OpId,
 }
 
-impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// Removes a source from the wiki in one [`OperationKind::RemoveSource`] operation: its
-    /// summary page is deleted (its history stays readable), its claims are removed — and with
-    /// them every line citing one, as when a corrected source retracts a claim — it is pruned
-    /// from every page's `sources`, links to its summary page become their display text, and the
-    /// open contradictions resting on its claims are closed as resolved with a note. index.md,
-    /// log.md and the search index change in the same transaction. No model is called.
-    ///
-    /// Pages the source alone supported stay (lint reports pages without sources); the raw text
-    /// and original bytes stay in `raw/`, content-addressed.
-    ///
-    /// `key` is matched as [`Wiki::source`] matches it (Unicode NFC, or a source stored in NFD).
-    ///
-    /// Errors: [`Error::NotFound`] for an unknown key; [`Error::Conflict`] when another operation
-    /// landed meanwhile (nothing written: call again).
-    pub async fn remove_source(&self, key: &str) -> Result<RemoveSourceReport> {
-        // The key as stored (NFC, or an NFD key kept from before keys were normalised).
-        let stored = self.find_source(key).await?.map(|(_, _, k)| k);
-        let key = stored.as_deref().unwrap_or(key);
-        let mut snap = self.snapshot(key).await?;
-        let Some(source) = snap.sources.get(key).cloned() else {
-            return Err(Error::NotFound(format!("source {key:?}")));
-        };
-        // The pages the removal may change, read alone: those stating its claims, listing it,
-        // counting its facts (a full page), linking its summary page or its parts, and the pages
-        // of the contradictions resting on its claims (loaded with the claim pages' records).
-        self.load_source_claims(&mut snap, &source.key).await?;
-        let own: BTreeSet<String> = source
-            .summary_page
-            .iter()
-            .chain(&source.parts)
-            .filter(|k| snap.pages.contains_key(*k))
-            .cloned()
-            .collect();
-        let graph = snap.table.link_graph();
-        let mut reach: BTreeSet<String> = snap.claims.values().map(|c| c.page.clone()).collect();
-        reach.extend(own.iter().cloned());
-        for k in &own {
-            reach.extend(graph.backlinks_of(k));
-        }
-        for r in snap.table.rows() {
-            if r.sources.contains(&source.key) || r.more_facts > 0 {
-                reach.insert(r.key.clone());
-            }
-        }
-        reach.retain(|k| snap.pages.contains_key(k));
-        self.load_pages(&mut snap, &reach).await?;
-        let record_pages: BTreeSet<String> = snap
-            .ledger
-            .values()
-            .flat_map(|r| r.pages.iter().cloned())
-            .filter(|k| !snap.loaded.contains(k) && snap.pages.contains_key(k))
-            .collect();
-        self.load_pages(&mut snap, &record_pages).await?;
-        let now = self.clock.now_ms();
-        let mut ob = self
-            .begin(
-                OperationKind::RemoveSource,
-                format!("removed: {}", source.title),
-            )
-            .await?;
-        let op = ob.op.id;
-        ob.op.time = now;
-        ob.op.sources.push(source.key.clone());
+/// What removing a source takes away, worked out from the snapshot before anything is written.
+struct Removal {
+    /// The summary page, when it is still this source's (a renamed or deleted one is gone).
+    summary: Option<String>,
+    /// The parts continuing the summary page.
+    parts: Vec<String>,
+    /// The summary page and its parts: the pages deleted.
+    gone_pages: Vec<String>,
+    /// Ids of the source's claims.
+    removed: BTreeSet<String>,
+    /// The loaded claims without the removed ones, by id.
+    claims_after: BTreeMap<String, Claim>,
+    /// The loaded contradiction records, those resting on a removed claim closed.
+    ledger_after: BTreeMap<String, Contradiction>,
+    /// The records closed, as they are after closing.
+    closed: Vec<Contradiction>,
+}
 
-        // The summary page, when it is still this source's (a renamed or deleted one is gone).
+impl Removal {
+    /// The removal of `source` from `snap` (its pages loaded), in operation `op`: its summary
+    /// page and parts, its claims, and the open contradictions resting on them, closed.
+    fn of(snap: &Snapshot, source: &Source, op: OpId) -> Removal {
         let summary = source
             .summary_page
             .clone()
             .filter(|k| snap.pages.contains_key(k));
-
         // The parts continuing it go with it.
         let parts: Vec<String> = source
             .parts
@@ -123,7 +80,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .cloned()
             .collect();
         let gone_pages: Vec<String> = summary.iter().chain(&parts).cloned().collect();
-
         let removed: BTreeSet<String> = crate::util::btree_set(
             snap.claims
                 .values()
@@ -147,13 +103,74 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 closed.push(r.clone());
             }
         }
+        Removal {
+            summary,
+            parts,
+            gone_pages,
+            removed,
+            claims_after,
+            ledger_after,
+            closed,
+        }
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Loads into `snap` the pages removing `source` may change, read alone: those stating its
+    /// claims, listing it, counting its facts (a full page), linking its summary page or its
+    /// parts, and the pages of the contradictions resting on its claims (loaded with the claim
+    /// pages' records).
+    async fn load_removal_pages(&self, snap: &mut Snapshot, source: &Source) -> Result<()> {
+        self.load_source_claims(snap, &source.key).await?;
+        let own: BTreeSet<String> = source
+            .summary_page
+            .iter()
+            .chain(&source.parts)
+            .filter(|k| snap.pages.contains_key(*k))
+            .cloned()
+            .collect();
+        let graph = snap.table.link_graph();
+        let mut reach: BTreeSet<String> = snap.claims.values().map(|c| c.page.clone()).collect();
+        reach.extend(own.iter().cloned());
+        for k in &own {
+            reach.extend(graph.backlinks_of(k));
+        }
+        for r in snap.table.rows() {
+            if r.sources.contains(&source.key) || r.more_facts > 0 {
+                reach.insert(r.key.clone());
+            }
+        }
+        reach.retain(|k| snap.pages.contains_key(k));
+        self.load_pages(snap, &reach).await?;
+        let record_pages: BTreeSet<String> = snap
+            .ledger
+            .values()
+            .flat_map(|r| r.pages.iter().cloned())
+            .filter(|k| !snap.loaded.contains(k) && snap.pages.contains_key(k))
+            .collect();
+        self.load_pages(snap, &record_pages).await
+    }
+
+    /// Writes into `ob` the loaded pages the removal changes (links to the gone pages turned into
+    /// text, removed claims' lines and closed contradictions' callouts gone, the source pruned
+    /// from `sources` and `more_facts`), as the app's edits. Returns their keys.
+    async fn rewrite_pages_without(
+        &self,
+        ob: &mut OpBuilder,
+        snap: &Snapshot,
+        source: &Source,
+        removal: &Removal,
+        now: Millis,
+    ) -> Result<Vec<String>> {
+        let op = ob.op.id;
         // Pages whose text the removal changes: they hold a removed claim, show a closed
         // contradiction, or list the source.
-        let closed_pages: BTreeSet<&String> = closed.iter().flat_map(|r| r.pages.iter()).collect();
+        let closed_pages: BTreeSet<&String> =
+            removal.closed.iter().flat_map(|r| r.pages.iter()).collect();
         let claim_pages: BTreeSet<&String> = snap
             .claims
             .values()
-            .filter(|c| removed.contains(&c.id))
+            .filter(|c| removal.removed.contains(&c.id))
             .map(|c| &c.page)
             .collect();
 
@@ -162,7 +179,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let after_map: BTreeMap<String, Page> = crate::util::btree_map(
             before
                 .iter()
-                .filter(|p| !gone_pages.contains(&p.key))
+                .filter(|p| !removal.gone_pages.contains(&p.key))
                 .map(|p| (p.key.clone(), p.clone())),
         );
         let titles: BTreeMap<String, String> =
@@ -175,7 +192,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut updated = Vec::new();
         for page in after_map.values().filter(|p| snap.loaded.contains(&p.key)) {
             let mut body = page.body.clone();
-            for gone in &gone_pages {
+            for gone in &removal.gone_pages {
                 body = unlink_page(&body, &resolver, &page.key, gone);
             }
             // Facts the removed source held for this page, when it was full, are gone with it.
@@ -190,12 +207,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 // Decision 5: a person's paragraphs are never removed or moved.
                 let human = self.human_paragraphs(&page.key, page).await?;
                 let page_claims: BTreeMap<String, Claim> = crate::util::btree_map(
-                    claims_after
+                    removal
+                        .claims_after
                         .values()
                         .filter(|c| c.page == page.key)
                         .map(|c| (c.id.clone(), c.clone())),
                 );
-                let open: Vec<&Contradiction> = ledger_after
+                let open: Vec<&Contradiction> = removal
+                    .ledger_after
                     .values()
                     .filter(|r| {
                         r.status == ContradictionStatus::Open && r.pages.contains(&page.key)
@@ -203,9 +222,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .collect();
                 let f = Finalize {
                     page_claims: &page_claims,
-                    retracted: &removed,
+                    retracted: &removal.removed,
                     open_contradictions: &open,
-                    all_claims: &claims_after,
+                    all_claims: &removal.claims_after,
                     titles: &titles,
                     source_pages: &source_pages,
                     self_key: &page.key,
@@ -237,7 +256,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ob.op.pages.push(q.key.clone());
             updated.push(q.key.clone());
         }
-        for (i, gone) in gone_pages.iter().enumerate() {
+        Ok(updated)
+    }
+
+    /// Writes into `ob` the deletions of the removal: the gone pages (listed first among the
+    /// operation's pages) and their proposals, the claims, the source and its failure record;
+    /// and the closed contradiction records.
+    async fn delete_removed(
+        &self,
+        ob: &mut OpBuilder,
+        snap: &Snapshot,
+        source: &Source,
+        removal: &Removal,
+        now: Millis,
+    ) -> Result<()> {
+        let op = ob.op.id;
+        for (i, gone) in removal.gone_pages.iter().enumerate() {
             let (_, rev) = &snap.pages[gone];
             self.delete_page_record(&mut ob.batch, gone, Some(*rev), Author::App, op, now)
                 .await?;
@@ -245,10 +279,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .delete(Store::Meta, format!("{PROPOSAL_PREFIX}{gone}"), Expect::Any);
             ob.op.pages.insert(i, gone.clone());
         }
-        for id in &removed {
+        for id in &removal.removed {
             ob.batch.delete(Store::Claims, id.clone(), Expect::Any);
         }
-        for r in &closed {
+        for r in &removal.closed {
             ob.batch
                 .put(Store::Ledger, r.id.clone(), to_json(r), Expect::Any);
         }
@@ -262,14 +296,55 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             format!("{FAILURE_PREFIX}{}", source.key),
             Expect::Any,
         );
+        Ok(())
+    }
+
+    /// Removes a source from the wiki in one [`OperationKind::RemoveSource`] operation: its
+    /// summary page is deleted (its history stays readable), its claims are removed — and with
+    /// them every line citing one, as when a corrected source retracts a claim — it is pruned
+    /// from every page's `sources`, links to its summary page become their display text, and the
+    /// open contradictions resting on its claims are closed as resolved with a note. index.md,
+    /// log.md and the search index change in the same transaction. No model is called.
+    ///
+    /// Pages the source alone supported stay (lint reports pages without sources); the raw text
+    /// and original bytes stay in `raw/`, content-addressed.
+    ///
+    /// `key` is matched as [`Wiki::source`] matches it (Unicode NFC, or a source stored in NFD).
+    ///
+    /// Errors: [`Error::NotFound`] for an unknown key; [`Error::Conflict`] when another operation
+    /// landed meanwhile (nothing written: call again).
+    pub async fn remove_source(&self, key: &str) -> Result<RemoveSourceReport> {
+        // The key as stored (NFC, or an NFD key kept from before keys were normalised).
+        let stored = self.find_source(key).await?.map(|(_, _, k)| k);
+        let key = stored.as_deref().unwrap_or(key);
+        let mut snap = self.snapshot(key).await?;
+        let Some(source) = snap.sources.get(key).cloned() else {
+            return Err(Error::NotFound(format!("source {key:?}")));
+        };
+        self.load_removal_pages(&mut snap, &source).await?;
+        let now = self.clock.now_ms();
+        let mut ob = self
+            .begin(
+                OperationKind::RemoveSource,
+                format!("removed: {}", source.title),
+            )
+            .await?;
+        ob.op.time = now;
+        ob.op.sources.push(source.key.clone());
+        let removal = Removal::of(&snap, &source, ob.op.id);
+        let updated = self
+            .rewrite_pages_without(&mut ob, &snap, &source, &removal, now)
+            .await?;
+        self.delete_removed(&mut ob, &snap, &source, &removal, now)
+            .await?;
         let op = self.finish(ob).await?;
         Ok(RemoveSourceReport {
             key: source.key,
-            summary_page: summary,
-            parts,
+            summary_page: removal.summary,
+            parts: removal.parts,
             updated,
-            claims_removed: removed.into_iter().collect(),
-            contradictions_closed: closed.into_iter().map(|r| r.id).collect(),
+            claims_removed: removal.removed.into_iter().collect(),
+            contradictions_closed: removal.closed.into_iter().map(|r| r.id).collect(),
             op: op.id,
         })
     }

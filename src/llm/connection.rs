@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::clock::Millis;
 use crate::error::Error;
 use crate::llm::client::{endpoint_key, AnyEmbedder, HttpLlm, Learned};
 use crate::llm::config::{Config, EmbeddingProvider, Provider};
@@ -120,6 +121,271 @@ fn skipped(name: &str, why: &str) -> ConnectionCheck {
         ms: 0,
     }
 }
+/// The request of the chat steps: a one-word answer within `max_tokens`.
+fn ask_ok(max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        purpose: Purpose::Query,
+        system: "You are a connection test. Answer briefly.".into(),
+        messages: vec![Message {
+            role: Role::User,
+            content: "Reply with the single word OK.".into(),
+        }],
+        json: None,
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.0),
+    }
+}
+
+/// The request of the structured step: an object with `ok` and `echo` (the text `word`, given
+/// in a source block).
+fn ask_structured(word: &str) -> ChatRequest {
+    ChatRequest {
+        purpose: Purpose::Query,
+        system: "You are a connection test.".into(),
+        messages: vec![Message {
+            role: Role::User,
+            content: format!(
+                "Return ok = true and echo = the text inside the source block.\n{}",
+                source_block("test", word)
+            ),
+        }],
+        json: Some(JsonSchema {
+            name: "connection_test".into(),
+            schema: json!({
+                "type": "object",
+                "properties": {"ok": {"type": "boolean"}, "echo": {"type": "string"}},
+                "required": ["ok", "echo"],
+                "additionalProperties": false
+            }),
+        }),
+        max_tokens: Some(256),
+        temperature: Some(0.0),
+    }
+}
+
+/// The report before any step: the provider and the page origin, nothing found yet.
+fn empty_report(provider: Provider, origin: Option<String>) -> ConnectionReport {
+    ConnectionReport {
+        provider,
+        chat_url: None,
+        models_url: None,
+        embeddings_url: None,
+        origin,
+        chat_ok: false,
+        embeddings_ok: false,
+        checks: vec![],
+        models: vec![],
+        model_listed: None,
+        structured_mode: None,
+        embedding_model: String::new(),
+        embedding_dimension: None,
+    }
+}
+
+/// Fills in the chat, model-list and embeddings URLs the real calls use for `config`.
+fn set_urls(report: &mut ConnectionReport, config: &Config) {
+    if let Ok(ep) = chat_endpoints(config.provider, &config.base_url) {
+        report.chat_url = Some(ep.chat);
+        report.models_url = Some(ep.models);
+    }
+    if config.embeddings.provider != EmbeddingProvider::Offline {
+        let base = config
+            .embeddings
+            .base_url
+            .as_deref()
+            .unwrap_or(&config.base_url);
+        report.embeddings_url = embeddings_url(config.embeddings.provider, base).ok();
+    }
+}
+
+/// The steps' shared state: the transport they run over, the report they fill in, and why the
+/// later steps are skipped once one failed in a way they would repeat.
+struct Run<'a, T> {
+    transport: &'a T,
+    cancel: &'a Cancel,
+    report: ConnectionReport,
+    blocked: Option<String>,
+}
+
+impl<T: Transport + Clone> Run<'_, T> {
+    /// Milliseconds since `t0` on the transport's clock.
+    fn since(&self, t0: Millis) -> u64 {
+        (self.transport.now_ms() - t0) as u64
+    }
+
+    /// Records step `name` as failed with `e`; an error every later step would repeat blocks them.
+    fn fail_blocking(&mut self, name: &str, e: &Error, ms: u64) {
+        if blocks_the_rest(e) {
+            self.blocked = Some(format!("skipped: {}", e.code()));
+        }
+        self.report.checks.push(failed(name, e, ms));
+    }
+
+    /// Step 1, the model list: reachability, CORS and the key, without generating anything.
+    /// `no_model`: the user set no model (nothing to look for in the list).
+    async fn models(&mut self, llm: &HttpLlm<T>, model: &str, no_model: bool) {
+        let t0 = self.transport.now_ms();
+        match llm.list_models(self.cancel).await {
+            Ok(models) => {
+                self.report.model_listed = (!no_model).then(|| {
+                    models
+                        .iter()
+                        .any(|m| m == model || m.strip_suffix(":latest") == Some(model))
+                });
+                let detail = format!(
+                    "{} model(s) listed{}",
+                    models.len(),
+                    if self.report.model_listed == Some(false) {
+                        format!("; {model:?} is not among them")
+                    } else {
+                        String::new()
+                    }
+                );
+                self.report.models = models;
+                let ms = self.since(t0);
+                self.report.checks.push(ok("models", detail, ms));
+            }
+            Err(e) => {
+                let ms = self.since(t0);
+                self.fail_blocking("models", &e, ms);
+            }
+        }
+    }
+
+    /// Steps 2 and 3: a plain chat (`stream` false) or a streamed one, named `name`.
+    async fn chat(&mut self, llm: &HttpLlm<T>, name: &str, stream: bool) {
+        if let Some(why) = &self.blocked {
+            self.report.checks.push(skipped(name, why));
+            return;
+        }
+        let t0 = self.transport.now_ms();
+        let pieces = std::cell::Cell::new(0u32);
+        let on_token = |_: &str| pieces.set(pieces.get() + 1);
+        let r = crate::llm::Llm::chat(
+            llm,
+            &ask_ok(64),
+            if stream { Some(&on_token) } else { None },
+            self.cancel,
+        )
+        .await;
+        let ms = self.since(t0);
+        match r {
+            Ok(r) => {
+                let text: String = r.text.chars().take(40).collect();
+                let detail = if stream {
+                    format!("{} piece(s) streamed: {text:?}", pieces.get())
+                } else {
+                    format!(
+                        "{} answered {text:?} ({} + {} tokens{})",
+                        r.model,
+                        r.usage.input,
+                        r.usage.output,
+                        if r.usage.estimated { ", estimated" } else { "" }
+                    )
+                };
+                let adjusted = llm.adjustments(Purpose::Query);
+                let detail = if adjusted.is_empty() {
+                    detail
+                } else {
+                    format!("{detail}; adjusted for this model: {adjusted}")
+                };
+                if !stream {
+                    self.report.chat_ok = true;
+                }
+                self.report.checks.push(ok(name, detail, ms));
+            }
+            Err(Error::LlmTruncated { .. }) => {
+                // It answered; the short test limit cut it.
+                if !stream {
+                    self.report.chat_ok = true;
+                }
+                self.report.checks.push(ok(
+                    name,
+                    "the endpoint answered (the test's 64-token limit cut the reply)".into(),
+                    ms,
+                ));
+            }
+            Err(e) => self.fail_blocking(name, &e, ms),
+        }
+    }
+
+    /// Step 4, structured output: which mode the endpoint takes (remembered in `llm`'s learned
+    /// modes, and reported).
+    async fn structured(&mut self, llm: &HttpLlm<T>, config: &Config) {
+        if let Some(why) = &self.blocked {
+            self.report.checks.push(skipped("structured", why));
+            return;
+        }
+        let t0 = self.transport.now_ms();
+        let word = "llm-wiki 连接";
+        let r = chat_json(llm, &ask_structured(word), self.cancel).await;
+        let ms = self.since(t0);
+        let resolved = config.resolve(Purpose::Query);
+        let key = chat_endpoints(config.provider, &config.base_url)
+            .map(|e| endpoint_key(config.provider, &e.chat, &resolved.model))
+            .unwrap_or_default();
+        self.report.structured_mode = llm.learned().get(&key);
+        match r {
+            Ok(reply) => {
+                let echoed = reply.value["echo"] == json!(word);
+                let detail = format!(
+                    "mode {}{}{}",
+                    self.report
+                        .structured_mode
+                        .map(|m| serde_json::to_string(&m).unwrap_or_default())
+                        .unwrap_or_default()
+                        .trim_matches('"'),
+                    if reply.repaired {
+                        ", after one repair"
+                    } else {
+                        ""
+                    },
+                    if echoed {
+                        ", echo exact"
+                    } else {
+                        ", echo differs"
+                    }
+                );
+                self.report.checks.push(ok("structured", detail, ms))
+            }
+            Err(e) => self.report.checks.push(failed("structured", &e, ms)),
+        }
+    }
+
+    /// Step 5, embeddings (skipped when blocked and served by the chat server).
+    async fn embeddings(&mut self, config: &Config) {
+        let t0 = self.transport.now_ms();
+        let embedder = match AnyEmbedder::from_config(config, self.transport.clone()) {
+            Ok(embedder) => embedder,
+            Err(e) => {
+                self.report.checks.push(failed("embeddings", &e, 0));
+                return;
+            }
+        };
+        self.report.embedding_model = embedder.model();
+        let same_server = config.embeddings.base_url.is_none()
+            && config.embeddings.provider != EmbeddingProvider::Offline;
+        if let (Some(why), true) = (&self.blocked, same_server) {
+            self.report.checks.push(skipped("embeddings", why));
+            return;
+        }
+        let texts = vec!["connection test".to_string(), "连接测试".to_string()];
+        let r = embedder.embed(&texts, self.cancel).await;
+        let ms = self.since(t0);
+        match r {
+            Ok(e) => {
+                self.report.embeddings_ok = true;
+                self.report.embedding_dimension = Some(e.dimension);
+                self.report.checks.push(ok(
+                    "embeddings",
+                    format!("{}: {} dimensions", e.model, e.dimension),
+                    ms,
+                ));
+            }
+            Err(e) => self.report.checks.push(failed("embeddings", &e, ms)),
+        }
+    }
+}
 
 /// Tests `config` over `transport`: the model list (reachability, CORS, authentication), a plain
 /// chat, a streamed chat, a structured call (which mode works; it is remembered in `learned`), and
@@ -130,22 +396,12 @@ pub async fn test_connection<T: Transport + Clone>(
     learned: Learned,
     cancel: &Cancel,
 ) -> ConnectionReport {
-    let mut report = ConnectionReport {
-        provider: config.provider,
-        chat_url: None,
-        models_url: None,
-        embeddings_url: None,
-        origin: transport.page_origin(),
-        chat_ok: false,
-        embeddings_ok: false,
-        checks: vec![],
-        models: vec![],
-        model_listed: None,
-        structured_mode: None,
-        embedding_model: String::new(),
-        embedding_dimension: None,
+    let mut run = Run {
+        transport: &transport,
+        cancel,
+        report: empty_report(config.provider, transport.page_origin()),
+        blocked: None,
     };
-    let clock = |t: &T| t.now_ms();
     // Without a model, still list the models so the user can pick one.
     let no_model = config.provider != Provider::Offline && config.model.trim().is_empty();
     let probe_config;
@@ -159,25 +415,13 @@ pub async fn test_connection<T: Transport + Clone>(
         config
     };
     if let Err(e) = config.validate() {
-        report.checks.push(failed("config", &e, 0));
-        return report;
+        run.report.checks.push(failed("config", &e, 0));
+        return run.report;
     }
-    if let Ok(ep) = chat_endpoints(config.provider, &config.base_url) {
-        report.chat_url = Some(ep.chat);
-        report.models_url = Some(ep.models);
-    }
-    if config.embeddings.provider != EmbeddingProvider::Offline {
-        let base = config
-            .embeddings
-            .base_url
-            .as_deref()
-            .unwrap_or(&config.base_url);
-        report.embeddings_url = embeddings_url(config.embeddings.provider, base).ok();
-    }
-    let mut blocked: Option<String> = None;
+    set_urls(&mut run.report, config);
     if config.provider == Provider::Offline {
         for name in ["models", "chat", "stream", "structured"] {
-            report
+            run.report
                 .checks
                 .push(skipped(name, "the offline provider has no chat endpoint"));
         }
@@ -185,211 +429,19 @@ pub async fn test_connection<T: Transport + Clone>(
         let llm = match HttpLlm::new(config.clone(), transport.clone()) {
             Ok(l) => l.with_learned(learned),
             Err(e) => {
-                report.checks.push(failed("config", &e, 0));
-                return report;
+                run.report.checks.push(failed("config", &e, 0));
+                return run.report;
             }
         };
-        // 1. The model list: reachability, CORS and the key, without generating anything.
-        let t0 = clock(&transport);
-        match llm.list_models(cancel).await {
-            Ok(models) => {
-                let model = &config.model;
-                report.model_listed = (!no_model).then(|| {
-                    models
-                        .iter()
-                        .any(|m| m == model || m.strip_suffix(":latest") == Some(model.as_str()))
-                });
-                let detail = format!(
-                    "{} model(s) listed{}",
-                    models.len(),
-                    if report.model_listed == Some(false) {
-                        format!("; {model:?} is not among them")
-                    } else {
-                        String::new()
-                    }
-                );
-                report.models = models;
-                report
-                    .checks
-                    .push(ok("models", detail, (clock(&transport) - t0) as u64));
-            }
-            Err(e) => {
-                if blocks_the_rest(&e) {
-                    blocked = Some(format!("skipped: {}", e.code()));
-                }
-                report
-                    .checks
-                    .push(failed("models", &e, (clock(&transport) - t0) as u64));
-            }
+        run.models(&llm, &config.model, no_model).await;
+        if no_model && run.blocked.is_none() {
+            run.blocked = Some("no model is set: pick one of the listed models".into());
         }
-        let ask = |max_tokens: u32| ChatRequest {
-            purpose: Purpose::Query,
-            system: "You are a connection test. Answer briefly.".into(),
-            messages: vec![Message {
-                role: Role::User,
-                content: "Reply with the single word OK.".into(),
-            }],
-            json: None,
-            max_tokens: Some(max_tokens),
-            temperature: Some(0.0),
-        };
-        if no_model && blocked.is_none() {
-            blocked = Some("no model is set: pick one of the listed models".into());
-        }
-        // 2. Plain chat, 3. streamed chat.
         for (name, stream) in [("chat", false), ("stream", true)] {
-            if let Some(why) = &blocked {
-                report.checks.push(skipped(name, why));
-                continue;
-            }
-            let t0 = clock(&transport);
-            let pieces = std::cell::Cell::new(0u32);
-            let on_token = |_: &str| pieces.set(pieces.get() + 1);
-            let r = crate::llm::Llm::chat(
-                &llm,
-                &ask(64),
-                if stream { Some(&on_token) } else { None },
-                cancel,
-            )
-            .await;
-            let ms = (clock(&transport) - t0) as u64;
-            match r {
-                Ok(r) => {
-                    let text: String = r.text.chars().take(40).collect();
-                    let detail = if stream {
-                        format!("{} piece(s) streamed: {text:?}", pieces.get())
-                    } else {
-                        format!(
-                            "{} answered {text:?} ({} + {} tokens{})",
-                            r.model,
-                            r.usage.input,
-                            r.usage.output,
-                            if r.usage.estimated { ", estimated" } else { "" }
-                        )
-                    };
-                    let adjusted = llm.adjustments(Purpose::Query);
-                    let detail = if adjusted.is_empty() {
-                        detail
-                    } else {
-                        format!("{detail}; adjusted for this model: {adjusted}")
-                    };
-                    if !stream {
-                        report.chat_ok = true;
-                    }
-                    report.checks.push(ok(name, detail, ms));
-                }
-                Err(Error::LlmTruncated { .. }) => {
-                    // It answered; the short test limit cut it.
-                    if !stream {
-                        report.chat_ok = true;
-                    }
-                    report.checks.push(ok(
-                        name,
-                        "the endpoint answered (the test's 64-token limit cut the reply)".into(),
-                        ms,
-                    ));
-                }
-                Err(e) => {
-                    if blocks_the_rest(&e) {
-                        blocked = Some(format!("skipped: {}", e.code()));
-                    }
-                    report.checks.push(failed(name, &e, ms));
-                }
-            }
+            run.chat(&llm, name, stream).await;
         }
-        // 4. Structured output: which mode the endpoint takes.
-        if let Some(why) = &blocked {
-            report.checks.push(skipped("structured", why));
-        } else {
-            let t0 = clock(&transport);
-            let word = "llm-wiki 连接";
-            let request = ChatRequest {
-                purpose: Purpose::Query,
-                system: "You are a connection test.".into(),
-                messages: vec![Message {
-                    role: Role::User,
-                    content: format!(
-                        "Return ok = true and echo = the text inside the source block.\n{}",
-                        source_block("test", word)
-                    ),
-                }],
-                json: Some(JsonSchema {
-                    name: "connection_test".into(),
-                    schema: json!({
-                        "type": "object",
-                        "properties": {"ok": {"type": "boolean"}, "echo": {"type": "string"}},
-                        "required": ["ok", "echo"],
-                        "additionalProperties": false
-                    }),
-                }),
-                max_tokens: Some(256),
-                temperature: Some(0.0),
-            };
-            let r = chat_json(&llm, &request, cancel).await;
-            let ms = (clock(&transport) - t0) as u64;
-            let resolved = config.resolve(Purpose::Query);
-            let key = chat_endpoints(config.provider, &config.base_url)
-                .map(|e| endpoint_key(config.provider, &e.chat, &resolved.model))
-                .unwrap_or_default();
-            report.structured_mode = llm.learned().get(&key);
-            match r {
-                Ok(reply) => {
-                    let echoed = reply.value["echo"] == json!(word);
-                    report.checks.push(ok(
-                        "structured",
-                        format!(
-                            "mode {}{}{}",
-                            report
-                                .structured_mode
-                                .map(|m| serde_json::to_string(&m).unwrap_or_default())
-                                .unwrap_or_default()
-                                .trim_matches('"'),
-                            if reply.repaired {
-                                ", after one repair"
-                            } else {
-                                ""
-                            },
-                            if echoed {
-                                ", echo exact"
-                            } else {
-                                ", echo differs"
-                            }
-                        ),
-                        ms,
-                    ))
-                }
-                Err(e) => report.checks.push(failed("structured", &e, ms)),
-            }
-        }
+        run.structured(&llm, config).await;
     }
-    // 5. Embeddings.
-    let t0 = clock(&transport);
-    match AnyEmbedder::from_config(config, transport.clone()) {
-        Err(e) => report.checks.push(failed("embeddings", &e, 0)),
-        Ok(embedder) => {
-            report.embedding_model = embedder.model();
-            let same_server = config.embeddings.base_url.is_none()
-                && config.embeddings.provider != EmbeddingProvider::Offline;
-            if let (Some(why), true) = (&blocked, same_server) {
-                report.checks.push(skipped("embeddings", why));
-            } else {
-                let texts = vec!["connection test".to_string(), "连接测试".to_string()];
-                let r = embedder.embed(&texts, cancel).await;
-                let ms = (clock(&transport) - t0) as u64;
-                match r {
-                    Ok(e) => {
-                        report.embeddings_ok = true;
-                        report.embedding_dimension = Some(e.dimension);
-                        report.checks.push(ok(
-                            "embeddings",
-                            format!("{}: {} dimensions", e.model, e.dimension),
-                            ms,
-                        ));
-                    }
-                    Err(e) => report.checks.push(failed("embeddings", &e, ms)),
-                }
-            }
-        }
-    }
-    report
+    run.embeddings(config).await;
+    run.report
 }

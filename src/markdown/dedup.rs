@@ -221,18 +221,13 @@ fn merge_refs(to: &mut String, from: &str) {
     }
 }
 
-/// The dedup and merge pass over `input` (see [`dedup`] and [`merge_append`]).
-fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::with_capacity(input.len());
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut headings: HashMap<String, usize> = HashMap::new();
-    // Headings are keyed by their path (the keys of the headings above them and their own), so
-    // `### Example` under `## Lifetimes` never merges into `### Example` under `## Borrowing`.
-    let mut path: Vec<(u8, String)> = Vec::new();
-    let mut heading_words_at: Vec<(String, Vec<String>, usize)> = Vec::new();
-    // A repeated heading whose section holds a protected block is not merged (the block could
-    // not move with it).
-    let holds_protected: Vec<bool> = (0..input.len())
+/// Separates the keys of a heading's path.
+const PATH_SEP: char = '\u{1f}';
+
+/// For each piece of `input`, whether it is a heading whose section holds a protected block: a
+/// repeated heading like that is not merged (the block could not move with it).
+fn sections_holding_protected(input: &[Piece]) -> Vec<bool> {
+    (0..input.len())
         .map(|i| {
             heading_level(input[i].kind).is_some_and(|l| {
                 input[i + 1..]
@@ -241,160 +236,211 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
                     .any(|p| p.protected)
             })
         })
-        .collect();
-    // Where blocks go while a repeated heading's section is merged into an earlier one: the
-    // insertion index and the level of the repeated heading.
-    let mut cursor: Option<(usize, u8)> = None;
-    // The gap of a dropped block, kept for the next block placed at the end.
-    let mut dropped_gap: Option<String> = None;
+        .collect()
+}
 
-    let shift = |from: usize,
-                 seen: &mut HashMap<String, usize>,
-                 headings: &mut HashMap<String, usize>,
-                 words: &mut Vec<(String, Vec<String>, usize)>| {
-        for v in seen.values_mut().chain(headings.values_mut()) {
+/// The state of one [`rebuild`] pass: the pieces placed so far and where the first copy of each
+/// key sits among them.
+#[derive(Default)]
+struct Rebuild {
+    out: Vec<Piece>,
+    /// The index in `out` of the first copy of each block (not heading) key.
+    seen: HashMap<String, usize>,
+    /// The index in `out` of each heading, keyed by its path (the keys of the headings above it
+    /// and its own), so `### Example` under `## Lifetimes` never merges into `### Example` under
+    /// `## Borrowing`.
+    headings: HashMap<String, usize>,
+    /// The headings above the current piece: level and key.
+    path: Vec<(u8, String)>,
+    /// Each heading placed: its parent path, its [`heading_words`] and its index in `out`.
+    heading_words_at: Vec<(String, Vec<String>, usize)>,
+    /// Where blocks go while a repeated heading's section is merged into an earlier one: the
+    /// insertion index and the level of the repeated heading.
+    cursor: Option<(usize, u8)>,
+    /// The gap of a dropped block, kept for the next block placed at the end.
+    dropped_gap: Option<String>,
+}
+
+impl Rebuild {
+    /// Moves every index at or after `from` one on (a piece is inserted at `from`).
+    fn shift(&mut self, from: usize) {
+        for v in self.seen.values_mut().chain(self.headings.values_mut()) {
             if *v >= from {
                 *v += 1;
             }
         }
-        for (_, _, v) in words.iter_mut() {
+        for (_, _, v) in self.heading_words_at.iter_mut() {
             if *v >= from {
                 *v += 1;
-            }
-        }
-    };
-    let section_end = |out: &[Piece], h: usize| -> usize {
-        let l = heading_level(out[h].kind).unwrap_or(1);
-        out.iter()
-            .enumerate()
-            .skip(h + 1)
-            .find(|(_, p)| heading_level(p.kind).is_some_and(|x| x <= l))
-            .map_or(out.len(), |(i, _)| i)
-    };
-
-    let sep = '\u{1f}';
-    for (i, mut p) in input.into_iter().enumerate() {
-        let mut key = dup_key(p.kind, &p.text);
-        // A heading's parent path, and its key with the path.
-        let mut parent = String::new();
-        if let Some(l) = heading_level(p.kind) {
-            while path.last().is_some_and(|(pl, _)| *pl >= l) {
-                path.pop();
-            }
-            for (_, k) in &path {
-                parent.push_str(k);
-                parent.push(sep);
-            }
-            path.push((l, key.clone()));
-            key = format!("{parent}{key}");
-        }
-        if p.protected {
-            // Never removed, changed or moved: it stays where it is, at the end so far.
-            if heading_level(p.kind).is_some() {
-                headings.entry(key).or_insert(out.len());
-            } else if !key.is_empty() {
-                seen.entry(key.clone()).or_insert(out.len());
-            }
-            if let Some(g) = dropped_gap.take() {
-                p.gap = Some(longer_gap(g, p.gap.take()));
-            }
-            out.push(p);
-            continue;
-        }
-        if let Some(l) = heading_level(p.kind) {
-            let matched = headings.get(&key).copied().or_else(|| {
-                if !(fuzzy_added_headings && p.added) {
-                    return None;
-                }
-                let w = heading_words(&p.text);
-                (!w.is_empty())
-                    .then(|| {
-                        heading_words_at
-                            .iter()
-                            .find(|(pa, x, _)| *pa == parent && *x == w)
-                            .map(|(_, _, i)| *i)
-                    })
-                    .flatten()
-            });
-            let matched = matched.filter(|_| !holds_protected[i]);
-            if let Some(h) = matched {
-                // Its subsections continue under the heading it merged into.
-                if let Some(last) = path.last_mut() {
-                    last.1 = dup_key(out[h].kind, &out[h].text);
-                }
-                cursor = Some((section_end(&out, h), l));
-                if p.gap.is_some() {
-                    dropped_gap = dropped_gap.or(p.gap);
-                }
-                continue;
-            }
-            match cursor {
-                // A subsection of a merged section goes with it.
-                Some((at, merged_level)) if l > merged_level => {
-                    shift(at, &mut seen, &mut headings, &mut heading_words_at);
-                    headings.insert(key, at);
-                    heading_words_at.push((parent, heading_words(&p.text), at));
-                    p.gap = None;
-                    out.insert(at, p);
-                    cursor = Some((at + 1, merged_level));
-                }
-                _ => {
-                    cursor = None;
-                    headings.entry(key).or_insert(out.len());
-                    heading_words_at.push((parent, heading_words(&p.text), out.len()));
-                    if let Some(g) = dropped_gap.take() {
-                        p.gap = Some(longer_gap(g, p.gap.take()));
-                    }
-                    out.push(p);
-                }
-            }
-            continue;
-        }
-        if !key.is_empty() {
-            if let Some(&j) = seen.get(&key) {
-                if !out[j].protected {
-                    let from = p.text.clone();
-                    merge_refs(&mut out[j].text, &from);
-                    if cursor.is_none() {
-                        if let Some(g) = p.gap {
-                            dropped_gap =
-                                Some(longer_gap(dropped_gap.take().unwrap_or_default(), Some(g)));
-                        }
-                    }
-                    continue;
-                }
-                // The copy that stays is a human's and cannot take citations: keep this one
-                // when it cites what the human paragraph does not.
-                let extra = footnote_refs(&p.text)
-                    .into_iter()
-                    .any(|r| !footnote_refs(&out[j].text).contains(&r));
-                if !extra {
-                    continue;
-                }
-            }
-        }
-        match cursor {
-            Some((at, merged_level)) => {
-                shift(at, &mut seen, &mut headings, &mut heading_words_at);
-                if !key.is_empty() {
-                    seen.entry(key).or_insert(at);
-                }
-                p.gap = None;
-                out.insert(at, p);
-                cursor = Some((at + 1, merged_level));
-            }
-            None => {
-                if !key.is_empty() {
-                    seen.entry(key).or_insert(out.len());
-                }
-                if let Some(g) = dropped_gap.take() {
-                    p.gap = Some(longer_gap(g, p.gap.take()));
-                }
-                out.push(p);
             }
         }
     }
-    // Headings the model added that hold nothing (an echoed or paraphrased outline) go.
+
+    /// The index after the last piece of the section of the heading at `h`.
+    fn section_end(&self, h: usize) -> usize {
+        let l = heading_level(self.out[h].kind).unwrap_or(1);
+        self.out
+            .iter()
+            .enumerate()
+            .skip(h + 1)
+            .find(|(_, p)| heading_level(p.kind).is_some_and(|x| x <= l))
+            .map_or(self.out.len(), |(i, _)| i)
+    }
+
+    /// The key of `p` ([`dup_key`]) and, for a heading, its parent path: a heading's key is
+    /// prefixed with that path, and the path is moved to the heading.
+    fn keyed(&mut self, p: &Piece) -> (String, String) {
+        let key = dup_key(p.kind, &p.text);
+        let Some(l) = heading_level(p.kind) else {
+            return (key, String::new());
+        };
+        while self.path.last().is_some_and(|(pl, _)| *pl >= l) {
+            self.path.pop();
+        }
+        let mut parent = String::new();
+        for (_, k) in &self.path {
+            parent.push_str(k);
+            parent.push(PATH_SEP);
+        }
+        self.path.push((l, key.clone()));
+        (format!("{parent}{key}"), parent)
+    }
+
+    /// Places `p` at the end, taking over the gap of a block dropped before it.
+    fn push_end(&mut self, mut p: Piece) {
+        if let Some(g) = self.dropped_gap.take() {
+            p.gap = Some(longer_gap(g, p.gap.take()));
+        }
+        self.out.push(p);
+    }
+
+    /// Places `p` at `at`, inside the section being merged (heading level `merged_level`).
+    fn insert_merged(&mut self, at: usize, merged_level: u8, mut p: Piece) {
+        self.shift(at);
+        p.gap = None;
+        self.out.insert(at, p);
+        self.cursor = Some((at + 1, merged_level));
+    }
+
+    /// A protected piece is never removed, changed or moved: it stays where it is, at the end so
+    /// far.
+    fn place_protected(&mut self, key: String, p: Piece) {
+        if heading_level(p.kind).is_some() {
+            self.headings.entry(key).or_insert(self.out.len());
+        } else if !key.is_empty() {
+            self.seen.entry(key).or_insert(self.out.len());
+        }
+        self.push_end(p);
+    }
+
+    /// The earlier heading `p` (keyed `key`, under `parent`) repeats: the same path, or with
+    /// `fuzzy`, the same [`heading_words`] under the same parent.
+    fn repeated_heading(&self, key: &str, parent: &str, p: &Piece, fuzzy: bool) -> Option<usize> {
+        self.headings.get(key).copied().or_else(|| {
+            if !fuzzy {
+                return None;
+            }
+            let w = heading_words(&p.text);
+            (!w.is_empty())
+                .then(|| {
+                    self.heading_words_at
+                        .iter()
+                        .find(|(pa, x, _)| pa == parent && *x == w)
+                        .map(|(_, _, i)| *i)
+                })
+                .flatten()
+        })
+    }
+
+    /// Places the heading `p` (level `l`): a repeat of an earlier heading (unless its section
+    /// `holds_protected`) is dropped and what follows goes into the earlier one's section; a
+    /// subsection of a merged section goes with it; any other heading goes at the end.
+    fn place_heading(
+        &mut self,
+        l: u8,
+        keyed: (String, String),
+        p: Piece,
+        fuzzy: bool,
+        holds_protected: bool,
+    ) {
+        let (key, parent) = keyed;
+        let matched = self
+            .repeated_heading(&key, &parent, &p, fuzzy)
+            .filter(|_| !holds_protected);
+        if let Some(h) = matched {
+            // Its subsections continue under the heading it merged into.
+            let merged_into = dup_key(self.out[h].kind, &self.out[h].text);
+            if let Some(last) = self.path.last_mut() {
+                last.1 = merged_into;
+            }
+            self.cursor = Some((self.section_end(h), l));
+            if p.gap.is_some() {
+                self.dropped_gap = self.dropped_gap.take().or(p.gap);
+            }
+            return;
+        }
+        let words = heading_words(&p.text);
+        match self.cursor {
+            Some((at, merged_level)) if l > merged_level => {
+                self.insert_merged(at, merged_level, p);
+                self.headings.insert(key, at);
+                self.heading_words_at.push((parent, words, at));
+            }
+            _ => {
+                self.cursor = None;
+                self.headings.entry(key).or_insert(self.out.len());
+                self.heading_words_at.push((parent, words, self.out.len()));
+                self.push_end(p);
+            }
+        }
+    }
+
+    /// Places the block `p` (not a heading): a copy of an earlier block is dropped, its footnote
+    /// references joining the first copy (kept instead when that copy is a human's and this one
+    /// cites more); any other goes into the section being merged or at the end.
+    fn place_block(&mut self, key: String, p: Piece) {
+        if let Some(&j) = self.seen.get(&key).filter(|_| !key.is_empty()) {
+            if !self.out[j].protected {
+                merge_refs(&mut self.out[j].text, &p.text);
+                if self.cursor.is_none() {
+                    if let Some(g) = p.gap {
+                        self.dropped_gap = Some(longer_gap(
+                            self.dropped_gap.take().unwrap_or_default(),
+                            Some(g),
+                        ));
+                    }
+                }
+                return;
+            }
+            // The copy that stays is a human's and cannot take citations: keep this one when it
+            // cites what the human paragraph does not.
+            let extra = footnote_refs(&p.text)
+                .into_iter()
+                .any(|r| !footnote_refs(&self.out[j].text).contains(&r));
+            if !extra {
+                return;
+            }
+        }
+        match self.cursor {
+            Some((at, merged_level)) => {
+                self.insert_merged(at, merged_level, p);
+                if !key.is_empty() {
+                    self.seen.entry(key).or_insert(at);
+                }
+            }
+            None => {
+                if !key.is_empty() {
+                    self.seen.entry(key).or_insert(self.out.len());
+                }
+                self.push_end(p);
+            }
+        }
+    }
+}
+
+/// Removes the headings the model added that hold nothing (an echoed or paraphrased outline),
+/// the next piece taking over a removed heading's gap.
+fn drop_empty_added_headings(out: &mut Vec<Piece>) {
     loop {
         let empty = (0..out.len()).rev().find(|&h| {
             let Some(l) = heading_level(out[h].kind) else {
@@ -416,6 +462,30 @@ fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
             None => break,
         }
     }
+}
+
+/// The dedup and merge pass over `input` (see [`dedup`] and [`merge_append`]). With
+/// `fuzzy_added_headings`, an added heading also repeats a heading with the same
+/// [`heading_words`].
+fn rebuild(input: Vec<Piece>, fuzzy_added_headings: bool) -> Vec<Piece> {
+    let holds_protected = sections_holding_protected(&input);
+    let mut r = Rebuild {
+        out: Vec::with_capacity(input.len()),
+        ..Rebuild::default()
+    };
+    for (i, p) in input.into_iter().enumerate() {
+        let keyed = r.keyed(&p);
+        if p.protected {
+            r.place_protected(keyed.0, p);
+        } else if let Some(l) = heading_level(p.kind) {
+            let fuzzy = fuzzy_added_headings && p.added;
+            r.place_heading(l, keyed, p, fuzzy, holds_protected[i]);
+        } else {
+            r.place_block(keyed.0, p);
+        }
+    }
+    let mut out = r.out;
+    drop_empty_added_headings(&mut out);
     out
 }
 

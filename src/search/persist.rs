@@ -271,6 +271,196 @@ fn write_graph(s: &VectorStore) -> Option<Vec<u8>> {
     Some(frame(Kind::Graph, w.buf))
 }
 
+/// The [`Error::Corrupt`] of record `key` (store `search`).
+fn corrupt(key: &str, e: DecodeError) -> Error {
+    Error::Corrupt {
+        store: Store::Search,
+        key: key.to_string(),
+        message: e.0,
+    }
+}
+
+/// The records an index is opened from, by key.
+struct Records<'a>(HashMap<&'a str, &'a [u8]>);
+
+impl<'a> Records<'a> {
+    /// The format version and payload of record `key`, framed as `kind`.
+    fn get_versioned(&self, key: &str, kind: Kind) -> Result<(u32, &'a [u8])> {
+        let bytes: &'a [u8] = self
+            .0
+            .get(key)
+            .copied()
+            .ok_or_else(|| corrupt(key, DecodeError::new("missing")))?;
+        unframe(kind, bytes).map_err(|e| corrupt(key, e))
+    }
+
+    /// The payload of record `key`, framed as `kind`.
+    fn get(&self, key: &str, kind: Kind) -> Result<&'a [u8]> {
+        self.get_versioned(key, kind).map(|(_, p)| p)
+    }
+}
+
+/// What `meta` says of one vector store: its base generation, whether it has a graph, and the
+/// row count at which a graph build was given up.
+type StoreMeta = (u64, bool, Option<u32>);
+
+/// The `meta` record, decoded.
+struct Meta {
+    rrf_k: f32,
+    hnsw: HnswParams,
+    docs: DocTable,
+    bm25_gen: u64,
+    /// The active and the staging vector store, when there is one.
+    stores: [Option<StoreMeta>; 2],
+}
+
+/// The doc table of `meta`: per doc id a flag, then the page key and the fields' hash of a live
+/// doc. A key twice is an error.
+fn read_doc_table(r: &mut Reader<'_>) -> DecodeResult<DocTable> {
+    let n = r.len(1)?;
+    let mut docs = DocTable::default();
+    for id in 0..n as u32 {
+        docs.keys.push(None);
+        docs.hashes.push(0);
+        if r.u8()? == 1 {
+            let key = r.str()?.to_string();
+            docs.hashes[id as usize] = r.u64()?;
+            if docs.by_key.insert(key.clone(), id).is_some() {
+                return Err(DecodeError::new(format!("key {key:?} twice")));
+            }
+            docs.keys[id as usize] = Some(key);
+        }
+    }
+    docs.free = (0..n as u32)
+        .rev()
+        .filter(|&id| docs.keys[id as usize].is_none())
+        .collect();
+    Ok(docs)
+}
+
+/// Decodes the `meta` payload whole (nothing may follow it).
+fn read_meta(payload: &[u8]) -> DecodeResult<Meta> {
+    let mut r = Reader::new(payload);
+    let rrf_k = r.f32()?;
+    let hnsw = HnswParams {
+        ef_construction: r.u32()?,
+        ef_search: r.u32()?,
+        seed: r.u64()?,
+        // Stored by every build, read as off: indexes written before the default
+        // changed hold `true`, which made their graph builds 6–19× slower (see
+        // `HnswParams::heuristic`); it is not a user setting.
+        heuristic: r.u8().map(|_| false)?,
+    };
+    let docs = read_doc_table(&mut r)?;
+    let bm25_gen = r.u64()?;
+    let mut stores = [None, None];
+    for s in &mut stores {
+        if r.u8()? == 1 {
+            let generation = r.u64()?;
+            *s = Some(match r.u8()? {
+                0 => (generation, false, None),
+                1 => (generation, true, None),
+                2 => (generation, false, Some(r.u32()?)),
+                g => return Err(DecodeError::new(format!("graph flag {g}"))),
+            });
+        }
+    }
+    r.finish()?;
+    Ok(Meta {
+        rrf_k,
+        hnsw,
+        docs,
+        bm25_gen,
+        stores,
+    })
+}
+
+/// The BM25 index of the `bm25` and `bm25-delta` records, checked against `meta`: the base
+/// generation it names, and the documents of its doc table.
+fn read_bm25(records: &Records<'_>, meta: &Meta) -> Result<Bm25Index> {
+    let docs = &meta.docs;
+    let max_doc = docs.keys.len() as u32;
+    let (version, payload) = records.get_versioned(KEY_BM25, Kind::Bm25)?;
+    let mut rb = Reader::new(payload);
+    let mut bm25 = Bm25Index::read_base(&mut rb, max_doc, version)
+        .and_then(|b| rb.finish().map(|_| b))
+        .map_err(|e| corrupt(KEY_BM25, e))?;
+    if bm25.base_generation != meta.bm25_gen {
+        return Err(corrupt(
+            KEY_BM25,
+            DecodeError::new("generation differs from meta"),
+        ));
+    }
+    let mut rd = Reader::new(records.get(KEY_BM25_DELTA, Kind::Bm25Delta)?);
+    bm25.read_delta(&mut rd, max_doc)
+        .and_then(|_| rd.finish())
+        .map_err(|e| corrupt(KEY_BM25_DELTA, e))?;
+    let live: Vec<u32> = bm25.docs().collect();
+    let expected: Vec<u32> = (0..max_doc)
+        .filter(|&d| docs.keys[d as usize].is_some())
+        .collect();
+    if live != expected {
+        return Err(corrupt(
+            KEY_BM25,
+            DecodeError::new("indexed documents differ from the doc table"),
+        ));
+    }
+    Ok(bm25)
+}
+
+/// The record keys of one vector store: base rows, delta, and the graph (`None`: it has none).
+struct StoreKeys {
+    base: &'static str,
+    delta: &'static str,
+    graph: Option<&'static str>,
+}
+
+/// The vector store `store` (as `meta` describes it; `None`: there is none) read from its
+/// records `keys`, checked against `meta`: its generation, and no vector of a removed page.
+fn read_store(
+    records: &Records<'_>,
+    meta: &Meta,
+    store: Option<StoreMeta>,
+    keys: StoreKeys,
+) -> Result<Option<VectorStore>> {
+    let Some((generation, has_graph, declined_at)) = store else {
+        return Ok(None);
+    };
+    let docs = &meta.docs;
+    let max_doc = docs.keys.len() as u32;
+    let base_key = keys.base;
+    let mut rb = Reader::new(records.get(base_key, Kind::Vectors)?);
+    let mut rd = Reader::new(records.get(keys.delta, Kind::VectorsDelta)?);
+    let graph = match keys.graph.filter(|_| has_graph) {
+        Some(k) => {
+            let mut rg = Reader::new(records.get(k, Kind::Graph)?);
+            let g = rg.u64().map_err(|e| corrupt(k, e))?;
+            if g != generation {
+                return Err(corrupt(k, DecodeError::new("graph of another base")));
+            }
+            Some(rg.bytes().map_err(|e| corrupt(k, e))?)
+        }
+        None => None,
+    };
+    let mut s = VectorStore::read(&mut rb, Some(&mut rd), graph, meta.hnsw, max_doc)
+        .and_then(|s| rb.finish().and_then(|_| rd.finish()).map(|_| s))
+        .map_err(|e| corrupt(base_key, e))?;
+    if s.base_generation != generation {
+        return Err(corrupt(
+            base_key,
+            DecodeError::new("generation differs from meta"),
+        ));
+    }
+    s.declined_at = declined_at;
+    if s.docs().any(|d| docs.keys[d as usize].is_none()) {
+        return Err(corrupt(
+            base_key,
+            DecodeError::new("vector of a removed page"),
+        ));
+    }
+    Ok(Some(s))
+}
+
 impl SearchIndex {
     /// Every record of the index, framed: what a first save or an export writes.
     pub fn to_records(&self) -> Vec<(String, Vec<u8>)> {
@@ -440,153 +630,35 @@ impl SearchIndex {
     pub fn from_records<'a>(
         records: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) -> Result<Self> {
-        let map: HashMap<&str, &[u8]> = records.into_iter().collect();
-        if map.is_empty() {
+        let records = Records(records.into_iter().collect());
+        if records.0.is_empty() {
             return Ok(SearchIndex::default());
         }
-        let corrupt = |key: &str, e: DecodeError| Error::Corrupt {
-            store: Store::Search,
-            key: key.to_string(),
-            message: e.0,
+        let meta = records.get(KEY_META, Kind::Meta)?;
+        let meta = read_meta(meta).map_err(|e| corrupt(KEY_META, e))?;
+        let bm25 = read_bm25(&records, &meta)?;
+        let [active_meta, staging_meta] = meta.stores;
+        let active_keys = StoreKeys {
+            base: KEY_VECTORS,
+            delta: KEY_VECTORS_DELTA,
+            graph: Some(KEY_HNSW),
         };
-        let get_versioned = |key: &str, kind: Kind| -> Result<(u32, &[u8])> {
-            let bytes = map
-                .get(key)
-                .ok_or_else(|| corrupt(key, DecodeError::new("missing")))?;
-            unframe(kind, bytes).map_err(|e| corrupt(key, e))
+        let active = read_store(&records, &meta, active_meta, active_keys)?;
+        let staging_keys = StoreKeys {
+            base: KEY_STAGING,
+            delta: KEY_STAGING_DELTA,
+            graph: None,
         };
-        let get = |key: &str, kind: Kind| get_versioned(key, kind).map(|(_, p)| p);
-
-        // meta
-        let meta = get(KEY_META, Kind::Meta)?;
-        let mut r = Reader::new(meta);
-        let m = (|| -> DecodeResult<_> {
-            let rrf_k = r.f32()?;
-            let hnsw = HnswParams {
-                ef_construction: r.u32()?,
-                ef_search: r.u32()?,
-                seed: r.u64()?,
-                // Stored by every build, read as off: indexes written before the default
-                // changed hold `true`, which made their graph builds 6–19× slower (see
-                // `HnswParams::heuristic`); it is not a user setting.
-                heuristic: r.u8().map(|_| false)?,
-            };
-            let n = r.len(1)?;
-            let mut docs = DocTable::default();
-            for id in 0..n as u32 {
-                docs.keys.push(None);
-                docs.hashes.push(0);
-                if r.u8()? == 1 {
-                    let key = r.str()?.to_string();
-                    docs.hashes[id as usize] = r.u64()?;
-                    if docs.by_key.insert(key.clone(), id).is_some() {
-                        return Err(DecodeError::new(format!("key {key:?} twice")));
-                    }
-                    docs.keys[id as usize] = Some(key);
-                }
-            }
-            docs.free = (0..n as u32)
-                .rev()
-                .filter(|&id| docs.keys[id as usize].is_none())
-                .collect();
-            let bm25_gen = r.u64()?;
-            let mut stores = [None, None];
-            for s in &mut stores {
-                if r.u8()? == 1 {
-                    let generation = r.u64()?;
-                    *s = Some(match r.u8()? {
-                        0 => (generation, false, None),
-                        1 => (generation, true, None),
-                        2 => (generation, false, Some(r.u32()?)),
-                        g => return Err(DecodeError::new(format!("graph flag {g}"))),
-                    });
-                }
-            }
-            r.finish()?;
-            Ok((rrf_k, hnsw, docs, bm25_gen, stores))
-        })()
-        .map_err(|e| corrupt(KEY_META, e))?;
-        let (rrf_k, hnsw, docs, bm25_gen, [active_meta, staging_meta]) = m;
-        let max_doc = docs.keys.len() as u32;
-
-        // bm25
-        let (version, payload) = get_versioned(KEY_BM25, Kind::Bm25)?;
-        let mut rb = Reader::new(payload);
-        let mut bm25 = Bm25Index::read_base(&mut rb, max_doc, version)
-            .and_then(|b| rb.finish().map(|_| b))
-            .map_err(|e| corrupt(KEY_BM25, e))?;
-        if bm25.base_generation != bm25_gen {
-            return Err(corrupt(
-                KEY_BM25,
-                DecodeError::new("generation differs from meta"),
-            ));
-        }
-        let mut rd = Reader::new(get(KEY_BM25_DELTA, Kind::Bm25Delta)?);
-        bm25.read_delta(&mut rd, max_doc)
-            .and_then(|_| rd.finish())
-            .map_err(|e| corrupt(KEY_BM25_DELTA, e))?;
-        let live: Vec<u32> = bm25.docs().collect();
-        let expected: Vec<u32> = (0..max_doc)
-            .filter(|&d| docs.keys[d as usize].is_some())
-            .collect();
-        if live != expected {
-            return Err(corrupt(
-                KEY_BM25,
-                DecodeError::new("indexed documents differ from the doc table"),
-            ));
-        }
-
-        // vectors
-        let read_store = |meta: Option<(u64, bool, Option<u32>)>,
-                          base_key: &str,
-                          delta_key: &str,
-                          graph_key: Option<&str>|
-         -> Result<Option<VectorStore>> {
-            let Some((generation, has_graph, declined_at)) = meta else {
-                return Ok(None);
-            };
-            let mut rb = Reader::new(get(base_key, Kind::Vectors)?);
-            let mut rd = Reader::new(get(delta_key, Kind::VectorsDelta)?);
-            let graph = match graph_key.filter(|_| has_graph) {
-                Some(k) => {
-                    let mut rg = Reader::new(get(k, Kind::Graph)?);
-                    let g = rg.u64().map_err(|e| corrupt(k, e))?;
-                    if g != generation {
-                        return Err(corrupt(k, DecodeError::new("graph of another base")));
-                    }
-                    Some(rg.bytes().map_err(|e| corrupt(k, e))?)
-                }
-                None => None,
-            };
-            let mut s = VectorStore::read(&mut rb, Some(&mut rd), graph, hnsw, max_doc)
-                .and_then(|s| rb.finish().and_then(|_| rd.finish()).map(|_| s))
-                .map_err(|e| corrupt(base_key, e))?;
-            if s.base_generation != generation {
-                return Err(corrupt(
-                    base_key,
-                    DecodeError::new("generation differs from meta"),
-                ));
-            }
-            s.declined_at = declined_at;
-            if s.docs().any(|d| docs.keys[d as usize].is_none()) {
-                return Err(corrupt(
-                    base_key,
-                    DecodeError::new("vector of a removed page"),
-                ));
-            }
-            Ok(Some(s))
-        };
-        let active = read_store(active_meta, KEY_VECTORS, KEY_VECTORS_DELTA, Some(KEY_HNSW))?;
-        let staging = read_store(staging_meta, KEY_STAGING, KEY_STAGING_DELTA, None)?;
+        let staging = read_store(&records, &meta, staging_meta, staging_keys)?;
 
         let config = SearchConfig {
             bm25: bm25.params(),
-            hnsw,
-            rrf_k,
+            hnsw: meta.hnsw,
+            rrf_k: meta.rrf_k,
         };
         Ok(SearchIndex {
             config,
-            docs,
+            docs: meta.docs,
             bm25,
             persisted: Persisted {
                 any: true,

@@ -111,7 +111,7 @@ pub async fn fault_at_every_write_leaves_nothing<B: Backend>(backend: &B) {
     let s = fresh(backend, "conformance-faults").await;
     let mut seed = Batch::new();
     put(&mut seed, Store::Pages, "Existing", "old", Expect::Absent);
-    put(&mut seed, Store::Meta, "ops", "1", Expect::Absent);
+    put(&mut seed, Store::Meta, "counter", "1", Expect::Absent);
     s.commit(seed).await.expect("seed");
     let before = dump(&s).await;
 
@@ -127,7 +127,7 @@ pub async fn fault_at_every_write_leaves_nothing<B: Backend>(backend: &B) {
             Expect::Absent,
         );
         put(&mut b, Store::Search, "vectors", "\u{1}\u{2}", Expect::Any);
-        b.delete(Store::Meta, "ops", Expect::Rev(1));
+        b.delete(Store::Meta, "counter", Expect::Rev(1));
         b
     };
     let n = make().len();
@@ -155,7 +155,7 @@ pub async fn fault_at_every_write_leaves_nothing<B: Backend>(backend: &B) {
         text(&s, Store::Pages, "Existing").await.as_deref(),
         Some("new")
     );
-    assert_eq!(s.get(Store::Meta, "ops").await.unwrap(), None);
+    assert_eq!(s.get(Store::Meta, "counter").await.unwrap(), None);
 }
 
 /// A write whose expected revision is stale is refused, and nothing of its batch is written.

@@ -33,7 +33,7 @@ use self::budget::{chunk_claims_budget, extract_chunk_budget, Budget, MIN_LEARN_
 use self::claims::{canonical_ids, claims_to_check};
 use self::commit::Draft;
 use self::plan::{Extracted, PlanInput};
-use self::snapshot::Snapshot;
+pub(in crate::compile) use self::snapshot::Snapshot;
 use super::extract::{chunk_text, index_slice, ClaimRanker, ExtractInput, Extraction};
 use super::integrate::IntegrateInput;
 use super::model::CompileModel;
