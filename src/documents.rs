@@ -5,6 +5,7 @@
 //! log.md only ever grows.
 
 use crate::clock::{format_iso8601, Millis};
+use crate::markdown::wikilinks::link_to;
 use crate::model::{Operation, Page, PageKind};
 
 /// Document name of the index.
@@ -48,21 +49,6 @@ fn section_title(kind: PageKind) -> &'static str {
         PageKind::Comparison => "Comparisons",
         PageKind::Analysis => "Analyses",
         PageKind::Source => "Sources",
-    }
-}
-
-/// A wikilink to a page as the app writes it (Decision 6): `[[key]]`, or `[[key|Title]]` when the
-/// title differs from the key. A `|` or `]` in the title (never in a key) is replaced so the link
-/// stays one link.
-pub fn link_to(key: &str, title: &str) -> String {
-    if key == title {
-        format!("[[{key}]]")
-    } else {
-        let shown: String = title
-            .chars()
-            .map(|c| if matches!(c, '|' | '[' | ']') { ' ' } else { c })
-            .collect();
-        format!("[[{key}|{}]]", shown.trim())
     }
 }
 
@@ -222,12 +208,6 @@ mod tests {
              \n## Entities\n\n\
              - [[Tokio]] — An async runtime.\n"
         );
-    }
-
-    #[test]
-    fn links_follow_decision_6() {
-        assert_eq!(link_to("Tokio", "Tokio"), "[[Tokio]]");
-        assert_eq!(link_to("A B", "A|B"), "[[A B|A B]]");
     }
 
     #[test]

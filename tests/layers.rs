@@ -75,9 +75,9 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("model", "clock"),
     ("error", "model"),
     // Mechanisms use the foundation only, except that extractive methods read markdown blocks
-    // and page bodies link pages as index.md does (`documents::link_to`).
+    // and the documents the app writes (index.md, the log) link pages with `markdown`'s writer.
     ("extractive", "markdown"),
-    ("markdown", "documents"),
+    ("documents", "markdown"),
     // The page table is derived from the records and names them through `records`.
     ("page_table", "records"),
 ];

@@ -235,7 +235,10 @@ impl OfflineCompiler {
         if !related.is_empty() {
             body.push_str("\n\n## Related\n\n");
             for (k, t) in &related {
-                body.push_str(&format!("- {}\n", crate::documents::link_to(k, t)));
+                body.push_str(&format!(
+                    "- {}\n",
+                    crate::markdown::wikilinks::link_to(k, t)
+                ));
             }
         }
         // One line for the index: among every fact on the page (new ones and the `## Facts` list

@@ -277,7 +277,7 @@ pub fn integrate_pages_user(inputs: &[IntegrateInput]) -> String {
     for (key, title) in targets {
         s.push_str(&format!(
             "- {}\n",
-            escape_block(&crate::documents::link_to(key, title))
+            escape_block(&crate::markdown::wikilinks::link_to(key, title))
         ));
     }
     s.push_str("</link-targets>\n\nReturn the JSON with one entry per page, in the order given.");
@@ -341,7 +341,7 @@ pub fn integrate_user(input: &IntegrateInput) -> String {
     for (key, title) in &input.link_targets {
         s.push_str(&format!(
             "- {}\n",
-            escape_block(&crate::documents::link_to(key, title))
+            escape_block(&crate::markdown::wikilinks::link_to(key, title))
         ));
     }
     s.push_str(if input.append {

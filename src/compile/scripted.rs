@@ -462,7 +462,7 @@ pub fn integrate_reply(user: &str) -> serde_json::Value {
             if before.ends_with("[[") || before.ends_with('|') {
                 continue;
             }
-            let link = crate::documents::link_to(k, title);
+            let link = crate::markdown::wikilinks::link_to(k, title);
             text = format!("{}{}{}", &text[..i], link, &text[i + title.len()..]);
         }
     }

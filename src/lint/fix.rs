@@ -222,7 +222,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         lines.push(format!(
                             "- {} (from {})",
                             s.trim(),
-                            crate::documents::link_to(&p.key, &p.title)
+                            crate::markdown::wikilinks::link_to(&p.key, &p.title)
                         ));
                     }
                 }

@@ -95,7 +95,10 @@ pub(super) fn split_page(
         let title = format!("{} (part {})", page.title, n + 2);
         let k = crate::markdown::keys::readable_unique_key(&title, page.kind.as_str(), taken);
         taken.insert(crate::markdown::keys::fold_key(&k));
-        links.push(format!("- {}", crate::documents::link_to(&k, &title)));
+        links.push(format!(
+            "- {}",
+            crate::markdown::wikilinks::link_to(&k, &title)
+        ));
         pages.push(Page {
             key: k.clone(),
             title,

@@ -209,7 +209,7 @@ pub fn render_callout(
             let named = if c.page == self_key {
                 format!("**{}**", title.replace('*', ""))
             } else {
-                crate::documents::link_to(&c.page, &title)
+                crate::markdown::wikilinks::link_to(&c.page, &title)
             };
             s.push_str(&format!("> - {named}: {} [^{}]\n", one_line(&c.text), c.id));
         }
@@ -232,7 +232,7 @@ pub fn footnote_definition(
     let named = if source_page == self_key {
         format!("*{}*", source_title.replace(['*', '[', ']'], ""))
     } else {
-        crate::documents::link_to(source_page, source_title)
+        crate::markdown::wikilinks::link_to(source_page, source_title)
     };
     format!(
         "[^{}]: {} — “{}”{}",
@@ -302,7 +302,7 @@ pub fn more_facts_section(
         s.push_str(&format!(
             "- {} in {}\n",
             facts(u64::from(m.facts)),
-            crate::documents::link_to(key, title)
+            crate::markdown::wikilinks::link_to(key, title)
         ));
     }
     s

@@ -8,7 +8,7 @@
 //! bracket; the suggested repair is `[[Rust]]`), `[[]]`, a `[[` without `]]` on its line, and
 //! brackets inside the target.
 //!
-//! Writing: [`write_link`] escapes every pipe of a link that sits in a table row and never one in
+//! Writing: [`link_to`] writes the link to a page as the app writes it. [`write_link`] escapes every pipe of a link that sits in a table row and never one in
 //! prose; [`normalize_pipes`] applies that rule to a whole body (so `| [[Rust|Rust lang]] | fast |`
 //! is stored as `| [[Rust\|Rust lang]] | fast |`, and `See [[Rust\|x]].` as `See [[Rust|x]].`).
 //!
@@ -469,6 +469,21 @@ fn escape_unescaped_pipes(s: &str) -> String {
     out
 }
 
+/// A wikilink to a page as the app writes it (Decision 6): `[[key]]`, or `[[key|Title]]` when the
+/// title differs from the key. A `|` or `]` in the title (never in a key) is replaced so the link
+/// stays one link.
+pub fn link_to(key: &str, title: &str) -> String {
+    if key == title {
+        format!("[[{key}]]")
+    } else {
+        let shown: String = title
+            .chars()
+            .map(|c| if matches!(c, '|' | '[' | ']') { ' ' } else { c })
+            .collect();
+        format!("[[{key}|{}]]", shown.trim())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,6 +496,12 @@ mod tests {
             Item::Link(l) => l,
             other => panic!("item {i} is {other:?}"),
         }
+    }
+
+    #[test]
+    fn links_follow_decision_6() {
+        assert_eq!(link_to("Tokio", "Tokio"), "[[Tokio]]");
+        assert_eq!(link_to("A B", "A|B"), "[[A B|A B]]");
     }
 
     #[test]

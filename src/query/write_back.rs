@@ -43,7 +43,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if let Some(p) = table.get(c) {
                 body.push_str(&format!(
                     "- {}\n",
-                    crate::documents::link_to(&p.key, &p.title)
+                    crate::markdown::wikilinks::link_to(&p.key, &p.title)
                 ));
                 sources.extend(p.sources.iter().cloned());
             }

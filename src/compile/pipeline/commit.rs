@@ -495,7 +495,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let text = if input.key == t.source_parts[0] && t.source_parts.len() > 1 {
             let links: Vec<String> = t.source_parts[1..]
                 .iter()
-                .map(|k| format!("- {}", crate::documents::link_to(k, &pages[k].title)))
+                .map(|k| {
+                    format!(
+                        "- {}",
+                        crate::markdown::wikilinks::link_to(k, &pages[k].title)
+                    )
+                })
                 .collect();
             format!("{}\n\n## Parts\n\n{}", text.trim_end(), links.join("\n"))
         } else {
