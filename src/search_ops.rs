@@ -11,8 +11,9 @@
 //! missing or corrupt it is rebuilt from the pages. Either way it is saved in one batch.
 //!
 //! *Invariant:* a batch that changes pages and wants the index to stay current must carry the
-//! index's [`SearchIndex::dirty_records`] and the new stamp ([`search_writes`]) — in the same
-//! batch, so storage never holds an index for other pages than the ones it holds.
+//! index's [`SearchIndex::dirty_records`] and the new stamp
+//! ([`search_writes`](crate::wiki::search_writes)) — in the same batch, so storage never holds
+//! an index for other pages than the ones it holds.
 
 use std::cell::Cell;
 
@@ -140,7 +141,7 @@ pub struct EmbedReport {
 
 /// Pages read per storage call by [`Wiki::rebuild_search_index`].
 pub use crate::storage::REBUILD_BATCH;
-pub use crate::wiki::{embedding_text, page_fields, search_writes, SearchCache};
+use crate::wiki::embedding_text;
 
 /// Settings of the vector graph kept by an open [`Wiki`] (per connection, never stored). JS:
 /// `Wiki.open(name, { vectorIndex: { minRows, requireCheaper } })`.
@@ -559,6 +560,7 @@ mod tests {
     use crate::search::SearchOptions;
     use crate::storage::memory::{MemoryBackend, MemoryStorage};
     use crate::storage::{OpenOptions, Record};
+    use crate::wiki::page_fields;
     use crate::wiki::search_index::build_index_in_batches;
     use crate::wiki::PageEdit;
 

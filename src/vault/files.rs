@@ -6,11 +6,11 @@
 
 use std::collections::BTreeSet;
 
-use super::Asset;
 use crate::documents::{INDEX_MD, LOG_MD, SCHEMA_MD};
 use crate::markdown::keys::legacy_page_key;
 use crate::markdown::page::{clean_page, parse_page_file, CleanOptions};
 use crate::markdown::resolve::fold_name;
+use crate::model::Asset;
 use crate::model::{OpId, Page, PageKind};
 use crate::records::{to_json, ASSET_PREFIX};
 use crate::storage::{Batch, Expect, Store};

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::markdown::render::Ambiguity;
-use crate::model::{OpId, OperationKind, Page, PageKind};
+use crate::model::{Asset, OpId, OperationKind, Page, PageKind, PageRef};
 use crate::storage::Storage;
 use crate::wiki::Wiki;
 
@@ -59,7 +59,6 @@ pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
 pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
-pub use crate::model::{Asset, PageRef, RenameReport};
 pub use crate::records::strip_secrets;
 
 /// The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first

@@ -4,9 +4,10 @@
 //!
 //! *Invariant:* after a rename or delete no link that resolved to the page is left dangling.
 
-use super::{DeleteReport, RenameReport};
+use super::DeleteReport;
 use crate::clock::Clock;
 use crate::error::Result;
+use crate::model::RenameReport;
 use crate::model::{Author, OperationKind};
 use crate::storage::Storage;
 use crate::wiki::{unlink_page, Wiki};
