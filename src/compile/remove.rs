@@ -48,6 +48,10 @@ pub struct RemoveSourceReport {
 
 /// What removing a source takes away, worked out from the snapshot before anything is written.
 struct Removal {
+    /// The source removed.
+    source: Source,
+    /// When the operation runs (its records' times).
+    now: Millis,
     /// The summary page, when it is still this source's (a renamed or deleted one is gone).
     summary: Option<String>,
     /// The parts continuing the summary page.
@@ -65,9 +69,9 @@ struct Removal {
 }
 
 impl Removal {
-    /// The removal of `source` from `snap` (its pages loaded), in operation `op`: its summary
-    /// page and parts, its claims, and the open contradictions resting on them, closed.
-    fn of(snap: &Snapshot, source: &Source, op: OpId) -> Removal {
+    /// The removal of `source` from `snap` (its pages loaded), in operation `op` at `now`: its
+    /// summary page and parts, its claims, and the open contradictions resting on them, closed.
+    fn of(snap: &Snapshot, source: Source, op: OpId, now: Millis) -> Removal {
         let summary = source
             .summary_page
             .clone()
@@ -104,6 +108,8 @@ impl Removal {
             }
         }
         Removal {
+            source,
+            now,
             summary,
             parts,
             gone_pages,
@@ -158,11 +164,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         ob: &mut OpBuilder,
         snap: &Snapshot,
-        source: &Source,
         removal: &Removal,
-        now: Millis,
     ) -> Result<Vec<String>> {
-        let op = ob.op.id;
+        let (op, source, now) = (ob.op.id, &removal.source, removal.now);
         // Pages whose text the removal changes: they hold a removed claim, show a closed
         // contradiction, or list the source.
         let closed_pages: BTreeSet<&String> =
@@ -266,11 +270,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         ob: &mut OpBuilder,
         snap: &Snapshot,
-        source: &Source,
         removal: &Removal,
-        now: Millis,
     ) -> Result<()> {
-        let op = ob.op.id;
+        let (op, source, now) = (ob.op.id, &removal.source, removal.now);
         for (i, gone) in removal.gone_pages.iter().enumerate() {
             let (_, rev) = &snap.pages[gone];
             self.delete_page_record(&mut ob.batch, gone, Some(*rev), Author::App, op, now)
@@ -331,15 +333,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?;
         ob.op.time = now;
         ob.op.sources.push(source.key.clone());
-        let removal = Removal::of(&snap, &source, ob.op.id);
-        let updated = self
-            .rewrite_pages_without(&mut ob, &snap, &source, &removal, now)
-            .await?;
-        self.delete_removed(&mut ob, &snap, &source, &removal, now)
-            .await?;
+        let removal = Removal::of(&snap, source, ob.op.id, now);
+        let updated = self.rewrite_pages_without(&mut ob, &snap, &removal).await?;
+        self.delete_removed(&mut ob, &snap, &removal).await?;
         let op = self.finish(ob).await?;
         Ok(RemoveSourceReport {
-            key: source.key,
+            key: removal.source.key,
             summary_page: removal.summary,
             parts: removal.parts,
             updated,
