@@ -121,6 +121,7 @@ fn skipped(name: &str, why: &str) -> ConnectionCheck {
         ms: 0,
     }
 }
+
 /// The request of the chat steps: a one-word answer within `max_tokens`.
 fn ask_ok(max_tokens: u32) -> ChatRequest {
     ChatRequest {
