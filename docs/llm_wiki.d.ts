@@ -1460,7 +1460,7 @@ export interface EmbedOptions {
 }
 
 /**
- * Options of [`Wiki::lint`].
+ * Options of [`Wiki::lint`](crate::wiki::Wiki::lint).
  */
 export interface LintOptions {
     /**
