@@ -27,6 +27,9 @@
 //! - declines: unanswerable ones declined, answerable ones wrongly declined;
 //! - citations: the share of answers whose every citation resolves to a page;
 //! - input tokens per question: route + answer calls (RAG: question + 8 chunks).
+//!
+//! `ANSWER_BENCH_ROWS=1` also prints one line per question to stderr, with the top search hit's
+//! scores, hybrid (RRF) and BM25 (what a decline threshold is calibrated on).
 
 #[path = "../tests/support/question_set.rs"]
 mod question_set;
@@ -68,6 +71,10 @@ struct Row {
     declined: bool,
     citations_ok: bool,
     input: u64,
+    route_input: u64,
+    answer_input: u64,
+    top_score: f32,
+    bm25_score: f32,
     rag_r1: bool,
     rag_r5: bool,
     rag_context: bool,
@@ -260,12 +267,20 @@ fn score(
         explain: false,
         ..SearchOptions::default()
     };
-    let hits: Vec<String> = block_on(w.search(&q.question, &search))
+    let found = block_on(w.search(&q.question, &search)).unwrap();
+    let top_score = found.hits.first().map_or(0.0, |h| h.score);
+    // The best BM25 score too: RRF scores hardly differ between questions (they are ranks).
+    let bm25 = SearchOptions {
+        k: 1,
+        mode: SearchMode::Bm25,
+        ..search.clone()
+    };
+    let bm25_score = block_on(w.search(&q.question, &bm25))
         .unwrap()
         .hits
-        .into_iter()
-        .map(|h| h.key)
-        .collect();
+        .first()
+        .map_or(0.0, |h| h.score);
+    let hits: Vec<String> = found.hits.into_iter().map(|h| h.key).collect();
     transport.state().reset();
     let a = block_on(w.ask_configured(
         transport.clone(),
@@ -302,6 +317,10 @@ fn score(
             .iter()
             .all(|c| page_keys.contains(&c.to_lowercase())),
         input: a.usage.input,
+        route_input: a.route_usage.input,
+        answer_input: a.answer_usage.input,
+        top_score,
+        bm25_score,
         rag_r1: top.first().is_some_and(|(s, _)| q.sources.contains(s)),
         rag_r5: top.iter().take(5).any(|(s, _)| q.sources.contains(s)),
         rag_context: answerable && holds_any(&rag_text.join("\n\n"), &q.key_phrases),
@@ -329,6 +348,25 @@ fn mean(rows: &[&Row], f: impl Fn(&Row) -> u64) -> String {
     )
 }
 
+/// One line per question (`ANSWER_BENCH_ROWS=1`): the figures a decline threshold is
+/// calibrated on (the top search hit's score, hybrid RRF) beside what happened.
+fn print_rows(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
+    for (q, r) in qs.iter().zip(rows) {
+        eprintln!(
+            "{set} {mode} {} {} {} top-score {:.4} bm25 {:.2} R@5 {} context {} declined {} RAG context {}",
+            q.id,
+            q.half,
+            q.kind.name(),
+            r.top_score,
+            r.bm25_score,
+            r.r5,
+            r.context,
+            r.declined,
+            r.rag_context
+        );
+    }
+}
+
 /// One table row per half and overall.
 fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
     for half in ["calibrate", "heldout", "all"] {
@@ -341,7 +379,7 @@ fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
         let ans: Vec<&Row> = of.iter().copied().filter(|r| r.answerable).collect();
         let un: Vec<&Row> = of.iter().copied().filter(|r| !r.answerable).collect();
         println!(
-            "| {set} | {mode} | {half} | {} / {} | {} / {} | {} / {} | {} / {} | {} | {} | {} | {} / {} |",
+            "| {set} | {mode} | {half} | {} / {} | {} / {} | {} / {} | {} / {} | {} | {} | {} | {} ({} + {}) / {} |",
             share(&ans, |r| r.r1),
             share(&ans, |r| r.r5),
             share(&ans, |r| r.rag_r1),
@@ -354,6 +392,8 @@ fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
             share(&ans, |r| r.declined),
             share(&of, |r| r.citations_ok),
             mean(&of, |r| r.input),
+            mean(&of, |r| r.route_input),
+            mean(&of, |r| r.answer_input),
             mean(&of, |r| r.rag_input),
         );
     }
@@ -405,11 +445,14 @@ fn main() {
         }
     }
     println!(
-        "| set | mode | half | R@1 / R@5 | RAG R@1 / R@5 | answer context recall: wiki / RAG | key phrases in answer: all / any | unanswerable declined | answerable wrongly declined | citations resolve | input tokens per question: wiki / RAG |"
+        "| set | mode | half | R@1 / R@5 | RAG R@1 / R@5 | answer context recall: wiki / RAG | key phrases in answer: all / any | unanswerable declined | answerable wrongly declined | citations resolve | input tokens per question: wiki (route + answer) / RAG |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (set, mode, qs, rows) in &tables {
         print_table(set, mode, qs, rows);
+        if env("ANSWER_BENCH_ROWS", "0") == "1" {
+            print_rows(set, mode, qs, rows);
+        }
     }
     eprintln!("total {:.0} s", t0.elapsed().as_secs_f64());
 }
