@@ -352,7 +352,7 @@ fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String
     // (estimates of slices are not exact) is cut like any text.
     if est.estimate(piece) > max {
         if let Some(pieces) = cut_fence_or_table(piece.trim_start(), max, est) {
-            for p in pieces {
+            for (p, _) in pieces {
                 split_plain(&p, max, est, out);
             }
             return;

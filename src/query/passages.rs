@@ -141,7 +141,9 @@ fn add_block(
 /// Cuts a long block into pieces of about `max` estimated tokens that each stand alone as
 /// markdown ([`cut_fence_or_table`]); anything else is cut by [`cut`].
 fn cut_block(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
-    cut_fence_or_table(block, max, est).unwrap_or_else(|| cut(block, max, est))
+    cut_fence_or_table(block, max, est)
+        .map(|pieces| pieces.into_iter().map(|(p, _)| p).collect())
+        .unwrap_or_else(|| cut(block, max, est))
 }
 
 /// Cuts a long block into pieces of at most `max` estimated tokens at line ends, a line longer
