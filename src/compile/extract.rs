@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
 use crate::documents::index_line;
-use crate::markdown::blocks::{closes_fence, cut_fence_or_table, fence_marker};
+use crate::markdown::passages::Cut;
 use crate::model::{Claim, Page, PageKind, Stance};
 use crate::text::TokenEstimator;
 
@@ -249,10 +249,12 @@ pub fn extraction_schema() -> serde_json::Value {
     )
 }
 
-/// Splits `text` into chunks of at most `max_tokens` (estimated), cutting at blank lines outside
-/// fenced code, else at line ends, else at sentence ends, else at a character boundary; a fenced
-/// code block or a table longer than a chunk is cut into pieces that stand alone as markdown
-/// (fences closed and reopened, table header rows repeated). Each chunk after the first starts
+/// Splits `text` into chunks of at most `max_tokens` (estimated), cutting between CommonMark's
+/// top-level blocks (the passage cutter's [`crate::markdown::passages::pieces`]: a fence is never
+/// cut at its blank lines), a block too long at line ends, else at sentence ends, else near equal
+/// lengths ([`crate::markdown::blocks::hard_split`]); a fenced code block or a table longer than
+/// a chunk is cut into pieces that stand alone as markdown (fences closed and reopened, table
+/// header rows repeated). Each chunk after the first starts
 /// with the last paragraph of the previous one (up to `overlap_tokens`, when the chunk still fits)
 /// so a claim spanning a cut is seen whole once. A line inside a fence or table too long for a
 /// chunk (minified JSON, base64) is cut into slices, each its own line.
@@ -266,136 +268,47 @@ pub fn chunk_text(
     if est.estimate(text) <= max_tokens {
         return vec![text.to_string()];
     }
-    // Pieces no larger than max_tokens: paragraphs, a fenced code block one piece (a cut inside
-    // a fence would turn the rest of the chunk into code) unless it must be cut, and then into
-    // fenced pieces.
-    let mut pieces: Vec<String> = Vec::new();
-    for para in paragraphs_outside_fences(text) {
-        split_piece(&para, max_tokens, est, &mut pieces);
-    }
+    // Pieces no larger than max_tokens: the passage cutter's blocks, headings included, a long
+    // block cut (a fenced code block or a table into pieces that stand alone).
+    let pieces = crate::markdown::passages::pieces(text, max_tokens, est);
+    // Pieces on adjacent lines (list items, a fence after its lead-in line) join by a line end,
+    // others by a blank line.
+    let sep = |a: &Cut, b: &Cut| {
+        if b.lines.0 == a.lines.1 + 1 {
+            "\n"
+        } else {
+            "\n\n"
+        }
+    };
     let mut chunks: Vec<String> = Vec::new();
     let mut current = String::new();
-    let mut last_piece = String::new();
+    let mut last: Option<Cut> = None;
     for piece in pieces {
-        let candidate = if current.is_empty() {
-            piece.clone()
-        } else {
-            format!("{current}\n\n{piece}")
+        let candidate = match &last {
+            Some(l) if !current.is_empty() => format!("{current}{}{}", sep(l, &piece), piece.text),
+            _ => piece.text.clone(),
         };
         if est.estimate(&candidate) <= max_tokens || current.is_empty() {
             current = candidate;
         } else {
             chunks.push(std::mem::take(&mut current));
-            // The previous paragraph again, when it is short and the chunk stays within the budget.
-            let overlapped = format!("{last_piece}\n\n{piece}");
-            current = if est.estimate(&last_piece) <= overlap_tokens.min(max_tokens / 2)
-                && est.estimate(&overlapped) <= max_tokens
-            {
-                overlapped
-            } else {
-                piece.clone()
-            };
+            // The previous piece again, when it is short and the chunk stays within the budget.
+            current = piece.text.clone();
+            if let Some(l) = &last {
+                let overlapped = format!("{}{}{}", l.text, sep(l, &piece), piece.text);
+                if est.estimate(&l.text) <= overlap_tokens.min(max_tokens / 2)
+                    && est.estimate(&overlapped) <= max_tokens
+                {
+                    current = overlapped;
+                }
+            }
         }
-        last_piece = piece;
+        last = Some(piece);
     }
     if !current.trim().is_empty() {
         chunks.push(current);
     }
     chunks
-}
-
-/// Splits at blank lines that are not inside a fenced code block; a fenced block is a piece of
-/// its own.
-fn paragraphs_outside_fences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut fence: Option<String> = None;
-    for line in text.split('\n') {
-        match &fence {
-            None => {
-                // Any indentation: a fence in a (nested) list item is still a fence.
-                fence = fence_marker(line.trim_start());
-                // A fence interrupts a paragraph: it starts a piece of its own.
-                if fence.is_some() && !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            Some(open) if closes_fence(line, open) => {
-                fence = None;
-                cur.push('\n');
-                cur.push_str(line);
-                out.push(std::mem::take(&mut cur));
-                continue;
-            }
-            Some(_) => {}
-        }
-        if line.trim().is_empty() && fence.is_none() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        if !cur.is_empty() {
-            cur.push('\n');
-        }
-        cur.push_str(line);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn split_piece(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
-    // A long code block or table: pieces that stand alone (each fence closed and reopened with
-    // its language, each table piece under its header rows). A piece still over the budget
-    // (estimates of slices are not exact) is cut like any text.
-    if est.estimate(piece) > max {
-        if let Some(pieces) = cut_fence_or_table(piece.trim_start(), max, est) {
-            for p in pieces {
-                split_plain(&p, max, est, out);
-            }
-            return;
-        }
-    }
-    split_plain(piece, max, est, out);
-}
-
-/// [`split_piece`] without the fence and table handling: at line ends, else sentence ends, else
-/// characters.
-fn split_plain(piece: &str, max: u64, est: &TokenEstimator, out: &mut Vec<String>) {
-    if est.estimate(piece) <= max {
-        if !piece.trim().is_empty() {
-            out.push(piece.to_string());
-        }
-        return;
-    }
-    let seps: [&[char]; 2] = [&['\n'], &['.', '!', '?', '。', '！', '？']];
-    for sep in seps {
-        let parts: Vec<&str> = piece.split_inclusive(sep).collect();
-        if parts.len() > 1 {
-            let mut cur = String::new();
-            for p in parts {
-                if !cur.is_empty() && est.estimate(&(cur.clone() + p)) > max {
-                    split_plain(&std::mem::take(&mut cur), max, est, out);
-                }
-                cur.push_str(p);
-            }
-            split_plain(&cur, max, est, out);
-            return;
-        }
-    }
-    // One long run without separators: cut by characters.
-    let mut cur = String::new();
-    for c in piece.chars() {
-        cur.push(c);
-        if est.estimate(&cur) >= max {
-            out.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
 }
 
 /// Finds page names in a text: a name of two characters or more by [`match_key`] folding (as a
@@ -690,6 +603,7 @@ impl<'a> ClaimRanker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::markdown::blocks::{closes_fence, fence_marker};
 
     #[test]
     fn short_text_is_one_chunk() {

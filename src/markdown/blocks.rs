@@ -12,7 +12,7 @@
 //!   so a sentence compared with [`super::plain::plain_text`] of the source always verifies.
 //!   Code blocks, tables and raw HTML are skipped: they are not prose.
 //! - [`cut_fence_or_table`]: a long fenced code block or table cut into pieces that each stand
-//!   alone as markdown (the query's passages and the compile chunker use it), with the fence
+//!   alone as markdown (the passage cutter [`super::passages`] uses it), with the fence
 //!   helpers [`fence_marker`] and [`closes_fence`] and [`hard_split`] for a line too long.
 //! - [`heading_names`], [`block_ids`]: the link fragments a body offers.
 //!
@@ -280,14 +280,16 @@ pub fn text_blocks(markdown: &str) -> Vec<TextBlock> {
 /// stand alone as markdown: a fence is cut between lines, each piece closed and the next opened
 /// again with the block's fence line (its language kept); a table is cut between rows, each piece
 /// under the table's header and delimiter rows, and a line too long for a piece is cut into
-/// slices. `None` when `block` is neither, holds no line between its fence or header lines, or
-/// those are too long to repeat (over half of `max`). Also used by the compile chunker
-/// (`compile::extract::chunk_text`), so a source's long code block reaches the model as code.
+/// slices. Each piece comes with the byte range of `block` whose rows it holds (fence and header
+/// lines excluded). `None` when `block` is neither, holds no line between its fence or header
+/// lines, or those are too long to repeat (over half of `max`). The passage cutter
+/// ([`super::passages`]) uses it for answer passages and compile chunks alike, so a source's long
+/// code block reaches the model as code.
 pub(crate) fn cut_fence_or_table(
     block: &str,
     max: u64,
     est: &TokenEstimator,
-) -> Option<Vec<String>> {
+) -> Option<Vec<(String, Range<usize>)>> {
     let lines: Vec<&str> = block.split_inclusive('\n').collect();
     let fence = lines.first().and_then(|open| fence_marker(open));
     let (head, tail, rows): (String, String, &[&str]) = match (fence, lines.as_slice()) {
@@ -320,27 +322,40 @@ pub(crate) fn cut_fence_or_table(
     // A line too long to fit beside the fence or header lines (minified JSON, base64, a log line)
     // is cut into slices of about equal length ([`hard_split`]), each ending its own line.
     let room = max - fixed;
-    let mut units: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    let mut units: Vec<(std::borrow::Cow<'_, str>, Range<usize>)> = Vec::new();
+    let mut at = head.len();
     for row in rows {
         if est.estimate(row) <= room {
-            units.push((*row).into());
+            units.push(((*row).into(), at..at + row.len()));
         } else {
+            let mut from = at;
             for slice in hard_split(row.strip_suffix('\n').unwrap_or(row), room, est) {
-                units.push(format!("{slice}\n").into());
+                units.push((format!("{slice}\n").into(), from..from + slice.len()));
+                from += slice.len();
             }
         }
+        at += row.len();
     }
     let mut pieces = Vec::new();
     let mut cur = String::new();
-    for unit in &units {
-        if !cur.is_empty() && fixed + est.estimate(&cur) + est.estimate(unit) > max {
-            pieces.push(piece(&cur));
+    let mut span = 0..0;
+    let mut tokens = 0;
+    for (unit, range) in &units {
+        let t = est.estimate(unit);
+        if !cur.is_empty() && fixed + tokens + t > max {
+            pieces.push((piece(&cur), span.clone()));
             cur.clear();
+            tokens = 0;
         }
+        if cur.is_empty() {
+            span.start = range.start;
+        }
+        span.end = range.end;
+        tokens += t;
         cur.push_str(unit);
     }
     if !cur.trim().is_empty() {
-        pieces.push(piece(&cur));
+        pieces.push((piece(&cur), span));
     }
     Some(pieces)
 }

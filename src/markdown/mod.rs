@@ -1,6 +1,8 @@
 //! Markdown and the vault's file formats.
 //!
 //! - [`blocks`]: the one block cutter: a body as blocks, its prose, long fences and tables cut.
+//! - [`passages`]: the one passage cutter: passages under heading paths, with line ranges
+//!   (answer passages, source passages, compile chunks).
 //! - [`dedup`]: the one definition of a duplicate block; dedup and append-mode merge.
 //! - [`plain`]: plain text for quote matching; footnote references.
 //! - [`keys`]: title → page key (a portable file name, CJK kept; Decision 6).
@@ -21,6 +23,7 @@ pub mod keys;
 pub mod obsidian;
 pub mod page;
 pub mod page_body;
+pub mod passages;
 pub mod plain;
 pub mod render;
 pub mod resolve;

@@ -1,12 +1,13 @@
 //! Passages: the parts of the chosen pages an answer is given, instead of whole pages.
 //!
-//! A page body is cut into *passages* along its markdown structure ([`split`]): top-level blocks
-//! (paragraphs, lists, block quotes, code blocks, tables) are grouped under the heading they stand
-//! under, up to [`PASSAGE_TOKENS`] estimated tokens each; a block longer than
+//! A page body is cut into *passages* along its markdown structure ([`split`]) by the one passage
+//! cutter ([`crate::markdown::passages`], which also cuts sources for compile): top-level blocks
+//! (paragraphs, list items, block quotes, code blocks, tables) are grouped under the heading they
+//! stand under, up to [`PASSAGE_TOKENS`] estimated tokens each; a block longer than
 //! [`MAX_PASSAGE_TOKENS`] is cut at line, then sentence ends (`.` `!` `?` `。` `！` `？`). Every
 //! passage is a verbatim slice of the body, so quotes from it still verify — except that the
 //! pieces of a long code block or table stand alone: each piece of a fence is closed and the
-//! next opened again, and each piece of a table repeats its header rows ([`cut_block`]).
+//! next opened again, and each piece of a table repeats its header rows.
 //!
 //! Passages are ranked against the question by BM25F ([`rank`]): the crate's own
 //! [`Bm25Index`] over the passages alone, with the page's title and the passage's heading path
@@ -17,14 +18,11 @@
 //! best passage of every page that must be cited, and [`render`] shows each page's passages in
 //! page order under its heading path, with `[…]` where text was left out.
 
-use crate::markdown::blocks::{cut_fence_or_table, hard_split};
+pub use crate::markdown::passages::{MAX_PASSAGE_TOKENS, PASSAGE_TOKENS};
+
+use crate::markdown::passages::cut;
 use crate::search::bm25::{Bm25Index, Bm25Params, DocFields};
 use crate::text::TokenEstimator;
-
-/// Passages are grouped up to this many estimated tokens (a few paragraphs).
-pub const PASSAGE_TOKENS: u64 = 160;
-/// A single block longer than this many estimated tokens is cut (a long list or code block).
-pub const MAX_PASSAGE_TOKENS: u64 = 400;
 
 /// One passage of a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,161 +30,25 @@ pub struct Passage {
     /// The headings it stands under, outermost first, joined by ` › ` (empty before the first).
     pub section: String,
     /// The markdown text: a verbatim slice of the body (trimmed), or a piece of a long code block
-    /// or table made to stand alone ([`cut_block`]).
+    /// or table made to stand alone.
     pub text: String,
     /// Position in the page, from 0.
     pub order: usize,
 }
 
-/// The passages of `body` (markdown), in page order. Empty when the body has no text.
+/// The passages of `body` (markdown), in page order: the one passage cutter
+/// ([`crate::markdown::passages::cut`]) at [`PASSAGE_TOKENS`] and [`MAX_PASSAGE_TOKENS`].
+/// Empty when the body has no text.
 pub fn split(body: &str, est: &TokenEstimator) -> Vec<Passage> {
-    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-    let mut out: Vec<Passage> = Vec::new();
-    let mut path: Vec<(u8, String)> = Vec::new(); // heading stack: (level, text)
-    let mut cur = String::new();
-    let mut cur_section = String::new();
-    let mut depth = 0usize;
-    let mut start = 0usize;
-    let mut heading: Option<(u8, String)> = None;
-    let push = |out: &mut Vec<Passage>, section: &str, text: &str| {
-        let text = text.trim();
-        if !text.is_empty() {
-            out.push(Passage {
-                section: section.to_string(),
-                text: text.to_string(),
-                order: out.len(),
-            });
-        }
-    };
-    let parser = Parser::new_ext(
-        body,
-        Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH,
-    );
-    for (event, range) in parser.into_offset_iter() {
-        match event {
-            Event::Start(tag) => {
-                if depth == 0 {
-                    start = range.start;
-                    if let Tag::Heading { level, .. } = tag {
-                        heading = Some((level as u8, String::new()));
-                    }
-                }
-                depth += 1;
-            }
-            Event::End(end) => {
-                depth = depth.saturating_sub(1);
-                if depth > 0 {
-                    continue;
-                }
-                if let (TagEnd::Heading(_), Some((level, text))) = (end, heading.take()) {
-                    // A heading closes the passage being grouped and opens a section.
-                    push(&mut out, &cur_section, &cur);
-                    cur.clear();
-                    path.retain(|(l, _)| *l < level);
-                    path.push((level, text.split_whitespace().collect::<Vec<_>>().join(" ")));
-                    cur_section = path
-                        .iter()
-                        .map(|(_, t)| t.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" › ");
-                    continue;
-                }
-                let block = body[start..range.end].trim();
-                add_block(&mut out, &mut cur, &cur_section, block, est, &push);
-            }
-            Event::Text(t) | Event::Code(t) => {
-                // Text of the heading being read (block text is taken as a slice of the body).
-                if let Some((_, h)) = heading.as_mut() {
-                    h.push_str(&t);
-                }
-            }
-            _ => {}
-        }
-    }
-    push(&mut out, &cur_section, &cur);
-    out
-}
-
-/// Adds one top-level block to the passage being grouped (`cur`), closing it first when the
-/// block would take it past [`PASSAGE_TOKENS`]; a block past [`MAX_PASSAGE_TOKENS`] is cut.
-fn add_block(
-    out: &mut Vec<Passage>,
-    cur: &mut String,
-    section: &str,
-    block: &str,
-    est: &TokenEstimator,
-    push: &impl Fn(&mut Vec<Passage>, &str, &str),
-) {
-    if block.is_empty() {
-        return;
-    }
-    if est.estimate(block) > MAX_PASSAGE_TOKENS {
-        push(out, section, cur);
-        cur.clear();
-        for piece in cut_block(block, MAX_PASSAGE_TOKENS, est) {
-            push(out, section, &piece);
-        }
-        return;
-    }
-    if !cur.is_empty() && est.estimate(cur) + est.estimate(block) > PASSAGE_TOKENS {
-        push(out, section, cur);
-        cur.clear();
-    }
-    if !cur.is_empty() {
-        cur.push_str("\n\n");
-    }
-    cur.push_str(block);
-}
-
-/// Cuts a long block into pieces of about `max` estimated tokens that each stand alone as
-/// markdown ([`cut_fence_or_table`]); anything else is cut by [`cut`].
-fn cut_block(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
-    cut_fence_or_table(block, max, est).unwrap_or_else(|| cut(block, max, est))
-}
-
-/// Cuts a long block into pieces of at most `max` estimated tokens at line ends, a line longer
-/// than that at sentence ends, and a sentence longer still by [`hard_split`].
-fn cut(block: &str, max: u64, est: &TokenEstimator) -> Vec<String> {
-    let mut units: Vec<&str> = Vec::new();
-    for line in block.split_inclusive('\n') {
-        if est.estimate(line) <= max {
-            units.push(line);
-            continue;
-        }
-        let mut from = 0;
-        let mut it = line.char_indices().peekable();
-        while let Some((i, c)) = it.next() {
-            let end = i + c.len_utf8();
-            let boundary = matches!(c, '。' | '！' | '？')
-                || (matches!(c, '.' | '!' | '?')
-                    && it.peek().is_some_and(|(_, n)| n.is_whitespace()));
-            if boundary {
-                units.push(&line[from..end]);
-                from = end;
-            }
-        }
-        if from < line.len() {
-            units.push(&line[from..]);
-        }
-    }
-    // A sentence longer than a passage (no sentence end: a list run together, CJK with only
-    // commas) is split near equal lengths, at whitespace when there is some nearby.
-    let units: Vec<&str> = units
+    cut(body, PASSAGE_TOKENS, MAX_PASSAGE_TOKENS, est)
         .into_iter()
-        .flat_map(|u| hard_split(u, max, est))
-        .collect();
-    let mut pieces: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for u in units {
-        if !cur.is_empty() && est.estimate(&cur) + est.estimate(u) > max {
-            pieces.push(std::mem::take(&mut cur));
-        }
-        cur.push_str(u);
-    }
-    if !cur.trim().is_empty() {
-        pieces.push(cur);
-    }
-    pieces
+        .enumerate()
+        .map(|(order, c)| Passage {
+            section: c.heading,
+            text: c.text,
+            order,
+        })
+        .collect()
 }
 
 /// `question` without function words ([`crate::extractive::stopwords::STOPWORDS`]), CJK runs and
@@ -422,11 +284,13 @@ mod tests {
 
     #[test]
     fn html_blocks_are_kept_and_rules_dropped() {
-        // A thematic break separates text; it is not text, so no passage carries it.
+        // A thematic break separates text; it is not text, so no passage carries it. It closes
+        // the passage before it, so every passage stays a verbatim slice of the body.
         let body = "Before.\n\n<div>\nraw html\n</div>\n\n---\n\nAfter.";
         let p = split(body, &est());
-        assert_eq!(p.len(), 1);
-        assert_eq!(p[0].text, "Before.\n\n<div>\nraw html\n</div>\n\nAfter.");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].text, "Before.\n\n<div>\nraw html\n</div>");
+        assert_eq!(p[1].text, "After.");
     }
 
     #[test]
