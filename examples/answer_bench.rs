@@ -1,0 +1,415 @@
+//! The question set of issue #23 scored against a top-8-chunk BM25 RAG baseline, natively.
+//!
+//! Run: `cargo run --features test-support --example answer_bench` (the dev profile is optimized)
+//! (needs `target/scale-corpus`, made by `node scripts/scale-corpus.mjs`, or
+//! `LLM_WIKI_SCALE_CORPUS=<dir>`). Selection by environment:
+//! - `ANSWER_BENCH_MODE` = `offline` | `scripted` | `both` (default): the offline compiler and
+//!   extractive answers, or the in-process scripted endpoint (`scripted::server::InProcess`).
+//! - `ANSWER_BENCH_SET` = `en` | `zh` | `both` (default): the Cargo book + Rustonomicon set
+//!   (`tests/fixtures/questions/cargo-nomicon.json`) or the Chinese one (`zh.json`).
+//! - `ANSWER_BENCH_CHANGELOG=1` also adds Cargo's 400 KB CHANGELOG (left out by default: no
+//!   question is on it and it alone is a quarter of the corpus's text).
+//!
+//! Per set and mode one wiki on `MemoryStorage` gets every source of the set's corpus and is
+//! compiled once (`Wiki::compile_configured`); every question is then asked with the product's
+//! defaults (`Wiki::ask_configured`) — public API only, so the figures are what users get. The
+//! baseline cuts the same sources into ~512-token chunks at paragraph boundaries (Decision 12
+//! estimate) and indexes them in the crate's own `SearchIndex` (BM25), as `bench/page.js`'s
+//! `tokenBench` does; its input is the question plus its top 8 chunks.
+//!
+//! Printed per half (calibrate, held out) and overall, as a markdown table:
+//! - R@1 / R@5: a supporting source's summary page (for RAG: a chunk of it) among the top 1 / 5
+//!   of `Wiki::search` (default hybrid mode; RAG: BM25);
+//! - answer context recall: the answer call's request text (recorded by the scripted endpoint)
+//!   holds a key phrase, by the rule of bench/run.mjs (`norm_answer`); offline, where no call is
+//!   made, the extractive answer is the context;
+//! - key phrases in the answer: all / at least one (answerable questions);
+//! - declines: unanswerable ones declined, answerable ones wrongly declined;
+//! - citations: the share of answers whose every citation resolves to a page;
+//! - input tokens per question: route + answer calls (RAG: question + 8 chunks).
+
+#[path = "../tests/support/question_set.rs"]
+mod question_set;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use futures::executor::block_on;
+use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::pipeline::CompileOptions;
+use llm_wiki::llm::config::{Config, Provider};
+use llm_wiki::llm::Cancel;
+use llm_wiki::model::PageKind;
+use llm_wiki::query::AskOptions;
+use llm_wiki::scripted::server::InProcess;
+use llm_wiki::search::bm25::DocFields;
+use llm_wiki::search::{SearchIndex, SearchMode, SearchOptions};
+use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
+use llm_wiki::storage::OpenOptions;
+use llm_wiki::text::estimate_tokens;
+use llm_wiki::wiki::{NewSource, Wiki};
+
+use question_set::{holds_all, holds_any, load, scale_docs, zh_docs, Doc, Kind, Question};
+
+type W = Wiki<MemoryStorage, ManualClock>;
+
+const CHUNK_TOKENS: u64 = 512;
+const RAG_K: usize = 8;
+
+/// The scores of one question.
+#[derive(Debug, Default, Clone)]
+struct Row {
+    answerable: bool,
+    r1: bool,
+    r5: bool,
+    context: bool,
+    all_phrases: bool,
+    any_phrase: bool,
+    declined: bool,
+    citations_ok: bool,
+    input: u64,
+    rag_r1: bool,
+    rag_r5: bool,
+    rag_context: bool,
+    rag_input: u64,
+}
+
+/// Splits `text` into chunks of about `tokens` estimated tokens at paragraph boundaries
+/// (bench/page.js `chunk`).
+fn chunk(text: &str, tokens: u64) -> Vec<String> {
+    let mut out = vec![];
+    let mut cur = String::new();
+    for p in text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        let next = if cur.is_empty() {
+            p.to_string()
+        } else {
+            format!("{cur}\n\n{p}")
+        };
+        if !cur.is_empty() && estimate_tokens(&next) > tokens {
+            out.push(std::mem::replace(&mut cur, p.to_string()));
+        } else {
+            cur = next;
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The RAG baseline: chunks (with their source path) and their BM25 index.
+struct Rag {
+    chunks: Vec<(String, String)>,
+    index: SearchIndex,
+}
+
+impl Rag {
+    fn new(docs: &[Doc]) -> Rag {
+        let chunks: Vec<(String, String)> = docs
+            .iter()
+            .flat_map(|d| {
+                chunk(&d.text, CHUNK_TOKENS)
+                    .into_iter()
+                    .map(|c| (d.path.clone(), c))
+            })
+            .collect();
+        let keys: Vec<String> = (0..chunks.len()).map(|i| format!("c{i}")).collect();
+        let mut index = SearchIndex::default();
+        index.upsert_many(keys.iter().zip(&chunks).map(|(k, (_, c))| {
+            (
+                k.as_str(),
+                DocFields {
+                    title: "",
+                    aliases: &[],
+                    body: c,
+                },
+            )
+        }));
+        Rag { chunks, index }
+    }
+
+    /// The top chunks of `q`: (source path, text).
+    fn top(&self, q: &str) -> Vec<&(String, String)> {
+        let options = SearchOptions {
+            k: RAG_K,
+            mode: SearchMode::Bm25,
+            explain: false,
+            ..SearchOptions::default()
+        };
+        self.index
+            .search(q, &options)
+            .hits
+            .iter()
+            .filter_map(|h| self.chunks.get(h.key[1..].parse::<usize>().ok()?))
+            .collect()
+    }
+}
+
+fn open(backend: &MemoryBackend, name: &str) -> W {
+    block_on(Wiki::open(
+        backend,
+        name,
+        ManualClock::new(1_795_986_300_000),
+        OpenOptions::default(),
+    ))
+    .unwrap()
+}
+
+/// The user message of a recorded chat request.
+fn user_text(r: &serde_json::Value) -> String {
+    r["body"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .next_back()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Builds the wiki of `docs` in `mode` and scores every question of `qs`.
+fn run(mode: &str, docs: &[Doc], qs: &[Question], rag: &Rag) -> Vec<Row> {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, mode);
+    let transport = InProcess::new(vec![]);
+    if mode == "scripted" {
+        block_on(w.set_llm_config(Config {
+            provider: Provider::OpenAiCompatible,
+            preset: Some("openai".into()),
+            base_url: "http://scripted.test/v1".into(),
+            model: "scripted-chat".into(),
+            context_window: 16_384,
+            ..Config::default()
+        }))
+        .unwrap();
+    }
+    let t = Instant::now();
+    for d in docs {
+        block_on(w.add_source(NewSource {
+            key: Some(d.key.clone()),
+            title: Some(d.title.clone()),
+            mime: "text/markdown".into(),
+            content: d.text.clone(),
+            ..Default::default()
+        }))
+        .unwrap();
+    }
+    let report = block_on(w.compile_configured(
+        transport.clone(),
+        &CompileOptions::default(),
+        &|_| {},
+        &Cancel::new(),
+    ))
+    .unwrap();
+    let pages = block_on(w.all_pages()).unwrap();
+    eprintln!(
+        "{mode}: {} sources compiled ({} failed) into {} pages in {:.0} s",
+        report.compiled.len(),
+        report.failed.len(),
+        pages.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let page_keys: BTreeSet<String> = pages.iter().map(|p| p.key.to_lowercase()).collect();
+    // Source path → its summary pages.
+    let path_of: BTreeMap<&str, &str> = docs
+        .iter()
+        .map(|d| (d.key.as_str(), d.path.as_str()))
+        .collect();
+    let mut summaries: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in pages.iter().filter(|p| p.kind == PageKind::Source) {
+        for s in &p.sources {
+            if let Some(path) = path_of.get(s.as_str()) {
+                summaries
+                    .entry(path.to_string())
+                    .or_default()
+                    .insert(p.key.clone());
+            }
+        }
+    }
+    let t = Instant::now();
+    let rows = qs
+        .iter()
+        .map(|q| score(&w, &transport, q, rag, &summaries, &page_keys))
+        .collect();
+    eprintln!(
+        "{mode}: {} questions in {:.0} s",
+        qs.len(),
+        t.elapsed().as_secs_f64()
+    );
+    rows
+}
+
+fn score(
+    w: &W,
+    transport: &InProcess,
+    q: &Question,
+    rag: &Rag,
+    summaries: &BTreeMap<String, BTreeSet<String>>,
+    page_keys: &BTreeSet<String>,
+) -> Row {
+    let answerable = q.kind != Kind::Unanswerable;
+    let supporting: BTreeSet<&String> = q
+        .sources
+        .iter()
+        .flat_map(|s| summaries.get(s))
+        .flatten()
+        .collect();
+    let search = SearchOptions {
+        k: 5,
+        explain: false,
+        ..SearchOptions::default()
+    };
+    let hits: Vec<String> = block_on(w.search(&q.question, &search))
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.key)
+        .collect();
+    transport.state().reset();
+    let a = block_on(w.ask_configured(
+        transport.clone(),
+        &q.question,
+        &AskOptions::default(),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    let context = if a.extractive {
+        a.answer.clone()
+    } else {
+        transport
+            .state()
+            .requests()
+            .iter()
+            .map(user_text)
+            .filter(|t| t.contains("\n\nQuestion: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let top = rag.top(&q.question);
+    let rag_text: Vec<&str> = top.iter().map(|(_, c)| c.as_str()).collect();
+    Row {
+        answerable,
+        r1: hits.first().is_some_and(|h| supporting.contains(h)),
+        r5: hits.iter().any(|h| supporting.contains(h)),
+        context: answerable && holds_any(&context, &q.key_phrases),
+        all_phrases: answerable && holds_all(&a.answer, &q.key_phrases),
+        any_phrase: answerable && holds_any(&a.answer, &q.key_phrases),
+        declined: a.declined,
+        citations_ok: a
+            .citations
+            .iter()
+            .all(|c| page_keys.contains(&c.to_lowercase())),
+        input: a.usage.input,
+        rag_r1: top.first().is_some_and(|(s, _)| q.sources.contains(s)),
+        rag_r5: top.iter().take(5).any(|(s, _)| q.sources.contains(s)),
+        rag_context: answerable && holds_any(&rag_text.join("\n\n"), &q.key_phrases),
+        rag_input: estimate_tokens(&q.question)
+            + rag_text.iter().map(|c| estimate_tokens(c)).sum::<u64>(),
+    }
+}
+
+/// `n/d` as a share with two decimals, `—` without questions.
+fn share(rows: &[&Row], f: impl Fn(&Row) -> bool) -> String {
+    if rows.is_empty() {
+        return "—".into();
+    }
+    let n = rows.iter().filter(|r| f(r)).count();
+    format!("{:.2} ({n}/{})", n as f64 / rows.len() as f64, rows.len())
+}
+
+fn mean(rows: &[&Row], f: impl Fn(&Row) -> u64) -> String {
+    if rows.is_empty() {
+        return "—".into();
+    }
+    format!(
+        "{:.0}",
+        rows.iter().map(|r| f(r) as f64).sum::<f64>() / rows.len() as f64
+    )
+}
+
+/// One table row per half and overall.
+fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
+    for half in ["calibrate", "heldout", "all"] {
+        let of: Vec<&Row> = qs
+            .iter()
+            .zip(rows)
+            .filter(|(q, _)| half == "all" || q.half == half)
+            .map(|(_, r)| r)
+            .collect();
+        let ans: Vec<&Row> = of.iter().copied().filter(|r| r.answerable).collect();
+        let un: Vec<&Row> = of.iter().copied().filter(|r| !r.answerable).collect();
+        println!(
+            "| {set} | {mode} | {half} | {} / {} | {} / {} | {} / {} | {} / {} | {} | {} | {} | {} / {} |",
+            share(&ans, |r| r.r1),
+            share(&ans, |r| r.r5),
+            share(&ans, |r| r.rag_r1),
+            share(&ans, |r| r.rag_r5),
+            share(&ans, |r| r.context),
+            share(&ans, |r| r.rag_context),
+            share(&ans, |r| r.all_phrases),
+            share(&ans, |r| r.any_phrase),
+            share(&un, |r| r.declined),
+            share(&ans, |r| r.declined),
+            share(&of, |r| r.citations_ok),
+            mean(&of, |r| r.input),
+            mean(&of, |r| r.rag_input),
+        );
+    }
+}
+
+fn main() {
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let modes: Vec<&str> = match env("ANSWER_BENCH_MODE", "both").as_str() {
+        "offline" => vec!["offline"],
+        "scripted" => vec!["scripted"],
+        _ => vec!["offline", "scripted"],
+    };
+    let sets: Vec<&str> = match env("ANSWER_BENCH_SET", "both").as_str() {
+        "en" => vec!["en"],
+        "zh" => vec!["zh"],
+        _ => vec!["en", "zh"],
+    };
+    let changelog = env("ANSWER_BENCH_CHANGELOG", "0") == "1";
+    let t0 = Instant::now();
+    let mut tables = vec![];
+    for set in sets {
+        let (file, docs) = if set == "en" {
+            let docs = match scale_docs(&["cargo/", "nomicon/"]) {
+                Ok(d) => d,
+                Err(why) => {
+                    eprintln!("skipped the English set: {why}");
+                    continue;
+                }
+            };
+            let docs: Vec<Doc> = docs
+                .into_iter()
+                .filter(|d| changelog || d.path != "cargo/CHANGELOG.html")
+                .collect();
+            ("cargo-nomicon.json", docs)
+        } else {
+            ("zh.json", zh_docs())
+        };
+        let qs = load(file).questions;
+        let rag = Rag::new(&docs);
+        eprintln!(
+            "{set}: {} sources, {} RAG chunks, {} questions",
+            docs.len(),
+            rag.chunks.len(),
+            qs.len()
+        );
+        for mode in &modes {
+            let rows = run(mode, &docs, &qs, &rag);
+            tables.push((set, *mode, qs.clone(), rows));
+        }
+    }
+    println!(
+        "| set | mode | half | R@1 / R@5 | RAG R@1 / R@5 | answer context recall: wiki / RAG | key phrases in answer: all / any | unanswerable declined | answerable wrongly declined | citations resolve | input tokens per question: wiki / RAG |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (set, mode, qs, rows) in &tables {
+        print_table(set, mode, qs, rows);
+    }
+    eprintln!("total {:.0} s", t0.elapsed().as_secs_f64());
+}
