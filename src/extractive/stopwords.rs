@@ -39,11 +39,46 @@ pub const STOPWORDS: &[&str] = &[
 
 /// English words too generic to make a term on their own (the offline compiler's heading terms).
 pub const GENERIC: &[&str] = &[
-    "type", "value", "rule", "summary", "example", "element", "way", "thing", "part",
-    "introduction", "overview", "conclusion", "note", "detail", "case", "kind", "time", "new",
-    "different", "multiple", "default", "chapter", "section", "listing", "figure", "complexity",
-    "complexities", "basic", "basics", "simple", "code", "data", "file", "directory", "behavior",
-    "shortcut", "run", "finish", "step", "option", "thing",
+    "type",
+    "value",
+    "rule",
+    "summary",
+    "example",
+    "element",
+    "way",
+    "thing",
+    "part",
+    "introduction",
+    "overview",
+    "conclusion",
+    "note",
+    "detail",
+    "case",
+    "kind",
+    "time",
+    "new",
+    "different",
+    "multiple",
+    "default",
+    "chapter",
+    "section",
+    "listing",
+    "figure",
+    "complexity",
+    "complexities",
+    "basic",
+    "basics",
+    "simple",
+    "code",
+    "data",
+    "file",
+    "directory",
+    "behavior",
+    "shortcut",
+    "run",
+    "finish",
+    "step",
+    "option",
 ];
 
 /// CJK function characters that do not start or end a term.
@@ -51,6 +86,7 @@ pub const CJK_FUNCTION: &str = "的了是在和与也就都而及或一个这那
 
 /// Chinese function and generic words, Simplified, Traditional and Cantonese, sorted by code
 /// point (sources in the module docs).
+#[rustfmt::skip]
 pub const CJK_STOPWORDS: &[&str] = &[
     "㗎", "一", "一下", "一个", "一些", "一份", "一何", "一來", "一個", "一切", "一则", "一則",
     "一句", "一啲", "一定", "一方面", "一旦", "一条", "一来", "一样", "一條", "一樣", "一次",
@@ -207,7 +243,10 @@ mod tests {
                 assert!(seen.insert(w), "twice: {w}");
             }
         }
-        assert!(CJK_STOPWORDS.windows(2).all(|p| p[0] < p[1]), "sorted, unique");
+        assert!(
+            CJK_STOPWORDS.windows(2).all(|p| p[0] < p[1]),
+            "sorted, unique"
+        );
         assert!(CJK_STOPWORDS.len() > 1000);
         for c in CJK_FUNCTION.chars() {
             assert!(is_cjk_stopword(&c.to_string()), "{c}");
@@ -217,14 +256,40 @@ mod tests {
     #[test]
     fn cjk_function_and_generic_words_are_stop() {
         for w in [
-            "什么", "什麼", "一段", "呢個", "唔係", "回答", "自己", "方法", "问题", "問題", "这个",
-            "這個", "因为", "因為", "我们", "我們", "可以", "所以", "这个问题", "自己的方法",
+            "什么",
+            "什麼",
+            "一段",
+            "呢個",
+            "唔係",
+            "回答",
+            "自己",
+            "方法",
+            "问题",
+            "問題",
+            "这个",
+            "這個",
+            "因为",
+            "因為",
+            "我们",
+            "我們",
+            "可以",
+            "所以",
+            "这个问题",
+            "自己的方法",
         ] {
             assert!(is_cjk_stop(w), "{w}");
         }
         assert!(has_cjk_function_edge("的方法") && has_cjk_function_edge("检索是"));
         assert!(!has_cjk_function_edge("有界队列".get(3..).unwrap()));
-        for w in ["检索增强生成", "知識庫", "背压", "有界队列", "流量控制", "向量", "大模型"] {
+        for w in [
+            "检索增强生成",
+            "知識庫",
+            "背压",
+            "有界队列",
+            "流量控制",
+            "向量",
+            "大模型",
+        ] {
             assert!(!is_cjk_stop(w), "{w}");
         }
     }

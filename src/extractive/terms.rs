@@ -1,22 +1,38 @@
 //! Terms the offline compiler makes pages for, found across all sources of a wiki.
 //!
+//! A term gets a page only if it names something: it is a heading term, or it recurs in a source
+//! and is rare across the corpus (document frequency at most half the sources, rounded up: an
+//! inverse document frequency ln(N/df) of about ln 2 or more, the IDF of TF-IDF; Spärck Jones
+//! 1972). Words of the one stop list ([`super::stopwords`]) never make a term.
+//!
 //! Rules (the acceptance tests derive their expected keys from these):
 //! 1. **Heading terms.** Each Latin-script heading is split into words (surrounding punctuation
 //!    removed); a leading `-ing` verb is dropped ("Creating a New Vector" → "a New Vector"); the rest
 //!    is cut at stopwords into segments; every word and every two-word run of a segment is a
 //!    candidate, except generic words ([`GENERIC`]). A candidate is a term when it occurs in two or
 //!    more headings of the corpus, or when it is in one of a source's headings and occurs three or
-//!    more times in that source's text. A CJK heading (without punctuation, 2–8 characters) is a
-//!    candidate as a whole, under the same two conditions.
+//!    more times in that source's text; and when it is distinctive: a candidate ending in a
+//!    participle or adverb ([`is_modifier`]) never is (except a gerund of a source's first
+//!    heading, "Borrowing"); a candidate of a source's first heading or a two-word one is; a
+//!    single word only when rare across the corpus's running text (threshold above: "code" or
+//!    "data" in every chapter of a book names nothing). A CJK heading (without punctuation, 2–8
+//!    characters) is a candidate as a whole, under the same two conditions, unless it is a stop
+//!    word or made of stop words ([`is_cjk_stop`]).
 //! 2. Words match case-insensitively and singular/plural-insensitively ([`singular`]); a one-word
 //!    term that only ever occurs inside a two-word term ("Hash" in "Hash Map") is dropped.
 //! 3. **Capitalised multi-word terms**: runs of two to four capitalised words in running text
 //!    (leading stopwords removed) that occur at least twice in the corpus are entities.
-//! 4. **Recurring CJK terms**: CJK character runs of 2–4 that occur at least three times in the
-//!    corpus, do not start or end with a function character ([`CJK_FUNCTION`]), and are not part of a
-//!    longer such run with nearly the same count, nor part of a heading term.
+//! 4. **Recurring CJK terms**: CJK character runs of 2–4 that occur three or more times in one
+//!    source and are rare across the corpus (threshold above), are no stop word nor made of stop
+//!    words ([`is_cjk_stop`]), do not start or end with a function character
+//!    ([`super::stopwords::CJK_FUNCTION`]), and are not part of a longer such run with nearly the
+//!    same count (within 80 %), nor part of a heading term.
 //! 5. A term's title is its most frequent surface form in headings (else in text); ties go to the
 //!    shorter, then the smaller string. Other surface forms become aliases.
+//!
+//! The statistics are incremental ([`DocStats`] per source, summed and subtracted by
+//! [`CorpusStats`]): document frequencies are counts of sources, so removing a source undoes
+//! exactly what adding it did.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -125,7 +141,10 @@ pub fn is_modifier(word: &str) -> bool {
         return !word.ends_with("eed") && stem_ok(stem);
     }
     word.strip_suffix("ly").is_some_and(|stem| {
-        stem.len() >= 5 && ["al", "ous", "ive", "ent", "ant", "ic"].iter().any(|e| stem.ends_with(e))
+        stem.len() >= 5
+            && ["al", "ous", "ive", "ent", "ant", "ic"]
+                .iter()
+                .any(|e| stem.ends_with(e))
     })
 }
 
