@@ -15,7 +15,8 @@
 //!    participle or adverb ([`is_modifier`]) never is (except a gerund of a source's first
 //!    heading, "Borrowing"); a candidate of a source's first heading or a two-word one is; a
 //!    single word only when rare across the corpus's running text (threshold above: "code" or
-//!    "data" in every chapter of a book names nothing). A CJK heading (without punctuation, 2–8
+//!    "data" in every chapter of a book names nothing) or when it heads a section in at least
+//!    half the sources whose text has it (the subject of a wiki on one topic). A CJK heading (without punctuation, 2–8
 //!    characters) is a candidate as a whole, under the same two conditions, unless it is a stop
 //!    word or made of stop words ([`is_cjk_stop`]).
 //! 2. Words match case-insensitively and singular/plural-insensitively ([`singular`]); a one-word
@@ -400,7 +401,7 @@ impl CorpusStats {
     /// Rule 1's distinctiveness: a CJK heading always qualifies; an English candidate ending in a
     /// modifier ([`is_modifier`]) never, except a gerund of a title; otherwise a title candidate
     /// or a two-word one does, a single word only when rare across the corpus's running text
-    /// ([`is_rare`]).
+    /// ([`is_rare`]) or when it heads a section in at least half the sources that use it.
     fn distinctive_heading_word(&self, norm: &str) -> bool {
         if norm.chars().any(is_cjk) {
             return true;
@@ -411,9 +412,11 @@ impl CorpusStats {
         if is_modifier(last) && !(title && last.ends_with("ing")) {
             return false;
         }
-        title
-            || norm.contains(' ')
-            || is_rare(self.word_df.get(norm).copied().unwrap_or(0), self.docs)
+        // A word that heads a section in at least half the sources whose text has it is what
+        // those sources are about (a wiki on one subject), however common it is.
+        let df = self.word_df.get(norm).copied().unwrap_or(0);
+        let headed = self.heading_count.get(norm).copied().unwrap_or(0);
+        title || norm.contains(' ') || is_rare(df, self.docs) || 2 * headed >= df
     }
 
     /// The corpus's terms, by the rules in the module docs, sorted by normalised form.
