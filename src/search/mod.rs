@@ -24,6 +24,7 @@
 pub mod bm25;
 pub mod codec;
 pub mod fusion;
+pub mod passages;
 pub mod persist;
 mod query;
 pub mod tokenizer;
@@ -38,6 +39,7 @@ pub use bm25::DocFields;
 use bm25::{Bm25Index, Bm25Params};
 use vectors::{HnswParams, PutOutcome, VectorError, VectorStore};
 
+pub use passages::{HitKind, NewPassage, PassageMeta};
 pub use query::{
     HitExplain, QueryVector, SearchHit, SearchMode, SearchOptions, SearchResults, SearchStatus,
 };
@@ -244,6 +246,8 @@ pub struct SearchIndex {
     /// The revision of the stored `search/op` stamp this index was read or saved at (`None`: no
     /// stamp), so a save can expect it (set by `search_ops`).
     pub(crate) stamp_rev: Option<u64>,
+    /// The passages of the sources (`None` until a source is indexed), see [`passages`].
+    pub(crate) passages: Option<Box<passages::Passages>>,
 }
 
 /// A full build of a [`SearchIndex`] (BM25 only; vectors come later through
@@ -331,6 +335,7 @@ impl SearchIndex {
             dirty_meta: true,
             synced_op: None,
             stamp_rev: None,
+            passages: None,
         }
     }
 
@@ -668,6 +673,12 @@ impl SearchIndex {
             s.as_ref()
                 .is_some_and(|s| s.model() == model && s.dim() == dim)
         };
+        if let Some(p) = self.passages.as_mut() {
+            // The passages follow the pages' model: their own re-embed starts with it.
+            if p.index.active.is_some() {
+                p.index.confirm_reembed(model, dim);
+            }
+        }
         if same(&self.active) || same(&self.staging) {
             return;
         }

@@ -9,6 +9,8 @@
 //! | `vectors-delta` | dead base rows, null docs, delta docs and rows | every vector change |
 //! | `hnsw` | the HNSW graph over the `vectors` rows (postcard; points are row numbers) | on a graph rebuild |
 //! | `staging`, `staging-delta` | the same two for a re-embed in progress | during a re-embed |
+//! | `passages/…` | every record above again, for the source passages' own index (`passages/meta`, `passages/bm25`, …) | as above, when passages change |
+//! | `passages/table` | per source: key, version, its passages (key, heading path, line range) | when a source's passages change |
 //!
 //! Every record is framed: magic `LWSI`, format version (`u32`, [`FORMAT_VERSION`]), record kind
 //! (`u8`), payload length (`u64`), a checksum of the payload (`u64`; XXH3-64 from version 2 on,
@@ -26,6 +28,7 @@ use std::rc::Rc;
 
 use super::bm25::{Bm25BaseSnapshot, Bm25Index};
 use super::codec::{checksum, hash64, Checksum, DecodeError, DecodeResult, Reader, Writer};
+use super::passages::{read_table, write_table, Passages};
 use super::vectors::{HnswParams, VectorStore, VectorsBaseSnapshot};
 use super::{DocTable, SearchConfig, SearchIndex};
 use crate::error::{Error, Result};
@@ -57,6 +60,10 @@ pub const KEY_HNSW: &str = "hnsw";
 pub const KEY_STAGING: &str = "staging";
 /// Record key: the re-embedding vectors' delta.
 pub const KEY_STAGING_DELTA: &str = "staging-delta";
+/// Prefix of the records of the passages' index (`passages/meta`, `passages/bm25`, …).
+pub const PASSAGES_PREFIX: &str = "passages/";
+/// Record key: the passage table.
+pub const KEY_PASSAGE_TABLE: &str = "passages/table";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -67,6 +74,7 @@ enum Kind {
     Vectors = 4,
     VectorsDelta = 5,
     Graph = 6,
+    PassageTable = 7,
 }
 
 /// The header of a record holding `payload`.
@@ -210,6 +218,29 @@ pub(crate) struct Persisted {
     active: bool,
     graph: bool,
     staging: bool,
+    passages: bool,
+}
+
+/// Every record key a passages index can have.
+fn passage_keys() -> Vec<String> {
+    [
+        KEY_META,
+        KEY_BM25,
+        KEY_BM25_DELTA,
+        KEY_VECTORS,
+        KEY_VECTORS_DELTA,
+        KEY_HNSW,
+        KEY_STAGING,
+        KEY_STAGING_DELTA,
+    ]
+    .iter()
+    .map(|k| format!("{PASSAGES_PREFIX}{k}"))
+    .chain([KEY_PASSAGE_TABLE.to_string()])
+    .collect()
+}
+
+fn table_record(p: &Passages) -> Vec<u8> {
+    write_with(Kind::PassageTable, |w| write_table(p, w))
 }
 
 fn write_meta(idx: &SearchIndex) -> Vec<u8> {
@@ -461,6 +492,44 @@ fn read_store(
     Ok(Some(s))
 }
 
+/// The passages' index and table from the `passages/…` records, or `None` when there are none.
+/// A `passages/…` record without `passages/meta` or `passages/table` is corrupt.
+fn read_passages(records: &Records<'_>) -> Result<Option<Box<Passages>>> {
+    let nested: Vec<(&str, &[u8])> = records
+        .0
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix(PASSAGES_PREFIX)?, *v)))
+        .filter(|(k, _)| *k != &KEY_PASSAGE_TABLE[PASSAGES_PREFIX.len()..])
+        .collect();
+    let has_table = records.0.contains_key(KEY_PASSAGE_TABLE);
+    if nested.is_empty() && !has_table {
+        return Ok(None);
+    }
+    if !nested.iter().any(|(k, _)| *k == KEY_META) {
+        let key = format!("{PASSAGES_PREFIX}{KEY_META}");
+        return Err(corrupt(&key, DecodeError::new("missing")));
+    }
+    let index = SearchIndex::from_records(nested).map_err(|e| match e {
+        Error::Corrupt {
+            store,
+            key,
+            message,
+        } => Error::Corrupt {
+            store,
+            key: format!("{PASSAGES_PREFIX}{key}"),
+            message,
+        },
+        e => e,
+    })?;
+    let payload = records.get(KEY_PASSAGE_TABLE, Kind::PassageTable)?;
+    let mut r = Reader::new(payload);
+    let mut p = read_table(&mut r, index)
+        .and_then(|p| r.finish().map(|_| p))
+        .map_err(|e| corrupt(KEY_PASSAGE_TABLE, e))?;
+    p.dirty = false;
+    Ok(Some(Box::new(p)))
+}
+
 impl SearchIndex {
     /// Every record of the index, framed: what a first save or an export writes.
     pub fn to_records(&self) -> Vec<(String, Vec<u8>)> {
@@ -497,6 +566,12 @@ impl SearchIndex {
                 write_with(Kind::VectorsDelta, |w| s.write_delta(w)).into(),
             ));
         }
+        if let Some(p) = &self.passages {
+            for (k, d) in p.index.records() {
+                out.push((format!("{PASSAGES_PREFIX}{k}"), d));
+            }
+            out.push((KEY_PASSAGE_TABLE.into(), table_record(p).into()));
+        }
         out
     }
 
@@ -524,15 +599,19 @@ impl SearchIndex {
                 })
                 .collect();
             // A fresh index may replace records an older one left behind.
-            for key in [
+            let stale = [
                 KEY_VECTORS,
                 KEY_VECTORS_DELTA,
                 KEY_HNSW,
                 KEY_STAGING,
                 KEY_STAGING_DELTA,
-            ] {
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain(passage_keys());
+            for key in stale {
                 if !out.iter().any(|r| r.key == key) {
-                    out.push(del(key));
+                    out.push(del(&key));
                 }
             }
             return out;
@@ -600,11 +679,42 @@ impl SearchIndex {
         if self.dirty_meta || !out.is_empty() {
             out.insert(0, put((KEY_META.into(), write_meta(self))));
         }
+        match &self.passages {
+            Some(p) => {
+                if !self.persisted.passages {
+                    // The first passages: every record, over any an older index left behind.
+                    for (key, data) in p.index.records() {
+                        out.push(RecordWrite {
+                            key: format!("{PASSAGES_PREFIX}{key}"),
+                            data: Some(data),
+                        });
+                    }
+                } else {
+                    for w in p.index.dirty_records() {
+                        out.push(RecordWrite {
+                            key: format!("{PASSAGES_PREFIX}{}", w.key),
+                            data: w.data,
+                        });
+                    }
+                }
+                if p.dirty || !self.persisted.passages {
+                    out.push(put((KEY_PASSAGE_TABLE.into(), table_record(p))));
+                }
+            }
+            None if self.persisted.passages => {
+                out.extend(passage_keys().iter().map(|k| del(k)));
+            }
+            None => {}
+        }
         out
     }
 
     /// Records that the writes of [`SearchIndex::dirty_records`] were committed.
     pub fn mark_persisted(&mut self) {
+        if let Some(p) = self.passages.as_mut() {
+            p.index.mark_persisted();
+            p.dirty = false;
+        }
         self.dirty_meta = false;
         self.bm25.dirty_base = false;
         self.bm25.dirty_delta = false;
@@ -618,6 +728,7 @@ impl SearchIndex {
             active: self.active.is_some(),
             graph: self.active.as_ref().is_some_and(|a| a.has_graph()),
             staging: self.staging.is_some(),
+            passages: self.passages.is_some(),
         };
     }
 
@@ -634,6 +745,7 @@ impl SearchIndex {
         if records.0.is_empty() {
             return Ok(SearchIndex::default());
         }
+        let passages = read_passages(&records)?;
         let meta = records.get(KEY_META, Kind::Meta)?;
         let meta = read_meta(meta).map_err(|e| corrupt(KEY_META, e))?;
         let bm25 = read_bm25(&records, &meta)?;
@@ -665,12 +777,14 @@ impl SearchIndex {
                 active: active.is_some(),
                 graph: active.as_ref().is_some_and(|a| a.has_graph()),
                 staging: staging.is_some(),
+                passages: passages.is_some(),
             },
             active,
             staging,
             dirty_meta: false,
             synced_op: None,
             stamp_rev: None,
+            passages,
         })
     }
 }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bm25::Bm25Explain;
-use super::{fusion, EmbeddingStatus, SearchIndex};
+use super::{fusion, EmbeddingStatus, HitKind, SearchIndex};
 
 /// Which ranking a search uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -49,6 +49,9 @@ pub struct SearchOptions {
     pub depth: usize,
     /// Include the per-term BM25 breakdown in each hit. Default true.
     pub explain: bool,
+    /// Also search the source passages: up to `k` passage hits follow the page hits (each list
+    /// ranked within its own collection, best first). Default false: pages only.
+    pub passages: bool,
 }
 
 impl Default for SearchOptions {
@@ -59,6 +62,7 @@ impl Default for SearchOptions {
             query_vector: None,
             depth: 50,
             explain: true,
+            passages: false,
         }
     }
 }
@@ -125,8 +129,23 @@ pub struct HitExplain {
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
-    /// The page key.
+    /// The page key, or for a passage its passage key (`"{source}#L{first}-{last}"`).
     pub key: String,
+    /// A page or a source passage.
+    #[serde(default)]
+    pub kind: HitKind,
+    /// A passage's source key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A passage's source version (SHA-256 of the text it was cut from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// A passage's heading path (" › "-joined; "" before the first heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heading: Option<String>,
+    /// A passage's 1-based inclusive line range in the source text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(u32, u32)>,
     /// BM25 score, cosine similarity, or RRF score, by [`SearchResults::mode`].
     pub score: f32,
     /// Why.
@@ -147,13 +166,48 @@ pub struct SearchResults {
 }
 
 impl SearchIndex {
-    /// Searches the pages.
+    /// Searches the pages, and with [`SearchOptions::passages`] the source passages too (their
+    /// hits after the pages', tagged [`HitKind::Passage`] with their source, version, heading and
+    /// lines).
     ///
     /// `Bm25` ranks by BM25F. `Vector` ranks by cosine similarity to `query_vector`. `Hybrid`
     /// fuses the best `depth` of each with RRF. When vectors cannot serve (no query vector, a null
     /// one, another model, a re-embed under way, no vectors yet) the search runs on BM25 and
     /// [`SearchResults::status`] says why. Never panics; an empty index or `k = 0` gives no hits.
     pub fn search(&self, query: &str, options: &SearchOptions) -> SearchResults {
+        let mut results = self.search_pages(query, options);
+        if options.passages {
+            results
+                .hits
+                .extend(self.search_passages(query, options).hits);
+        }
+        results
+    }
+
+    /// Searches the source passages only (as [`SearchIndex::search`] does the pages): hits of
+    /// kind [`HitKind::Passage`], best first; the status is that of the passages' vectors.
+    pub fn search_passages(&self, query: &str, options: &SearchOptions) -> SearchResults {
+        let Some(p) = self.passages.as_ref() else {
+            return SearchResults {
+                hits: Vec::new(),
+                mode: SearchMode::Bm25,
+                status: SearchStatus::Ok,
+            };
+        };
+        let mut results = p.index.search_pages(query, options);
+        for h in &mut results.hits {
+            if let Some(m) = p.meta.get(&h.key) {
+                h.kind = HitKind::Passage;
+                h.source = Some(m.source.clone());
+                h.version = Some(m.version.clone());
+                h.heading = Some(m.heading.clone());
+                h.lines = Some(m.lines);
+            }
+        }
+        results
+    }
+
+    fn search_pages(&self, query: &str, options: &SearchOptions) -> SearchResults {
         let k = options.k;
         let depth = options.depth.max(k);
         let mut status = SearchStatus::Ok;
@@ -218,6 +272,11 @@ impl SearchIndex {
         };
         let hit = |doc: u32, score: f32, explain: HitExplain| SearchHit {
             key: self.docs.key(doc).to_string(),
+            kind: HitKind::Page,
+            source: None,
+            version: None,
+            heading: None,
+            lines: None,
             score,
             explain,
         };

@@ -26,10 +26,12 @@ mod pages;
 mod rename;
 mod search;
 pub(crate) mod search_index;
+mod source_passages;
 mod sources;
 
 pub use pages::unlink_page;
 pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
+pub use source_passages::source_passages;
 pub(crate) use sources::put_source_flag;
 pub use sources::source_key;
 
@@ -277,8 +279,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// Finishes an operation: adds the op record and the log entry, then what the batch's page,
     /// revision, claim and ledger writes change in the page table ([`crate::page_table::derive`]),
-    /// and — when pages change — a fresh index.md from the table and the search-index delta of
-    /// the pages written and deleted; then the operation's undo record ([`crate::records::undo`]), then
+    /// and — when pages change — a fresh index.md from the table; when pages or sources change,
+    /// the search-index delta of the pages written and deleted and of the sources' passages;
+    /// then the operation's undo record ([`crate::records::undo`]), then
     /// commits. Reads the bodies of no page but those in the batch.
     pub(crate) async fn finish(&self, mut ob: OpBuilder) -> Result<Operation> {
         ob.batch.put(
@@ -312,11 +315,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let mut search = None;
         let mut restamp = None;
-        if derived.pages_changed() {
-            // The search index changes in the same transaction as the pages.
+        let sources = source_passages::source_changes(&ob.batch)?;
+        if derived.pages_changed() || !sources.is_empty() {
+            // The search index changes in the same transaction as the pages and sources.
             let written: Vec<&Page> = derived.written.values().collect();
             let index = self
-                .search_delta(&mut ob.batch, ob.op.id, &written, &derived.deleted)
+                .search_delta(
+                    &mut ob.batch,
+                    ob.op.id,
+                    &written,
+                    &derived.deleted,
+                    &sources,
+                )
                 .await?;
             // Its stamp is the batch's last search write so far.
             search = Some((index, ob.batch.len() - 1));

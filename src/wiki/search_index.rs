@@ -9,14 +9,14 @@
 //! batch, so storage never holds an index for other pages than the ones it holds.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::config::EmbeddingProvider;
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
-use crate::model::Page;
+use crate::model::{Page, Source};
 use crate::records::{from_json, SEARCH_OP_KEY};
 use crate::search::bm25::DocFields;
 use crate::search::{SearchConfig, SearchIndex};
@@ -123,7 +123,8 @@ pub fn embedding_text(page: &Page) -> String {
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Adds to `batch` the search-index changes that take the index from the committed state to
-    /// `pages` (every page after operation `op`), with the stamp `op`, so the operation's commit
+    /// `pages` (every page after operation `op`) and to the `sources` the batch writes or deletes
+    /// (their passages: [`Wiki::passage_delta`]), with the stamp `op`, so the operation's commit
     /// carries its index delta in the same transaction. Pages whose fields did not change are not
     /// tokenized again. With the built-in offline embedding (the default) the changed pages are
     /// embedded here, before the transaction opens; an endpoint's embeddings are added later by
@@ -134,13 +135,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         op: u64,
         written: &[&Page],
         deleted: &[String],
+        sources: &BTreeMap<String, Option<Source>>,
     ) -> Result<SearchIndex> {
         let mut index = self.search_index_for_commit().await?;
         index.apply(
             written.iter().map(|p| (p.key.as_str(), page_fields(p))),
             deleted.iter().map(String::as_str),
         );
-        if self.llm_config().await?.embeddings.provider == EmbeddingProvider::Offline {
+        let offline = self.llm_config().await?.embeddings.provider == EmbeddingProvider::Offline;
+        self.passage_delta(&mut index, batch, sources, offline)
+            .await?;
+        if offline {
             let by_key: HashMap<&str, &Page> =
                 written.iter().map(|p| (p.key.as_str(), *p)).collect();
             let embedder = OfflineEmbedder::new();
@@ -283,16 +288,29 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let stored = records.iter().any(|(k, _)| k != SEARCH_OP_KEY);
         drop(records);
         let mut index = match loaded {
-            Ok(index) if stamp == Some(last) => {
+            Ok(index)
+                if stamp == Some(last)
+                    && (index.passage_index().is_some() || !self.has_sources().await?) =>
+            {
                 let mut index = index;
                 index.synced_op = Some(last);
                 index.stamp_rev = stamp_rev;
                 return Ok(index);
             }
-            // Behind: only the pages that changed are indexed again.
+            // Current but without passages (an index written before they were indexed): the
+            // passages are added.
+            Ok(mut index) if stamp == Some(last) => {
+                let offline = self.offline_embedding().await?;
+                self.sync_passages(&mut index, offline).await?;
+                index
+            }
+            // Behind: only the pages and sources that changed are indexed again.
             Ok(mut index) if stored => {
                 let pages = self.all_pages().await?;
                 index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+                drop(pages);
+                let offline = self.offline_embedding().await?;
+                self.sync_passages(&mut index, offline).await?;
                 index
             }
             // None stored, or unreadable: a full build, reading the pages in batches.
@@ -340,16 +358,36 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(index)
     }
 
-    /// A new index of every page (nothing saved), read [`REBUILD_BATCH`] pages at a time, twice;
-    /// when the pages change between the two reads (another tab committed), read all at once.
+    /// A new index of every page (nothing saved), read [`REBUILD_BATCH`] pages at a time, twice
+    /// (when the pages change between the two reads, another tab committed, read all at once),
+    /// with the passages of every source ([`Wiki::sync_passages`]).
     pub(crate) async fn fresh_search_index(&self) -> Result<SearchIndex> {
-        if let Some(index) = build_index_in_batches(&self.storage).await? {
-            return Ok(index);
-        }
-        let pages = self.all_pages().await?;
-        let mut index = SearchIndex::default();
-        index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+        let mut index = match build_index_in_batches(&self.storage).await? {
+            Some(index) => index,
+            None => {
+                let pages = self.all_pages().await?;
+                let mut index = SearchIndex::default();
+                index.upsert_many(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+                index
+            }
+        };
+        let offline = self.offline_embedding().await?;
+        self.sync_passages(&mut index, offline).await?;
         Ok(index)
+    }
+
+    /// True when the configured embedding is the built-in offline one (embedded at commit).
+    async fn offline_embedding(&self) -> Result<bool> {
+        Ok(self.llm_config().await?.embeddings.provider == EmbeddingProvider::Offline)
+    }
+
+    /// True when the wiki has a source (one record read).
+    async fn has_sources(&self) -> Result<bool> {
+        Ok(!self
+            .storage
+            .scan_page(Store::Sources, "", None, 1)
+            .await?
+            .is_empty())
     }
 
     /// Saves what changed in `index` (e.g. after [`SearchIndex::put_embeddings`]) with its stamp.

@@ -34,6 +34,8 @@ use crate::search::{EmbeddingStatus, SearchIndex};
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::wiki::Wiki;
 
+mod passages;
+
 pub use crate::records::{OBSERVED_DIM_KEY, SEARCH_OP_KEY, SKIPPED_KEY};
 
 /// Options of [`Wiki::embed_pages`] (JS: `embedPages({...})`).
@@ -130,6 +132,9 @@ pub struct EmbedReport {
     pub model: String,
     /// Pages embedded and saved in this run (with a usable vector; see `skipped`).
     pub embedded: usize,
+    /// Source passages embedded and saved in this run (after the pages).
+    #[serde(default)]
+    pub passages_embedded: usize,
     /// Where the model stands now (`reembedRequired` when it needs `confirm`).
     pub status: EmbeddingStatus,
     /// Pages whose vector came back unusable in this run (NaN or all zero): not stored; the
@@ -302,9 +307,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self.storage.commit(batch).await.map(|_| ())
     }
 
-    /// Embeds the pages that lack a vector of `embedder`'s model, in batches of
-    /// `options.batch_size` texts (each batch saved as it lands, so an interrupted run resumes
-    /// where it stopped). When the stored vectors are of another model, nothing is embedded
+    /// Embeds the pages that lack a vector of `embedder`'s model, then the source passages that
+    /// lack one (`passages_embedded`), in batches of `options.batch_size` texts (each batch saved
+    /// as it lands, so an interrupted run resumes where it stopped). When the stored vectors are of another model, nothing is embedded
     /// unless `options.confirm`: then a re-embed starts (searches with the new model's query
     /// vectors use BM25 meanwhile), and when every page has a new vector the old ones are
     /// replaced in one step (F28). Not an operation: the
@@ -330,6 +335,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Ok(EmbedReport {
                 model,
                 embedded,
+                passages_embedded: 0,
                 status,
                 skipped: vec![],
                 usage,
@@ -388,6 +394,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     return Ok(EmbedReport {
                         model,
                         embedded,
+                        passages_embedded: 0,
                         status,
                         skipped,
                         usage,
@@ -427,12 +434,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Err(err) => return Err(err),
             }
         }
+        self.note_skipped(&model, &skipped, &attempted).await?;
+        // Then the source passages, with the same model (not while a page re-embed is refused).
+        let passages = self
+            .embed_passages(embedder, &mut index, batch_size, &mut usage, cancel)
+            .await?;
         let dim = self.configured_dim(&index, &model).await?;
         let status = index.embedding_status(&model, dim);
-        self.note_skipped(&model, &skipped, &attempted).await?;
         Ok(EmbedReport {
             model,
             embedded,
+            passages_embedded: passages.embedded,
             status,
             skipped,
             usage,
