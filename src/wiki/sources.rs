@@ -31,6 +31,27 @@ pub(crate) fn put_source_flag(batch: &mut Batch, key: &str, version: &str, phras
     }
 }
 
+/// Lines of a source version ([`Wiki::source_span`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SourceSpan {
+    /// The source key.
+    pub key: String,
+    /// Its title.
+    pub title: String,
+    /// The version the lines are of.
+    pub version: String,
+    /// True when that is the source's current version.
+    pub current: bool,
+    /// The 1-based inclusive lines given (the last clamped to the text).
+    pub lines: (u32, u32),
+    /// Lines in that version's text.
+    pub total_lines: u32,
+    /// The lines, joined by `\n`, verbatim.
+    pub text: String,
+}
+
 /// Shows a pending source whose current version failed to compile as failed.
 pub(crate) fn show_failure(
     s: &mut Source,
@@ -185,6 +206,47 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         show_failure(&mut source, &self.compile_failures().await?);
         let text = self.source_text(&source.version).await?;
         Ok(Some(SourceWithText { source, text }))
+    }
+
+    /// Lines `lines` (1-based, inclusive; clamped to the text) of source `key` at `version` (the
+    /// current one when `None`; old versions stay readable): what a passage hit or a passage
+    /// citation points at, for the source view to show. `None` when there is no such source.
+    ///
+    /// Errors: [`Error::InvalidInput`] for an empty or reversed range; [`Error::Corrupt`] when
+    /// the version's text is missing; storage errors.
+    pub async fn source_span(
+        &self,
+        key: &str,
+        version: Option<&str>,
+        lines: (u32, u32),
+    ) -> Result<Option<SourceSpan>> {
+        if lines.0 == 0 || lines.1 < lines.0 {
+            return Err(Error::InvalidInput(format!(
+                "source lines {}-{}: a 1-based, inclusive range",
+                lines.0, lines.1
+            )));
+        }
+        let Some((source, _, _)) = self.find_source(key).await? else {
+            return Ok(None);
+        };
+        let version = version.unwrap_or(&source.version).to_string();
+        let text = self.source_text(&version).await?;
+        let total = text.lines().count() as u32;
+        let last = lines.1.min(total);
+        let span: Vec<&str> = text
+            .lines()
+            .skip(lines.0 as usize - 1)
+            .take(last.saturating_sub(lines.0 - 1) as usize)
+            .collect();
+        Ok(Some(SourceSpan {
+            current: version == source.version,
+            key: source.key,
+            title: source.title,
+            version,
+            lines: (lines.0, last.max(lines.0)),
+            total_lines: total,
+            text: span.join("\n"),
+        }))
     }
 
     /// The text of a source version (content-addressed; old versions stay readable).
