@@ -315,7 +315,16 @@ fn score(
         citations_ok: a
             .citations
             .iter()
-            .all(|c| page_keys.contains(&c.to_lowercase())),
+            .all(|c| page_keys.contains(&c.to_lowercase()))
+            && a.source_citations.iter().all(|c| {
+                // A passage citation resolves when its source version's lines hold the quote.
+                block_on(w.source_span(&c.source, Some(&c.version), c.lines))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|s| {
+                        s.text.split_whitespace().collect::<Vec<_>>().join(" ").contains(&c.quote)
+                    })
+            }),
         input: a.usage.input,
         route_input: a.route_usage.input,
         answer_input: a.answer_usage.input,

@@ -7,8 +7,12 @@
 //!    along the chosen pages' links adds their neighbours, bounded, hubs excluded.
 //! 2. *Answer*: passages of the chosen pages ([`passages`]: split along headings and paragraphs,
 //!    ranked by BM25F against the question) fill [`AskOptions::answer_budget`], every routed page
-//!    keeping at least its best one → a streamed answer citing `[[pages]]`. Every citation is
-//!    checked: one naming no page the answer was given is removed and counted (F32).
+//!    keeping at least its best one; then the source passages that best match the question
+//!    (hybrid search over the sources' passages, and those of the routed pages' own sources:
+//!    the drill-down from a summary to its evidence), skipping any a given page already quotes
+//!    → a streamed answer citing `[[pages]]` and source passages as `[^s1]` footnotes. Every
+//!    citation is checked: one naming nothing the answer was given is removed and counted (F32);
+//!    a kept passage footnote gets its definition (Decision 3's form, [`SourceCitation`]).
 //! 3. *Write-back*: the answer becomes an `analysis` page citing its pages, one operation.
 //!
 //! Offline (no endpoint) routing is the hybrid search alone and the answer is extractive: the
@@ -24,7 +28,7 @@ mod route;
 pub mod scripted;
 mod write_back;
 
-pub use model::{LlmQuery, QueryModel, ANSWER_SYSTEM};
+pub use model::{Given, GivenPassage, LlmQuery, QueryModel, ANSWER_SYSTEM};
 pub use offline::{OfflineQuery, EXTRACTIVE_NOTE};
 pub use route::{routing_line, ROUTING_SUMMARY_CHARS};
 
@@ -142,6 +146,13 @@ pub struct Answer {
     pub answer: String,
     /// Pages the answer cites (every one was given to the model), in order of first citation.
     pub citations: Vec<String>,
+    /// Source passages the answer cites as footnotes (every one was given to the model), in
+    /// order of first citation; their definitions end `answer`.
+    #[serde(default)]
+    pub source_citations: Vec<SourceCitation>,
+    /// Source passages given to the answer step (their keys, `"{source}#L{a}-{b}"`).
+    #[serde(default)]
+    pub passages: Vec<String>,
     /// Citations removed because they named no page the answer was given.
     pub removed_citations: Vec<String>,
     /// Pages routing chose.
@@ -167,7 +178,8 @@ pub struct Answer {
     pub saved: Option<String>,
     /// True when the answer cites two or more pages (worth offering "save to wiki").
     pub worth_saving: bool,
-    /// True when the answer rests on the wiki: it cites at least one page it was given. An
+    /// True when the answer rests on the wiki: it cites at least one page or source passage it
+    /// was given. An
     /// ungrounded answer is shown as such and [`Wiki::write_back`] refuses it. Answers from
     /// before the field existed read as grounded when they cite a page.
     #[serde(default = "grounded_default")]
@@ -179,6 +191,50 @@ pub struct Answer {
     /// Questions the wiki could answer instead (empty for now; a later issue fills it).
     #[serde(default)]
     pub suggestions: Vec<String>,
+}
+
+/// A source passage an answer cites (Decision 3's footnote form: [`SourceCitation::footnote`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SourceCitation {
+    /// The footnote id the answer cites it with (`s1` for `[^s1]`).
+    pub id: String,
+    /// The source key.
+    pub source: String,
+    /// The source version the passage was cut from (its text stays readable).
+    pub version: String,
+    /// The source's title.
+    pub source_title: String,
+    /// The passage's heading path (" › "-joined; "" before the first heading).
+    pub heading: String,
+    /// 1-based inclusive line range in that version's text.
+    pub lines: (u32, u32),
+    /// The source's summary page, when it has one (the footnote links it).
+    pub summary_page: Option<String>,
+    /// The passage, verbatim with whitespace folded to single spaces.
+    pub quote: String,
+}
+
+impl SourceCitation {
+    /// The footnote definition: `[^s1]: [[Summary page|Title]] — “quote” (key, lines a–b)`;
+    /// the title in italics when the source has no summary page. Quote marks in the passage are
+    /// kept as they are.
+    pub fn footnote(&self) -> String {
+        let named = match &self.summary_page {
+            Some(page) => crate::markdown::wikilinks::link_to(page, &self.source_title),
+            None => format!("*{}*", self.source_title.replace(['*', '[', ']'], "")),
+        };
+        let lines = if self.lines.0 == self.lines.1 {
+            format!("line {}", self.lines.0)
+        } else {
+            format!("lines {}–{}", self.lines.0, self.lines.1)
+        };
+        format!(
+            "[^{}]: {named} — “{}” ({}, {lines})",
+            self.id, self.quote, self.source
+        )
+    }
 }
 
 fn grounded_default() -> bool {
@@ -239,6 +295,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let given = self
             .answer_context(question, options, budget, &routed.pages, &hopped)
             .await?;
+        let given_passages: Vec<String> = given
+            .iter()
+            .filter_map(|g| g.passage.as_ref())
+            .map(|p| p.key.clone())
+            .collect();
         // Nothing to answer from: no answer call (a model would answer from nowhere).
         if given.is_empty() {
             let t2 = self.clock.now_ms();
@@ -268,9 +329,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let checked = citations::check(&raw, &given, table.resolver());
         let t2 = self.clock.now_ms();
 
+        let cited = checked.citations.len() + checked.sources.len();
         let mut result = Answer {
-            worth_saving: checked.citations.len() >= 2,
-            grounded: !checked.citations.is_empty(),
+            worth_saving: cited >= 2,
+            grounded: cited > 0,
+            source_citations: checked.sources,
+            passages: given_passages,
             declined: false,
             suggestions: vec![],
             answer: checked.answer,

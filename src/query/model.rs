@@ -10,6 +10,50 @@ use crate::model::TokenUsage;
 
 use super::Turn;
 
+/// One text the answer call is given: a page, or a passage of a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given {
+    /// The citation key: a page key (cited `[[key]]`), or a passage's footnote id (`s1`, cited
+    /// `[^s1]`).
+    pub key: String,
+    /// The page title, or for a passage its source title and heading path.
+    pub title: String,
+    /// The text: a page's chosen passages, or the source passage verbatim.
+    pub text: String,
+    /// Where a source passage is (`None` for a page).
+    pub passage: Option<GivenPassage>,
+}
+
+/// Where a given source passage is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenPassage {
+    /// The passage key in the search index (`"{source}#L{a}-{b}"`).
+    pub key: String,
+    /// The source key.
+    pub source: String,
+    /// The source version the passage was cut from.
+    pub version: String,
+    /// Its title.
+    pub source_title: String,
+    /// The heading path.
+    pub heading: String,
+    /// 1-based inclusive line range.
+    pub lines: (u32, u32),
+    /// The source's summary page, when it has one.
+    pub summary_page: Option<String>,
+}
+
+impl Given {
+    /// The key of its `<source>` block: the page key, or `^id` for a passage (the footnote it
+    /// is cited with).
+    pub fn block_key(&self) -> String {
+        match self.passage {
+            Some(_) => format!("^{}", self.key),
+            None => self.key.clone(),
+        }
+    }
+}
+
 /// What an answer model needs (the LLM or the offline extractor).
 #[allow(async_fn_in_trait)] // used generically on one thread, never as dyn
 pub trait QueryModel {
@@ -23,12 +67,12 @@ pub trait QueryModel {
         max: usize,
         cancel: &Cancel,
     ) -> Result<(Option<Vec<String>>, TokenUsage)>;
-    /// Answers from `pages` (key, title, text), streaming through `on_token`.
+    /// Answers from `given` (pages and source passages), streaming through `on_token`.
     async fn answer(
         &self,
         question: &str,
         history: &[Turn],
-        pages: &[(String, String, String)],
+        given: &[Given],
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> Result<(String, TokenUsage)>;
@@ -57,9 +101,10 @@ fn route_schema() -> serde_json::Value {
 }
 
 /// System prompt of the answer call: answer from the pages only, cite each statement.
-pub const ANSWER_SYSTEM: &str = "You answer questions from a personal wiki. Use only the wiki pages given in <source> blocks. \
-After each statement, cite the page it comes from as [[page key]] with the key of its block. If the pages do not answer \
-the question, say so plainly instead of guessing. Answer in the language of the question.";
+pub const ANSWER_SYSTEM: &str = "You answer questions from a personal wiki. Use only the wiki pages and source passages given in <source> blocks. \
+After each statement, cite where it comes from: a wiki page as [[page key]] with the key of its block; a source passage \
+(a block whose key starts with ^, e.g. ^s1) as the footnote marker [^s1]. Prefer the wiki pages; use a source passage for \
+what the pages lack. If neither answers the question, say so plainly instead of guessing. Answer in the language of the question.";
 
 fn history_messages(history: &[Turn]) -> Vec<Message> {
     history
@@ -131,14 +176,14 @@ impl<L: Llm> QueryModel for LlmQuery<'_, L> {
         &self,
         question: &str,
         history: &[Turn],
-        pages: &[(String, String, String)],
+        given: &[Given],
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> Result<(String, TokenUsage)> {
         let mut messages = history_messages(history);
-        let blocks: Vec<String> = pages
+        let blocks: Vec<String> = given
             .iter()
-            .map(|(k, t, text)| source_block(k, &format!("# {t}\n\n{text}")))
+            .map(|g| source_block(&g.block_key(), &format!("# {}\n\n{}", g.title, g.text)))
             .collect();
         messages.push(Message {
             role: Role::User,

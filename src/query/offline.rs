@@ -1,6 +1,7 @@
 //! [`OfflineQuery`], the extractive query model (no endpoint): search routes alone, and the
-//! answer is the sentences of the given passages that best match the question, each cited.
-//! *Invariant:* every line of its answer is text of a page it was given.
+//! answer is the sentences of the given pages and source passages that best match the question,
+//! each cited (`[[page]]`, or `[^s1]` for a source passage). *Invariant:* every line of its
+//! answer is text of a page or passage it was given.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use crate::error::Result;
 use crate::llm::{Cancel, OnToken};
 use crate::model::TokenUsage;
 
-use super::{passages, QueryModel, Turn};
+use super::{passages, Given, QueryModel, Turn};
 
 /// The extractive query model (offline): search routes; the answer is the best matching passages.
 pub struct OfflineQuery;
@@ -33,7 +34,7 @@ impl QueryModel for OfflineQuery {
         &self,
         question: &str,
         _: &[Turn],
-        pages: &[(String, String, String)],
+        pages: &[Given],
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> Result<(String, TokenUsage)> {
@@ -41,7 +42,7 @@ impl QueryModel for OfflineQuery {
         // The sentences of the passages given, ranked by the same BM25F as the passages
         // themselves ([`passages::rank`]: function words dropped, rare terms weigh more).
         let mut candidates: Vec<(usize, usize, String)> = Vec::new(); // (page, sentence, text)
-        for (pi, (_, _, text)) in pages.iter().enumerate() {
+        for (pi, Given { text, .. }) in pages.iter().enumerate() {
             // Undefined `[^x]` markers (a hand-edited page) are text to the parser; quotes drop them.
             let plain = crate::markdown::plain::strip_refs(
                 &crate::markdown::plain::without_footnotes(text),
@@ -77,8 +78,12 @@ impl QueryModel for OfflineQuery {
             let e = by_sentence
                 .entry(s.clone())
                 .or_insert((score, *pi, *si, Vec::new()));
-            if e.3.len() < 2 && !e.3.contains(&pages[*pi].0) {
-                e.3.push(pages[*pi].0.clone());
+            let cite = match pages[*pi].passage {
+                Some(_) => format!("[^{}]", pages[*pi].key),
+                None => format!("[[{}]]", pages[*pi].key),
+            };
+            if e.3.len() < 2 && !e.3.contains(&cite) {
+                e.3.push(cite);
             }
         }
         let mut ranked: Vec<(String, Passage)> = by_sentence.into_iter().collect();
@@ -91,10 +96,7 @@ impl QueryModel for OfflineQuery {
         let lines: Vec<String> = ranked
             .into_iter()
             .take(5)
-            .map(|(s, (_, _, _, keys))| {
-                let cites: Vec<String> = keys.iter().map(|k| format!("[[{k}]]")).collect();
-                format!("- {s} {}", cites.join(" "))
-            })
+            .map(|(s, (_, _, _, keys))| format!("- {s} {}", keys.join(" ")))
             .collect();
         let text = if lines.is_empty() {
             format!("{EXTRACTIVE_NOTE}\n\nThe wiki has no passage about this question.")
@@ -112,5 +114,5 @@ impl QueryModel for OfflineQuery {
     }
 }
 
-/// A candidate passage of an extractive answer: score, page order, sentence order, citing pages.
+/// A candidate passage of an extractive answer: score, page order, sentence order, citations.
 type Passage = (f64, usize, usize, Vec<String>);

@@ -1,6 +1,6 @@
 //! Write-back: an answer saved as an `analysis` page citing the pages it rests on, one
-//! [`OperationKind::WriteBack`] operation. *Invariant:* an answer that cites no page of the wiki
-//! is never saved ([`Error::Ungrounded`]).
+//! [`OperationKind::WriteBack`] operation. *Invariant:* an answer that cites no page and no
+//! source passage of the wiki is never saved ([`Error::Ungrounded`]).
 
 use std::collections::BTreeSet;
 
@@ -13,16 +13,20 @@ use crate::wiki::{revision_key, to_json, Wiki};
 use super::Answer;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// Saves an answer as an `analysis` page: the question as title, the answer as body with a
-    /// `## Sources` list of the cited pages, `sources` the union of theirs. One
+    /// Saves an answer as an `analysis` page: the question as title, the answer as body (its
+    /// source-passage footnotes included) with a `## Sources` list of the cited pages, `sources`
+    /// the union of theirs and of the cited passages' sources. One
     /// [`OperationKind::WriteBack`] operation (index.md, log.md and the search index with it).
     ///
     /// Errors: [`Error::Ungrounded`] for an answer that rests on no page (`grounded: false`,
     /// declined, or citing no page).
     pub async fn write_back(&self, question: &str, answer: &Answer) -> Result<Page> {
-        if answer.declined || !answer.grounded || answer.citations.is_empty() {
+        if answer.declined
+            || !answer.grounded
+            || (answer.citations.is_empty() && answer.source_citations.is_empty())
+        {
             return Err(Error::Ungrounded(
-                "an answer that cites no page of the wiki is not saved to it".into(),
+                "an answer that cites no page or source of the wiki is not saved to it".into(),
             ));
         }
         let table = self.page_table().await?;
@@ -37,7 +41,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let key = crate::markdown::keys::readable_unique_key(&title, "analysis", &taken);
         let now = self.clock.now_ms();
         let mut body = answer.answer.trim().to_string();
-        body.push_str("\n\n## Sources\n\n");
+        if !answer.citations.is_empty() {
+            body.push_str("\n\n## Sources\n\n");
+        }
         let mut sources: Vec<String> = Vec::new();
         for c in &answer.citations {
             if let Some(p) = table.get(c) {
@@ -48,6 +54,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 sources.extend(p.sources.iter().cloned());
             }
         }
+        // Source passages are cited by the footnotes the answer ends with (Decision 3's form),
+        // which the page keeps; their sources are the page's sources too.
+        sources.extend(answer.source_citations.iter().map(|c| c.source.clone()));
         crate::util::sort_dedup(&mut sources);
         let revision = self.next_revision_number(&key).await?;
         let page = Page {

@@ -242,7 +242,7 @@ pub fn reply(request: &ChatRequest) -> ScriptedReply {
 /// Plain answer: the sentence from the data blocks sharing the most terms with the question, and
 /// the runner-up when it shares at least half as many, in their original order; without data
 /// blocks, the question quoted back. With `cite`, each sentence is followed by `[[key]]` of its
-/// block, and a question no sentence shares a term with is answered "not in these pages".
+/// block (`[^id]` for a source passage's block `^id`), and a question no sentence shares a term with is answered "not in these pages".
 fn plain_answer(m: &Material, cite: bool) -> String {
     if m.sentences.is_empty() {
         let q: String = m.question.chars().take(200).collect();
@@ -282,7 +282,11 @@ fn plain_answer(m: &Material, cite: bool) -> String {
         .iter()
         .map(|&i| {
             if cite {
-                format!("{} [[{}]]", m.sentences[i], m.sentence_keys[i])
+                // A source passage's block (`^s1`) is cited by its footnote marker.
+                match m.sentence_keys[i].strip_prefix('^') {
+                    Some(id) => format!("{} [^{id}]", m.sentences[i]),
+                    None => format!("{} [[{}]]", m.sentences[i], m.sentence_keys[i]),
+                }
             } else {
                 m.sentences[i].clone()
             }

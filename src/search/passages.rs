@@ -243,7 +243,7 @@ impl SearchIndex {
             );
         }
         p.index
-            .upsert_many(batch.iter().map(|(k, f)| (k.as_str(), f.clone())));
+            .upsert_many(batch.iter().map(|(k, f)| (k.as_str(), *f)));
         p.dirty = true;
         report
     }

@@ -4,11 +4,8 @@
 //! call, like the pages.
 //!
 //! *Invariant:* a passage's vector is made from the text it was indexed from: the source version
-//! its table entry names, cut by the one cutter (`crate::wiki::source_passages`), matched by
-//! position; a source whose cut no longer matches its passage count is skipped, never
-//! mis-assigned.
-
-use std::collections::BTreeMap;
+//! its table entry names, cut by the one cutter ([`Wiki::passage_texts`]), matched by position;
+//! a source whose cut no longer matches its passage count is skipped, never mis-assigned.
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -17,7 +14,7 @@ use crate::model::TokenUsage;
 use crate::search::passages::passage_embedding_text;
 use crate::search::SearchIndex;
 use crate::storage::Storage;
-use crate::wiki::{source_passages, Wiki};
+use crate::wiki::Wiki;
 
 /// What [`Wiki::embed_passages`] did.
 #[derive(Debug, Default)]
@@ -68,7 +65,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             rounds -= 1;
             let keys: Vec<String> = keys.into_iter().take(batch_size).collect();
-            let texts = self.passage_texts(index, &keys, &mut unmatched).await?;
+            let found = self.passage_texts(index, &keys).await?;
+            // A passage whose text cannot be had is not asked for again in this run.
+            unmatched.extend(
+                keys.iter()
+                    .filter(|k| !found.iter().any(|p| &p.key == *k))
+                    .cloned(),
+            );
+            let texts: Vec<(String, String)> = found
+                .into_iter()
+                .map(|p| (p.key, passage_embedding_text(&p.meta.heading, &p.text)))
+                .collect();
             if texts.is_empty() {
                 continue;
             }
@@ -88,47 +95,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Ok(()) => out.embedded += items.len(),
                 Err(Error::Conflict { .. }) => *index = self.search_index().await?,
                 Err(err) => return Err(err),
-            }
-        }
-        Ok(out)
-    }
-
-    /// The embedding texts of the passages `keys`, by key: each source's text read and cut once.
-    /// Passages whose source cut does not line up with the table go to `unmatched`.
-    async fn passage_texts(
-        &self,
-        index: &SearchIndex,
-        keys: &[String],
-        unmatched: &mut std::collections::HashSet<String>,
-    ) -> Result<Vec<(String, String)>> {
-        let mut by_source: BTreeMap<(String, String), Vec<&String>> = BTreeMap::new();
-        for k in keys {
-            match index.passage(k) {
-                Some(m) => by_source
-                    .entry((m.source.clone(), m.version.clone()))
-                    .or_default()
-                    .push(k),
-                None => {
-                    unmatched.insert(k.clone());
-                }
-            }
-        }
-        let mut out = Vec::new();
-        for ((source, version), wanted) in by_source {
-            let all = index.source_passage_keys(&source);
-            let cuts = match self.source_text(&version).await {
-                Ok(text) => source_passages(&text),
-                Err(Error::Corrupt { .. }) => Vec::new(),
-                Err(e) => return Err(e),
-            };
-            if cuts.len() != all.len() {
-                unmatched.extend(all.iter().cloned());
-                continue;
-            }
-            for (k, c) in all.iter().zip(&cuts) {
-                if wanted.contains(&k) {
-                    out.push((k.clone(), passage_embedding_text(&c.heading, &c.text)));
-                }
             }
         }
         Ok(out)

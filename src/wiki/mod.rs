@@ -31,7 +31,7 @@ mod sources;
 
 pub use pages::unlink_page;
 pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
-pub use source_passages::source_passages;
+pub use source_passages::{source_passages, PassageText};
 pub(crate) use sources::put_source_flag;
 pub use sources::{source_key, SourceSpan};
 

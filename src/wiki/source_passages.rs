@@ -156,6 +156,50 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(changed)
     }
 
+    /// The texts of the indexed passages `keys` of `index`, in the order given: each source's
+    /// text read and cut once, a passage matched to its cut by position. A key that is no
+    /// indexed passage, or whose source no longer cuts into as many passages as the table holds
+    /// (never expected: the cutter is deterministic), is left out.
+    ///
+    /// Errors: storage errors (a missing text leaves its passages out).
+    pub async fn passage_texts(
+        &self,
+        index: &SearchIndex,
+        keys: &[String],
+    ) -> Result<Vec<PassageText>> {
+        let mut cuts: HashMap<(String, String), Option<Vec<Cut>>> = HashMap::new();
+        let mut out = Vec::new();
+        for k in keys {
+            let Some(meta) = index.passage(k) else {
+                continue;
+            };
+            let id = (meta.source.clone(), meta.version.clone());
+            if !cuts.contains_key(&id) {
+                let cut = match self.source_text(&meta.version).await {
+                    Ok(text) => Some(source_passages(&text)),
+                    Err(Error::Corrupt { .. }) => None,
+                    Err(e) => return Err(e),
+                };
+                cuts.insert(id.clone(), cut);
+            }
+            let all = index.source_passage_keys(&meta.source);
+            let Some(Some(cut)) = cuts.get(&id) else {
+                continue;
+            };
+            if cut.len() != all.len() {
+                continue;
+            }
+            if let Some(i) = all.iter().position(|x| x == k) {
+                out.push(PassageText {
+                    key: k.clone(),
+                    meta: meta.clone(),
+                    text: cut[i].text.clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Brings the passages of `index` in line with every stored source: sources whose version
     /// differs from the indexed one (or that are new) are cut again, [`SYNC_SOURCES`] at a time;
     /// passages of sources that are gone are removed; unchanged sources keep their passages and
@@ -214,6 +258,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         Ok(report)
     }
+}
+
+/// The text of an indexed passage ([`Wiki::passage_texts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassageText {
+    /// The passage key.
+    pub key: String,
+    /// Where it is.
+    pub meta: crate::search::PassageMeta,
+    /// Its text, as cut (a verbatim slice of the source text, trimmed).
+    pub text: String,
 }
 
 /// What [`Wiki::sync_passages`] changed.
