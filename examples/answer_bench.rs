@@ -322,7 +322,11 @@ fn score(
                     .ok()
                     .flatten()
                     .is_some_and(|s| {
-                        s.text.split_whitespace().collect::<Vec<_>>().join(" ").contains(&c.quote)
+                        s.text
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .contains(&c.quote)
                     })
             }),
         input: a.usage.input,

@@ -1,6 +1,7 @@
 //! Native figures for the source-passage index (issue 23, item 1) on the real-size suite (the 383
 //! toolchain docs of `target/scale-corpus`, made by `node scripts/scale-corpus.mjs`, or
-//! `LLM_WIKI_SCALE_CORPUS=<dir>`): every source added (not compiled) to one wiki, then
+//! `LLM_WIKI_SCALE_CORPUS=<dir>`): every source added and compiled offline, one at a time, to one
+//! wiki, then
 //!
 //! - passages per source (mean, p50, max) and the passage index's size;
 //! - the stored index's bytes, and its cold open (decoding every record, `SearchIndex::from_records`)
@@ -17,6 +18,7 @@ use std::time::Instant;
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
+use llm_wiki::compile::pipeline::CompileOptions;
 use llm_wiki::llm::Cancel;
 use llm_wiki::scripted::ScriptedEmbedder;
 use llm_wiki::search::{SearchIndex, SearchMode, SearchOptions};
@@ -84,6 +86,13 @@ fn main() {
             .unwrap()
         });
         add_ms.push(ms);
+        // Compiled offline one at a time, as the real-size suite does: the pages beside them.
+        let model = block_on(w.offline_compiler()).unwrap();
+        let options = CompileOptions {
+            context_window: 10_000_000,
+            ..CompileOptions::default()
+        };
+        block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap();
     }
     add_ms.sort_by(f64::total_cmp);
     let index = block_on(w.search_index()).unwrap();
@@ -129,7 +138,7 @@ fn main() {
         times[3]
     };
     println!(
-        "index bytes: {:.2} MB with passages, {:.2} MB pages only (no page compiled: {} pages)",
+        "index bytes: {:.2} MB with passages, {:.2} MB pages only ({} pages)",
         size(&all) as f64 / 1e6,
         size(&pages_only) as f64 / 1e6,
         index.len()
@@ -162,7 +171,11 @@ fn main() {
         times.sort_by(f64::total_cmp);
         println!(
             "BM25 top-10, {}: p50 {:.3} ms, p95 {:.3} ms ({} queries)",
-            if passages { "pages + passages" } else { "pages only" },
+            if passages {
+                "pages + passages"
+            } else {
+                "pages only"
+            },
             pct(&times, 0.5),
             pct(&times, 0.95),
             queries.len()

@@ -85,7 +85,15 @@ fn ask(w: &W, llm: &Recording, q: &str) -> Answer {
         llm,
         max_output_tokens: None,
     };
-    block_on(w.ask(&model, q, &AskOptions::default(), budget(), None, &Cancel::new())).unwrap()
+    block_on(w.ask(
+        &model,
+        q,
+        &AskOptions::default(),
+        budget(),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap()
 }
 
 #[test]
@@ -152,7 +160,11 @@ fn passage_citations_are_checked_like_page_citations() {
     };
     let a = ask(&w, &llm, "Who patented the Zephyrine valve?");
     assert_eq!(a.source_citations.len(), 1);
-    assert!(a.removed_citations.contains(&"^s9".to_string()), "{:?}", a.removed_citations);
+    assert!(
+        a.removed_citations.contains(&"^s9".to_string()),
+        "{:?}",
+        a.removed_citations
+    );
     assert!(!a.answer.contains("[^s9]"));
     assert!(!a.answer.contains("invented by the model"));
     assert_eq!(a.answer.matches("[^s1]").count(), 3, "{}", a.answer); // two markers, one definition
@@ -179,7 +191,10 @@ fn a_passage_the_pages_already_quote_is_not_given_again() {
             .filter(|s| !s.is_empty())
             .collect();
         let quoted = sentences.iter().filter(|s| pages.contains(*s)).count();
-        assert!(quoted * 2 < sentences.len().max(1), "{k} is quoted by a page: {t}");
+        assert!(
+            quoted * 2 < sentences.len().max(1),
+            "{k} is quoted by a page: {t}"
+        );
     }
 }
 

@@ -259,6 +259,15 @@ impl SearchIndex {
         p.remove_source(source)
     }
 
+    /// The user confirmed re-embedding the passages with `(model, dim)` (as
+    /// [`SearchIndex::confirm_reembed`] does for pages, which also starts this when the passages
+    /// have vectors): their old vectors serve until every passage has a new one.
+    pub fn confirm_passage_reembed(&mut self, model: &str, dim: usize) {
+        if let Some(p) = self.passages.as_mut() {
+            p.index.confirm_reembed(model, dim);
+        }
+    }
+
     /// Keys of passages that still need an embedding of `(model, dim)` (as
     /// [`SearchIndex::missing_embeddings`] for pages), in key order.
     pub fn missing_passage_embeddings(&self, model: &str, dim: usize) -> Vec<String> {

@@ -437,7 +437,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self.note_skipped(&model, &skipped, &attempted).await?;
         // Then the source passages, with the same model (not while a page re-embed is refused).
         let passages = self
-            .embed_passages(embedder, &mut index, batch_size, &mut usage, cancel)
+            .embed_passages(
+                embedder,
+                &mut index,
+                batch_size,
+                options.confirm,
+                &mut usage,
+                cancel,
+            )
             .await?;
         let dim = self.configured_dim(&index, &model).await?;
         let status = index.embedding_status(&model, dim);

@@ -27,7 +27,8 @@ pub(crate) struct PassageEmbedding {
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Embeds every passage of `index` that lacks a vector of `embedder`'s model, saving after
-    /// each call (an interrupted run resumes where it stopped). On a save conflict the index is
+    /// each call (an interrupted run resumes where it stopped). When the passages' vectors are of
+    /// another model, they are re-embedded only with `confirm` (else nothing is stored). On a save conflict the index is
     /// read again and the run goes on from it. `dim` is the model's known dimension (0: none
     /// yet). Token usage is added to `usage`.
     ///
@@ -38,6 +39,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         embedder: &E,
         index: &mut SearchIndex,
         batch_size: usize,
+        confirm: bool,
         usage: &mut TokenUsage,
         cancel: &Cancel,
     ) -> Result<PassageEmbedding> {
@@ -83,6 +85,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let e = embedder.embed(&strings, cancel).await?;
             out.calls += 1;
             usage.add(&e.usage);
+            let stored = index.passage_index().and_then(|p| p.active_model());
+            if stored.is_some_and(|(m, d)| (m, d) != (model.as_str(), e.dimension))
+                && index.passage_index().and_then(|p| p.embedding_dim(&model)) != Some(e.dimension)
+            {
+                // The passages' vectors are of another model: they are replaced only when the
+                // user confirmed (F28), as the pages' are.
+                if !confirm {
+                    break;
+                }
+                index.confirm_passage_reembed(&model, e.dimension);
+            }
             let items: Vec<(&str, &[f32])> = texts
                 .iter()
                 .map(|(k, _)| k.as_str())

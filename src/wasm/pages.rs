@@ -46,6 +46,37 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.source(&key).await) })
     }
 
+    /// Lines `first`–`last` (1-based, inclusive) of source `key` at `version` (the current one
+    /// when `undefined`), or `undefined` when there is no such source: what a passage hit or a
+    /// source citation points at. `{ key, title, version, current, lines, totalLines, text }`.
+    ///
+    /// @example
+    /// ```ts
+    /// const hit = (await wiki.search("Fresnel", { passages: true })).hits.find((h) => h.kind === "passage");
+    /// if (hit && hit.source && hit.lines) {
+    ///   const span = await wiki.sourceSpan(hit.source, hit.version, hit.lines[0], hit.lines[1]);
+    ///   span?.text;
+    /// }
+    /// ```
+    #[wasm_bindgen(js_name = sourceSpan, unchecked_return_type = "Promise<SourceSpan | undefined>")]
+    pub fn source_span(
+        &self,
+        key: String,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] version: Option<String>,
+        first: u32,
+        last: u32,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            result_to_js(
+                inner
+                    .core
+                    .source_span(&key, version.as_deref(), (first, last))
+                    .await,
+            )
+        })
+    }
+
     /// One line per page, ordered by key.
     #[wasm_bindgen(unchecked_return_type = "Promise<PageInfo[]>")]
     pub fn pages(&self) -> Promise {

@@ -20,8 +20,10 @@ use crate::search_ops::EmbedProgress;
 impl Wiki {
     /// Searches the pages. `options`: `k` (default 10), `mode` `"bm25"` | `"vector"` |
     /// `"hybrid"` (default), `queryVector` `{ model, vector }` for the vector modes, `depth`,
-    /// `explain`. Each hit has `key`, `score` and `explain` (ranks, BM25 per-term breakdown,
-    /// similarity); `status` says why vectors did not serve (e.g. `{ state: "reembedRequired",
+    /// `explain`, `passages` (default false: with true, up to `k` source-passage hits follow the
+    /// page hits). Each hit has `key`, `kind` (`"page"` | `"passage"`), `score` and `explain`
+    /// (ranks, BM25 per-term breakdown, similarity); a passage hit also `source`, `version`,
+    /// `heading` and `lines` (`[first, last]`, 1-based; open them with `sourceSpan`); `status` says why vectors did not serve (e.g. `{ state: "reembedRequired",
     /// storedModel, storedDim, configuredModel, configuredDim }`), and `mode` what was used.
     ///
     /// @example
