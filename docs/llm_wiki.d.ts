@@ -573,6 +573,44 @@ export interface SourceFlag {
 }
 
 /**
+ * A source passage an answer cites (Decision 3's footnote form: [`SourceCitation::footnote`]).
+ */
+export interface SourceCitation {
+    /**
+     * The footnote id the answer cites it with (`s1` for `[^s1]`).
+     */
+    id: string;
+    /**
+     * The source key.
+     */
+    source: string;
+    /**
+     * The source version the passage was cut from (its text stays readable).
+     */
+    version: string;
+    /**
+     * The source's title.
+     */
+    sourceTitle: string;
+    /**
+     * The passage's heading path (" › "-joined; "" before the first heading).
+     */
+    heading: string;
+    /**
+     * 1-based inclusive line range in that version's text.
+     */
+    lines: [number, number];
+    /**
+     * The source's summary page, when it has one (the footnote links it).
+     */
+    summaryPage: string | undefined;
+    /**
+     * The passage, verbatim with whitespace folded to single spaces.
+     */
+    quote: string;
+}
+
+/**
  * A source that failed.
  */
 export interface SourceFailure {
@@ -1019,6 +1057,40 @@ export interface NewSource {
 }
 
 /**
+ * Lines of a source version ([`Wiki::source_span`]).
+ */
+export interface SourceSpan {
+    /**
+     * The source key.
+     */
+    key: string;
+    /**
+     * Its title.
+     */
+    title: string;
+    /**
+     * The version the lines are of.
+     */
+    version: string;
+    /**
+     * True when that is the source's current version.
+     */
+    current: boolean;
+    /**
+     * The 1-based inclusive lines given (the last clamped to the text).
+     */
+    lines: [number, number];
+    /**
+     * Lines in that version's text.
+     */
+    totalLines: number;
+    /**
+     * The lines, joined by `\n`, verbatim.
+     */
+    text: string;
+}
+
+/**
  * Markdown rendered like a page body (JS: `renderMarkdown`).
  */
 export interface MarkdownView {
@@ -1226,9 +1298,29 @@ export interface Revision {
  */
 export interface SearchHit {
     /**
-     * The page key.
+     * The page key, or for a passage its passage key (`"{source}#L{first}-{last}"`).
      */
     key: string;
+    /**
+     * A page or a source passage.
+     */
+    kind?: HitKind;
+    /**
+     * A passage's source key.
+     */
+    source?: string;
+    /**
+     * A passage's source version (SHA-256 of the text it was cut from).
+     */
+    version?: string;
+    /**
+     * A passage's heading path (" › "-joined; "" before the first heading).
+     */
+    heading?: string;
+    /**
+     * A passage's 1-based inclusive line range in the source text.
+     */
+    lines?: [number, number];
     /**
      * BM25 score, cosine similarity, or RRF score, by [`SearchResults::mode`].
      */
@@ -1349,6 +1441,11 @@ export interface SearchOptions {
      * Include the per-term BM25 breakdown in each hit. Default true.
      */
     explain?: boolean;
+    /**
+     * Also search the source passages: up to `k` passage hits follow the page hits (each list
+     * ranked within its own collection, best first). Default false: pages only.
+     */
+    passages?: boolean;
 }
 
 /**
@@ -1853,6 +1950,15 @@ export interface Answer {
      */
     citations: string[];
     /**
+     * Source passages the answer cites as footnotes (every one was given to the model), in
+     * order of first citation; their definitions end `answer`.
+     */
+    sourceCitations?: SourceCitation[];
+    /**
+     * Source passages given to the answer step (their keys, `"{source}#L{a}-{b}"`).
+     */
+    passages?: string[];
+    /**
      * Citations removed because they named no page the answer was given.
      */
     removedCitations: string[];
@@ -1898,7 +2004,8 @@ export interface Answer {
      */
     worthSaving: boolean;
     /**
-     * True when the answer rests on the wiki: it cites at least one page it was given. An
+     * True when the answer rests on the wiki: it cites at least one page or source passage it
+     * was given. An
      * ungrounded answer is shown as such and [`Wiki::write_back`] refuses it. Answers from
      * before the field existed read as grounded when they cite a page.
      */
@@ -1966,6 +2073,10 @@ export interface EmbedReport {
      * Pages embedded and saved in this run (with a usable vector; see `skipped`).
      */
     embedded: number;
+    /**
+     * Source passages embedded and saved in this run (after the pages).
+     */
+    passagesEmbedded?: number;
     /**
      * Where the model stands now (`reembedRequired` when it needs `confirm`).
      */
@@ -2388,6 +2499,28 @@ export interface HitExplain {
 }
 
 /**
+ * Where a passage is: its source, the version it was cut from, its heading path and lines.
+ */
+export interface PassageMeta {
+    /**
+     * The source key.
+     */
+    source: string;
+    /**
+     * The source version (SHA-256 of its text) the passage was cut from.
+     */
+    version: string;
+    /**
+     * Heading path, outermost first, joined by " › " ("" before the first heading).
+     */
+    heading: string;
+    /**
+     * 1-based inclusive line range in the source text.
+     */
+    lines: [number, number];
+}
+
+/**
  * Where a source is in the compile pipeline.
  */
 export type SourceStatus = { state: "pending" } | { state: "compiled"; op: OpId; version: string } | { state: "failed"; reason: string; code: string };
@@ -2447,6 +2580,11 @@ export interface VectorIndexStatus {
  * Whether [`build_graph`] kept its graph, and if not why.
  */
 export type GraphVerdict = "kept" | "lowRecall" | "notCheaper";
+
+/**
+ * Which collection a search hit is from.
+ */
+export type HitKind = "page" | "passage";
 
 /**
  * Which embedding API to call (field case F14), or the built-in offline embedding.
@@ -2856,8 +2994,10 @@ export class Wiki {
     /**
      * Searches the pages. `options`: `k` (default 10), `mode` `"bm25"` | `"vector"` |
      * `"hybrid"` (default), `queryVector` `{ model, vector }` for the vector modes, `depth`,
-     * `explain`. Each hit has `key`, `score` and `explain` (ranks, BM25 per-term breakdown,
-     * similarity); `status` says why vectors did not serve (e.g. `{ state: "reembedRequired",
+     * `explain`, `passages` (default false: with true, up to `k` source-passage hits follow the
+     * page hits). Each hit has `key`, `kind` (`"page"` | `"passage"`), `score` and `explain`
+     * (ranks, BM25 per-term breakdown, similarity); a passage hit also `source`, `version`,
+     * `heading` and `lines` (`[first, last]`, 1-based; open them with `sourceSpan`); `status` says why vectors did not serve (e.g. `{ state: "reembedRequired",
      * storedModel, storedDim, configuredModel, configuredDim }`), and `mode` what was used.
      *
      * @example
@@ -2890,6 +3030,21 @@ export class Wiki {
      * them. Such text was compiled as data, not followed; nothing compiled changes because of it.
      */
     sourceFlags(): Promise<SourceFlag[]>;
+    /**
+     * Lines `first`–`last` (1-based, inclusive) of source `key` at `version` (the current one
+     * when `undefined`), or `undefined` when there is no such source: what a passage hit or a
+     * source citation points at. `{ key, title, version, current, lines, totalLines, text }`.
+     *
+     * @example
+     * ```ts
+     * const hit = (await wiki.search("Fresnel", { passages: true })).hits.find((h) => h.kind === "passage");
+     * if (hit && hit.source && hit.lines) {
+     *   const span = await wiki.sourceSpan(hit.source, hit.version, hit.lines[0], hit.lines[1]);
+     *   span?.text;
+     * }
+     * ```
+     */
+    sourceSpan(key: string, version: string | undefined, first: number, last: number): Promise<SourceSpan | undefined>;
     /**
      * One source with its text, or `undefined`.
      */
@@ -3022,6 +3177,7 @@ export interface InitOutput {
     readonly wiki_setSchema: (a: number, b: number, c: number) => any;
     readonly wiki_source: (a: number, b: number, c: number) => any;
     readonly wiki_sourceFlags: (a: number) => any;
+    readonly wiki_sourceSpan: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => any;
     readonly wiki_sources: (a: number) => any;
     readonly wiki_storageInfo: (a: number) => any;
     readonly wiki_testConnection: (a: number, b: any) => any;

@@ -12,7 +12,7 @@ import { app, t } from "./ui/session.js";
 import { keepVectorIndex } from "./ui/writing.js";
 import { noticeEvictions, forgetWiki, wireEviction } from "./ui/eviction.js";
 import { renderStorage, wireFooter } from "./ui/footer.js";
-import { renderSources, sourcesReplaced, wireSources } from "./ui/sources.js";
+import { renderSources, sourcesReplaced, viewSource, wireSources } from "./ui/sources.js";
 import { wireCompile } from "./ui/compile.js";
 import { renderPages, viewPage, wirePages } from "./ui/pages.js";
 import { renderGraphTab, wireGraph } from "./ui/graph.js";
@@ -102,11 +102,19 @@ function showTab(tab) {
   app.refresh().catch(showError);
 }
 
-/** Follows the address: `#/<tab>` shows a tab, `#/page/<key>` a page. */
+/** Follows the address: `#/<tab>` shows a tab, `#/page/<key>` a page, `#/source/<key>/<a>-<b>[/<version>]`
+ * a source at a passage. */
 function route() {
   if (!app.wiki) return;
   const tab = location.hash.match(/^#\/(sources|pages|graph|ask|lint|index|log|schema|settings)$/);
   if (tab) { showTab(tab[1]); return; }
+  const src = location.hash.match(/^#\/source\/([^/]+)(?:\/(\d+)-(\d+))?(?:\/([0-9a-f]+))?$/);
+  if (src) {
+    if (app.tab !== "sources") showTab("sources");
+    const passage = src[2] ? { lines: [Number(src[2]), Number(src[3])], version: src[4] } : undefined;
+    viewSource(decodeURIComponent(src[1]), passage).catch(showError);
+    return;
+  }
   const m = location.hash.match(/^#\/page\/(.+)$/);
   if (!m) return;
   if (app.tab !== "pages") showTab("pages");

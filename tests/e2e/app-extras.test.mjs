@@ -502,3 +502,34 @@ test("the LLM lint checks wait for another tab's write lock; a question without 
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+test("source passages: a term only a source holds is found under From sources, answered with a footnote, and opened at its lines", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  const { page, log } = await openApp(context, "passages-e2e");
+  await page.click("#tabs button[data-tab=sources]");
+  await addSources(page, [
+    ["valves.md", "# Valves of the old pumping station\n\nThe station had three pumps.\n\n## Zephyrine valve\n\nThe Zephyrine valve was patented in 1911 by Ottilie Brandt of Bremen.\n"],
+    ["茶馆.md", "# 茶馆\n\n茶馆是城市的客厅。\n\n## 盖碗\n\n盖碗茶由茶盖、茶碗和茶船组成，称为三才碗。\n"],
+  ]);
+  // Nothing compiled: no page has the term, a source passage does.
+  await page.fill("#search", "Zephyrine");
+  await page.waitForSelector("#search-results [data-testid=search-sources]");
+  const link = page.locator("#search-results [data-testid=source-link]").first();
+  assert.match(await link.textContent(), /Valves of the old pumping station/);
+  await link.click();
+  await page.waitForSelector("#source-view:not([hidden]) mark[data-testid=source-passage]");
+  assert.match(await page.textContent("#source-view mark"), /patented in 1911 by Ottilie Brandt/);
+  await page.screenshot({ path: `${artifacts}/extras-source-passage.png`, fullPage: true });
+
+  // Asked offline, the answer quotes the passage with a footnote; its link opens the same lines.
+  await page.click("#tabs button[data-tab=ask]");
+  await page.fill("#question", "Who patented the Zephyrine valve?");
+  await page.click("#ask-submit");
+  await page.waitForSelector("#conversation .turn [data-testid=source-citations]");
+  assert.match(await page.textContent("#conversation .turn .answer"), /Ottilie Brandt/);
+  await page.locator("#conversation .turn [data-testid=source-citations] a").first().click();
+  await page.waitForSelector("#tab-sources:not([hidden]) #source-view mark[data-testid=source-passage]");
+  assert.match(await page.textContent("#source-view mark"), /Ottilie Brandt/);
+  assert.equal(log.errors.length, 0, log.errors.join("\n"));
+  await context.close();
+});

@@ -146,6 +146,23 @@ test("the main job: 10 Rust Book chapters → compiled wiki → questions → sa
   assert.equal((await inspect(page)).pages, pagesBefore - 1, "the saved answer page is gone");
   await page.screenshot({ path: `${artifacts}/main-rollback.png`, fullPage: true });
 
+  // A fact no page holds: a source added after the compile is answered from its own passage,
+  // cited as a footnote that opens the source at those lines.
+  await page.click("#tabs button[data-tab=sources]");
+  await page.fill("#source-key", "errata.md");
+  await page.fill("#source-content", "# Errata\n\nThe Quillback compiler flag was renamed to --quillfeather in the second printing.\n");
+  await page.click("#add-source button[type=submit]");
+  await page.waitForFunction(() => [...document.querySelectorAll("#sources-table tbody tr")].some((r) => r.dataset.key === "errata.md"));
+  await page.click("#tabs button[data-tab=ask]");
+  const asked = await page.locator("#conversation .turn").count();
+  await page.fill("#question", "What was the Quillback compiler flag renamed to?");
+  await page.click("#ask-submit");
+  await page.waitForFunction((n) => document.querySelectorAll("#conversation .turn .answer:not(.streaming)").length > n, asked, { timeout: 60_000 });
+  assert.match(await page.textContent("#conversation .turn:last-child .answer"), /quillfeather/);
+  await page.locator("#conversation .turn:last-child [data-testid=source-citations] a").first().click();
+  await page.waitForSelector("#tab-sources:not([hidden]) #source-view mark[data-testid=source-passage]");
+  assert.match(await page.textContent("#source-view mark"), /quillfeather/);
+
   // Nothing went anywhere but the page's origin and the configured endpoint.
   const allowed = [new URL(server.url).origin, new URL(endpoint.url).origin];
   const elsewhere = log.requests.filter((u) => !allowed.some((o) => u.startsWith(o)) && !u.startsWith("data:") && !u.startsWith("blob:"));

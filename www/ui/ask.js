@@ -2,7 +2,7 @@
 // (this browser's localStorage, per wiki), each answer rendered by the core like a page
 // (`renderMarkdown`: its citations are links to the pages they name) and savable as a page.
 import { showError } from "../status.js";
-import { $, h } from "./dom.js";
+import { $, h, sourceLink } from "./dom.js";
 import { app, t } from "./session.js";
 import { write } from "./writing.js";
 
@@ -51,10 +51,17 @@ async function turnElement(turn, index) {
   if (turn.extractive) bits.push(t("extractiveNote"));
   if (turn.removed) bits.push(t("removedCitations", turn.removed));
   if (turn.usage && turn.usage.calls) bits.push(t("usage", turn.usage));
-  const div = h("div", { className: "turn" }, h("p", { className: "question" }, turn.question), a, h("p", { className: "meta" }, bits.join(" · ")));
+  // Source passages the answer cites ([^s1] footnotes): each opens the source at that passage.
+  const cited = (turn.raw && turn.raw.sourceCitations) || [];
+  const sourcesList = cited.length ? h("div", { className: "source-citations", dataset: { testid: "source-citations" } },
+    h("p", { className: "meta" }, t("sourceCitations")),
+    h("ul", {}, cited.map((c) => h("li", {}, `[${c.id}] `,
+      sourceLink(c.source, c.version, c.lines, c.heading ? `${c.sourceTitle} › ${c.heading}` : c.sourceTitle),
+      ` (${t("linesRange", c.lines[0], c.lines[1])})`)))) : null;
+  const div = h("div", { className: "turn" }, h("p", { className: "question" }, turn.question), a, sourcesList, h("p", { className: "meta" }, bits.join(" · ")));
   if (turn.saved) {
     div.append(h("p", { className: "meta", innerHTML: await markdownHtml(t("savedAs", turn.saved)) }));
-  } else if (!ungrounded && turn.citations && turn.citations.length) {
+  } else if (!ungrounded && ((turn.citations && turn.citations.length) || cited.length)) {
     div.append(h("button", {
       dataset: { testid: "save-answer" },
       onclick: async () => {

@@ -27,6 +27,18 @@ export function h(tag, props = {}, ...children) {
 /** A link to page `key` in the app (`#/page/<key>`) showing `text`. */
 export const pageLink = (key, text) => h("a", { href: `#/page/${encodeURIComponent(key)}` }, text);
 
+/** A link that opens source `key` at lines `[first, last]` of `version` (the Sources tab's view). */
+export function sourceLink(key, version, lines, text) {
+  const href = `#/source/${encodeURIComponent(key)}/${lines[0]}-${lines[1]}${version ? `/${version}` : ""}`;
+  // The address may already be this one (the same passage opened twice): follow it again.
+  const again = (e) => {
+    if (location.hash !== href) return;
+    e.preventDefault();
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
+  };
+  return h("a", { href, onclick: again, dataset: { testid: "source-link" } }, text);
+}
+
 /** Bytes in B, KB, MB… (one decimal above bytes); `?` when unknown. */
 export function formatBytes(n) {
   if (n == null) return "?";

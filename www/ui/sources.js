@@ -97,16 +97,42 @@ async function removeSource(s) {
   await app.refresh();
 }
 
-async function viewSource(key) {
+/**
+ * Shows source `key` under the table; with `passage` (`{ lines: [first, last], version }` from a
+ * passage hit or a source citation) those lines are marked and scrolled into view. Lines of a
+ * version that is no longer current are shown alone, read by the core (`sourceSpan`).
+ */
+export async function viewSource(key, passage) {
   const s = await app.wiki.source(key);
   const view = $("#source-view");
   if (!s) { view.hidden = true; return; }
+  let text = h("pre", {}, s.text);
+  let mark = null;
+  let note = null;
+  if (passage) {
+    const span = await app.wiki.sourceSpan(key, passage.version, passage.lines[0], passage.lines[1]);
+    if (span) {
+      mark = h("mark", { dataset: { testid: "source-passage" } }, span.text);
+      if (span.current) {
+        // The core gives the lines; the text around them is the same text, split at the same line ends.
+        const lines = s.text.split("\n");
+        const before = lines.slice(0, span.lines[0] - 1).join("\n");
+        const after = lines.slice(span.lines[1]).join("\n");
+        text = h("pre", {}, before ? `${before}\n` : "", mark, after ? `\n${after}` : "");
+      } else {
+        note = h("p", { className: "meta" }, t("sourceChangedSince", span.lines[0], span.lines[1], span.version.slice(0, 12)));
+        text = h("pre", {}, mark);
+      }
+    }
+  }
   view.replaceChildren(
     h("h3", {}, s.title),
     h("p", { className: "meta" }, `${s.key} · ${s.mime} · v ${s.version.slice(0, 12)}…`),
-    h("pre", {}, s.text),
+    note,
+    text,
   );
   view.hidden = false;
+  if (mark) mark.scrollIntoView({ block: "center" });
 }
 
 async function addSource({ title, key, mime, content, original, originalMime }) {
