@@ -166,6 +166,33 @@ pub struct SearchResults {
 }
 
 impl SearchIndex {
+    /// The collection of `kind`: the pages, or the nested passages (`None` before a source is
+    /// indexed).
+    fn collection(&self, kind: HitKind) -> Option<&SearchIndex> {
+        match kind {
+            HitKind::Page => Some(self),
+            HitKind::Passage => self.passages.as_ref().map(|p| &p.index),
+        }
+    }
+
+    /// `(df, N)` of `term` (one token as [`super::tokenizer::for_each_token`] emits it) in the
+    /// collection of `kind`: the units holding it and the units counted, as BM25's idf counts
+    /// them (`(0, 0)` for an empty collection).
+    pub fn term_doc_freq(&self, kind: HitKind, term: &str) -> (u32, u32) {
+        self.collection(kind)
+            .map_or((0, 0), |c| (c.bm25.doc_freq(term), c.bm25.doc_count()))
+    }
+
+    /// Whether the unit `key` of `kind` (a page key, or a passage key) holds `term` (one token)
+    /// in any field; false for a key not indexed.
+    pub fn unit_holds(&self, kind: HitKind, key: &str, term: &str) -> bool {
+        self.collection(kind)
+            .and_then(|c| c.docs.id(key).map(|id| c.bm25.holds(id, term)))
+            .unwrap_or(false)
+    }
+}
+
+impl SearchIndex {
     /// Searches the pages, and with [`SearchOptions::passages`] the source passages too (their
     /// hits after the pages', tagged [`HitKind::Passage`] with their source, version, heading and
     /// lines).

@@ -378,6 +378,30 @@ impl Bm25Index {
         }
     }
 
+    /// Documents holding `term` (one token as the tokenizer emits it: folded, a word or a CJK
+    /// unigram or bigram), counted as idf counts them; 0 when no document does.
+    pub fn doc_freq(&self, term: &str) -> u32 {
+        match self.dict.get(term) {
+            Some(id) => {
+                self.postings(id).0.len() as u32 + self.delta_df.get(&id).copied().unwrap_or(0)
+            }
+            None => 0,
+        }
+    }
+
+    /// `N` of the idf: the documents counted by [`Bm25Index::doc_freq`].
+    pub fn doc_count(&self) -> u32 {
+        self.doc_count_stat()
+    }
+
+    /// Whether `doc` holds `term` (one token, see [`Bm25Index::doc_freq`]) in any field; false
+    /// for a document not indexed.
+    pub fn holds(&self, doc: u32, term: &str) -> bool {
+        self.dict
+            .get(term)
+            .is_some_and(|id| self.doc_terms_tf(doc, id).is_some())
+    }
+
     /// Explains the score of `doc` for `query`: N, average lengths, and per query term its idf,
     /// field frequencies, `tf~` and contribution. `None` when `doc` is not indexed.
     pub fn explain(&self, query: &str, doc: u32) -> Option<Bm25Explain> {
