@@ -1497,6 +1497,16 @@ export interface AskOptions {
      * tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
      */
     answerBudget?: number;
+    /**
+     * Decline when the question's relevance ([`Answer::relevance`], [`relevance`]) is below
+     * this: no answer call, and the closest pages as [`Answer::suggestions`]. Range 0–1;
+     * default [`DECLINE_BELOW`]; 0 never declines while anything was found. A question
+     * in another script than the text on offer ([`Answer::cross_lingual`]) is not declined on this
+     * ground when it was embedded by an endpoint model, which may match across languages; a wiki
+     * of fewer than [`relevance::MIN_COLLECTION`] units declines on it only a question none of
+     * whose words it holds ([`relevance::Relevance::declines`]).
+     */
+    declineBelow?: number;
 }
 
 /**
@@ -2011,14 +2021,36 @@ export interface Answer {
      */
     grounded?: boolean;
     /**
-     * True when routing found no page for the question: no answer call was made and `answer`
-     * says the wiki has nothing on it ([`DECLINED_ANSWER`]).
+     * True when routing found no page for the question, or its [`Answer::relevance`] is below
+     * [`AskOptions::decline_below`] (with that option's exceptions): no answer call was made
+     * and `answer` says the wiki has nothing on it ([`DECLINED_ANSWER`]).
      */
     declined?: boolean;
     /**
-     * Questions the wiki could answer instead (empty for now; a later issue fills it).
+     * When declined: the closest pages (keys, best first), where the wiki comes nearest to the
+     * question. Empty otherwise.
      */
     suggestions?: string[];
+    /**
+     * How much of the question the wiki holds, in `[0, 1]` ([`relevance`]: the IDF-weighted
+     * share of its content words held by the best routed page or source passage on offer,
+     * averaged with the share the wiki holds anywhere; 0 when no word of it occurs); below
+     * [`AskOptions::decline_below`] the question is declined. 0 for answers saved before the
+     * field existed.
+     */
+    relevance?: number;
+    /**
+     * The question's content words (slots, [`relevance::slots`]) its best page or passage
+     * lacks, rarest first: for a declined question, what the wiki has nothing on.
+     */
+    unmatched?: string[];
+    /**
+     * True when the question is in another script than the text it would be answered from
+     * (an English question over Chinese sources: [`relevance::cross_script`]). Offline such a
+     * question is declined below the threshold like any other, since the offline search cannot
+     * match across languages; with an endpoint embedding it is answered.
+     */
+    crossLingual?: boolean;
 }
 
 /**

@@ -13,7 +13,12 @@ use crate::storage::{Storage, Store};
 use crate::wiki::Wiki;
 
 use super::model::{Given, GivenPassage};
+use super::relevance::{cross_script, relevance, Relevance};
 use super::{passages, AskBudget, AskOptions, ANSWER_SYSTEM};
+use crate::search::HitKind;
+
+/// Pages BM25 ranks best for a question, scored for its relevance beside the routed ones.
+const RELEVANCE_PAGES: usize = 10;
 
 /// Source passages searched for a question (the best of all sources).
 const SOURCE_CANDIDATES: usize = 8;
@@ -29,6 +34,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// source passages ([`Wiki::source_context`]) in what the pages leave of the budget. Empty
     /// when nothing is left to answer from.
     ///
+    /// With it, the question's [`Relevance`] to the best of the routed and hopped pages, BM25's
+    /// top [`RELEVANCE_PAGES`] pages and the source passages on offer, and whether the question
+    /// is in another script than the text given ([`Relevance::cross_lingual`]).
+    ///
     /// Errors: storage errors reading the pages and sources.
     pub(super) async fn answer_context(
         &self,
@@ -37,7 +46,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         budget: AskBudget,
         routed: &[String],
         hopped: &[String],
-    ) -> Result<Vec<Given>> {
+    ) -> Result<(Vec<Given>, Relevance)> {
         let est = budget.estimator;
         let overhead = est.estimate(ANSWER_SYSTEM)
             + options
@@ -87,6 +96,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .flat_map(|p| p.sources.iter().cloned())
             .collect();
         let candidates = self.source_candidates(&rank_query, options, &drill).await?;
+        // Whether the wiki knows is asked of the pages search ranks best too, not only of those
+        // routing chose: a router's choice over index.md may miss the page that holds the words.
+        let index = self.search_index_shared().await?;
+        let searched = index.search(
+            &passages::content_query(&rank_query),
+            &crate::search::SearchOptions {
+                k: RELEVANCE_PAGES,
+                mode: crate::search::SearchMode::Bm25,
+                explain: false,
+                ..Default::default()
+            },
+        );
+        let units: Vec<(HitKind, String)> = routed
+            .iter()
+            .chain(hopped)
+            .chain(searched.hits.iter().map(|h| &h.key))
+            .map(|k| (HitKind::Page, k.clone()))
+            .chain(candidates.iter().map(|k| (HitKind::Passage, k.clone())))
+            .collect();
+        let mut relevance = relevance(&index, &rank_query, &units);
+        drop(index);
         let page_budget = if candidates.is_empty() {
             answer_budget
         } else {
@@ -110,7 +140,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let left = answer_budget.min(room).saturating_sub(used);
         given.extend(self.source_context(candidates, &given, left, &est).await?);
-        Ok(given)
+        relevance.cross_lingual = cross_script(question, given.iter().map(|g| g.text.as_str()));
+        Ok((given, relevance))
     }
 
     /// The source passages on offer for `query`: the best [`SOURCE_CANDIDATES`] of all sources

@@ -23,6 +23,7 @@ mod context;
 mod model;
 mod offline;
 pub mod passages;
+pub mod relevance;
 mod route;
 #[cfg(feature = "test-support")]
 pub mod scripted;
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::llm::offline::OFFLINE_MODEL;
 use crate::llm::{Cancel, OnToken, Purpose};
 use crate::model::TokenUsage;
 use crate::storage::Storage;
@@ -94,7 +96,20 @@ pub struct AskOptions {
     #[serde(skip)]
     #[cfg_attr(target_arch = "wasm32", tsify(type = "never"))]
     pub query_vector: Option<crate::search::QueryVector>,
+    /// Decline when the question's relevance ([`Answer::relevance`], [`relevance`]) is below
+    /// this: no answer call, and the closest pages as [`Answer::suggestions`]. Range 0–1;
+    /// default [`DECLINE_BELOW`]; 0 never declines while anything was found. A question
+    /// in another script than the text on offer ([`Answer::cross_lingual`]) is not declined on this
+    /// ground when it was embedded by an endpoint model, which may match across languages; a wiki
+    /// of fewer than [`relevance::MIN_COLLECTION`] units declines on it only a question none of
+    /// whose words it holds ([`relevance::Relevance::declines`]).
+    pub decline_below: f32,
 }
+
+/// The default [`AskOptions::decline_below`], calibrated on the calibrate half of the question
+/// sets in `tests/fixtures/questions/` (`examples/answer_bench.rs` prints the scores; BENCHMARKS.md
+/// "Declining"): the largest threshold that declines no more than 5 % of its answerable questions.
+pub const DECLINE_BELOW: f32 = 0.78;
 
 impl Default for AskOptions {
     fn default() -> Self {
@@ -107,6 +122,7 @@ impl Default for AskOptions {
             shortlist: 20,
             answer_budget: 1500,
             query_vector: None,
+            decline_below: DECLINE_BELOW,
         }
     }
 }
@@ -184,13 +200,32 @@ pub struct Answer {
     /// before the field existed read as grounded when they cite a page.
     #[serde(default = "grounded_default")]
     pub grounded: bool,
-    /// True when routing found no page for the question: no answer call was made and `answer`
-    /// says the wiki has nothing on it ([`DECLINED_ANSWER`]).
+    /// True when routing found no page for the question, or its [`Answer::relevance`] is below
+    /// [`AskOptions::decline_below`] (with that option's exceptions): no answer call was made
+    /// and `answer` says the wiki has nothing on it ([`DECLINED_ANSWER`]).
     #[serde(default)]
     pub declined: bool,
-    /// Questions the wiki could answer instead (empty for now; a later issue fills it).
+    /// When declined: the closest pages (keys, best first), where the wiki comes nearest to the
+    /// question. Empty otherwise.
     #[serde(default)]
     pub suggestions: Vec<String>,
+    /// How much of the question the wiki holds, in `[0, 1]` ([`relevance`]: the IDF-weighted
+    /// share of its content words held by the best routed page or source passage on offer,
+    /// averaged with the share the wiki holds anywhere; 0 when no word of it occurs); below
+    /// [`AskOptions::decline_below`] the question is declined. 0 for answers saved before the
+    /// field existed.
+    #[serde(default)]
+    pub relevance: f32,
+    /// The question's content words (slots, [`relevance::slots`]) its best page or passage
+    /// lacks, rarest first: for a declined question, what the wiki has nothing on.
+    #[serde(default)]
+    pub unmatched: Vec<String>,
+    /// True when the question is in another script than the text it would be answered from
+    /// (an English question over Chinese sources: [`relevance::cross_script`]). Offline such a
+    /// question is declined below the threshold like any other, since the offline search cannot
+    /// match across languages; with an endpoint embedding it is answered.
+    #[serde(default)]
+    pub cross_lingual: bool,
 }
 
 /// A source passage an answer cites (Decision 3's footnote form: [`SourceCitation::footnote`]).
@@ -240,6 +275,9 @@ impl SourceCitation {
 fn grounded_default() -> bool {
     true
 }
+
+/// Closest pages a declined answer suggests.
+const SUGGESTIONS: usize = 3;
 
 /// The answer of a declined question ([`Answer::declined`]).
 pub const DECLINED_ANSWER: &str = "The wiki has nothing on this yet.";
@@ -292,7 +330,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let t1 = self.clock.now_ms();
 
         // 2. Answer from the chosen pages, within budget.
-        let given = self
+        let (given, relevance) = self
             .answer_context(question, options, budget, &routed.pages, &hopped)
             .await?;
         let given_passages: Vec<String> = given
@@ -300,11 +338,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter_map(|g| g.passage.as_ref())
             .map(|p| p.key.clone())
             .collect();
-        // Nothing to answer from: no answer call (a model would answer from nowhere).
-        if given.is_empty() {
+        // Nothing to answer from, or nothing that holds enough of the question: no answer call
+        // (a model would answer from nowhere, or quote what is near the topic but not on it).
+        // A question in another script than the text on offer cannot match it word for word:
+        // it is declined on its score only when its embedding cannot match across languages
+        // either (the offline one cannot; an endpoint model may).
+        let decline_below = options.decline_below.clamp(0.0, 1.0);
+        let endpoint_embedding = options
+            .query_vector
+            .as_ref()
+            .is_some_and(|v| v.model != OFFLINE_MODEL);
+        let lexical_only = !(relevance.cross_lingual && endpoint_embedding);
+        if given.is_empty() || (relevance.declines(decline_below) && lexical_only) {
             let t2 = self.clock.now_ms();
             return Ok(Answer {
                 answer: DECLINED_ANSWER.into(),
+                suggestions: routed.pages.iter().take(SUGGESTIONS).cloned().collect(),
+                relevance: relevance.score,
+                unmatched: relevance.unmatched,
+                cross_lingual: relevance.cross_lingual,
                 routed: routed.pages,
                 hopped,
                 route: Some(routed.method),
@@ -337,6 +389,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             passages: given_passages,
             declined: false,
             suggestions: vec![],
+            relevance: relevance.score,
+            unmatched: relevance.unmatched,
+            cross_lingual: relevance.cross_lingual,
             answer: checked.answer,
             citations: checked.citations,
             removed_citations: checked.removed,
