@@ -163,6 +163,19 @@ test("the main job: 10 Rust Book chapters → compiled wiki → questions → sa
   await page.waitForSelector("#tab-sources:not([hidden]) #source-view mark[data-testid=source-passage]");
   assert.match(await page.textContent("#source-view mark"), /quillfeather/);
 
+  // A question on what no page or source holds: declined, with the closest pages to open.
+  await page.click("#tabs button[data-tab=ask]");
+  const turns = await page.locator("#conversation .turn").count();
+  await page.fill("#question", "How many Zorbex tokens does a Quibble server mint per hour?");
+  await page.click("#ask-submit");
+  await page.waitForFunction((n) => document.querySelectorAll("#conversation .turn .answer:not(.streaming)").length > n, turns, { timeout: 60_000 });
+  assert.match(await page.textContent("#conversation .turn:last-child"), /nothing on this/);
+  const closest = page.locator("#conversation .turn:last-child [data-testid=suggestions] a");
+  assert.ok(await closest.count() > 0, "a declined question suggests the closest pages");
+  const suggested = decodeURIComponent((await closest.first().getAttribute("href")).replace("#/page/", ""));
+  assert.ok((await inspect(page)).keys.includes(suggested), `suggestion ${suggested} is a page`);
+  await page.screenshot({ path: `${artifacts}/main-declined.png`, fullPage: true });
+
   // Nothing went anywhere but the page's origin and the configured endpoint.
   const allowed = [new URL(server.url).origin, new URL(endpoint.url).origin];
   const elsewhere = log.requests.filter((u) => !allowed.some((o) => u.startsWith(o)) && !u.startsWith("data:") && !u.startsWith("blob:"));

@@ -24,7 +24,8 @@ test("a question on an empty wiki is declined and shown as ungrounded, with no s
   await page.waitForSelector("#conversation [data-testid=answer-ungrounded]");
   const text = await page.textContent("#conversation");
   assert.match(text, /The wiki has nothing on this yet\./);
-  assert.match(text, /no page on this question; no model was asked/);
+  assert.match(text, /nothing on this question: no page or source holds enough of it, so no model was asked/);
+  assert.doesNotMatch(text, /quotes the wiki.s passages/, "a declined answer quotes nothing");
   assert.equal(await page.locator("#conversation [data-testid=save-answer]").count(), 0);
   await page.screenshot({ path: `${artifacts}/trust-declined.png`, fullPage: true });
   assert.deepEqual(log.errors, []);

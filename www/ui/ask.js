@@ -2,7 +2,7 @@
 // (this browser's localStorage, per wiki), each answer rendered by the core like a page
 // (`renderMarkdown`: its citations are links to the pages they name) and savable as a page.
 import { showError } from "../status.js";
-import { $, h, sourceLink } from "./dom.js";
+import { $, h, pageLink, sourceLink } from "./dom.js";
 import { app, t } from "./session.js";
 import { write } from "./writing.js";
 
@@ -48,7 +48,9 @@ async function turnElement(turn, index) {
   if (ungrounded) a.dataset.testid = "answer-ungrounded";
   const bits = [];
   if (ungrounded) bits.push(t(turn.declined ? "declinedNote" : "ungroundedNote"));
-  if (turn.extractive) bits.push(t("extractiveNote"));
+  // Asked in another language than the wiki's text: the offline search cannot match it.
+  if (turn.declined && turn.raw && turn.raw.crossLingual) bits.push(t("crossLingualNote"));
+  if (turn.extractive && !turn.declined) bits.push(t("extractiveNote"));
   if (turn.removed) bits.push(t("removedCitations", turn.removed));
   if (turn.usage && turn.usage.calls) bits.push(t("usage", turn.usage));
   // Source passages the answer cites ([^s1] footnotes): each opens the source at that passage.
@@ -58,7 +60,12 @@ async function turnElement(turn, index) {
     h("ul", {}, cited.map((c) => h("li", {}, `[${c.id}] `,
       sourceLink(c.source, c.version, c.lines, c.heading ? `${c.sourceTitle} › ${c.heading}` : c.sourceTitle),
       ` (${t("linesRange", c.lines[0], c.lines[1])})`)))) : null;
-  const div = h("div", { className: "turn" }, h("p", { className: "question" }, turn.question), a, sourcesList, h("p", { className: "meta" }, bits.join(" · ")));
+  // A declined question lists the pages that come closest to it.
+  const closest = (turn.declined && turn.raw && turn.raw.suggestions) || [];
+  const suggestions = closest.length ? h("div", { className: "suggestions", dataset: { testid: "suggestions" } },
+    h("p", { className: "meta" }, t("closestPages")),
+    h("ul", {}, closest.map((key) => h("li", {}, pageLink(key, key))))) : null;
+  const div = h("div", { className: "turn" }, h("p", { className: "question" }, turn.question), a, sourcesList, suggestions, h("p", { className: "meta" }, bits.join(" · ")));
   if (turn.saved) {
     div.append(h("p", { className: "meta", innerHTML: await markdownHtml(t("savedAs", turn.saved)) }));
   } else if (!ungrounded && ((turn.citations && turn.citations.length) || cited.length)) {
