@@ -73,8 +73,9 @@ struct Row {
     input: u64,
     route_input: u64,
     answer_input: u64,
-    top_score: f32,
-    bm25_score: f32,
+    relevance: f32,
+    cross_lingual: bool,
+    unmatched: Vec<String>,
     rag_r1: bool,
     rag_r5: bool,
     rag_context: bool,
@@ -268,18 +269,6 @@ fn score(
         ..SearchOptions::default()
     };
     let found = block_on(w.search(&q.question, &search)).unwrap();
-    let top_score = found.hits.first().map_or(0.0, |h| h.score);
-    // The best BM25 score too: RRF scores hardly differ between questions (they are ranks).
-    let bm25 = SearchOptions {
-        k: 1,
-        mode: SearchMode::Bm25,
-        ..search.clone()
-    };
-    let bm25_score = block_on(w.search(&q.question, &bm25))
-        .unwrap()
-        .hits
-        .first()
-        .map_or(0.0, |h| h.score);
     let hits: Vec<String> = found.hits.into_iter().map(|h| h.key).collect();
     transport.state().reset();
     let a = block_on(w.ask_configured(
@@ -332,8 +321,9 @@ fn score(
         input: a.usage.input,
         route_input: a.route_usage.input,
         answer_input: a.answer_usage.input,
-        top_score,
-        bm25_score,
+        relevance: a.relevance,
+        cross_lingual: a.cross_lingual,
+        unmatched: a.unmatched.clone(),
         rag_r1: top.first().is_some_and(|(s, _)| q.sources.contains(s)),
         rag_r5: top.iter().take(5).any(|(s, _)| q.sources.contains(s)),
         rag_context: answerable && holds_any(&rag_text.join("\n\n"), &q.key_phrases),
@@ -361,23 +351,51 @@ fn mean(rows: &[&Row], f: impl Fn(&Row) -> u64) -> String {
     )
 }
 
-/// One line per question (`ANSWER_BENCH_ROWS=1`): the figures a decline threshold is
-/// calibrated on (the top search hit's score, hybrid RRF) beside what happened.
+/// One line per question (`ANSWER_BENCH_ROWS=1`): the relevance a decline threshold is
+/// calibrated on beside what happened.
 fn print_rows(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
     for (q, r) in qs.iter().zip(rows) {
         eprintln!(
-            "{set} {mode} {} {} {} top-score {:.4} bm25 {:.2} R@5 {} context {} declined {} RAG context {}",
+            "{set} {mode} {} {} {} relevance {:.3} cross-lingual {} R@5 {} context {} declined {} RAG context {} unmatched {}",
             q.id,
             q.half,
             q.kind.name(),
-            r.top_score,
-            r.bm25_score,
+            r.relevance,
+            r.cross_lingual,
             r.r5,
             r.context,
             r.declined,
-            r.rag_context
+            r.rag_context,
+            r.unmatched.join(",")
         );
     }
+}
+
+/// The decline threshold the calibrate halves of every table call for: the largest relevance
+/// below which at most 5 % of their answerable questions in the script of their text fall
+/// (Decision 16), with the unanswerable ones it would decline there.
+fn calibrate(tables: &[(&str, &str, Vec<Question>, Vec<Row>)]) -> (f32, usize, usize) {
+    let cal: Vec<&Row> = tables
+        .iter()
+        .flat_map(|(_, _, qs, rows)| qs.iter().zip(rows))
+        .filter(|(q, _)| q.half == "calibrate")
+        .map(|(_, r)| r)
+        .collect();
+    // A cross-lingual question's words cannot match its text's: its score says nothing, and it
+    // does not move the threshold.
+    let mut answerable: Vec<f32> = cal
+        .iter()
+        .filter(|r| r.answerable && !r.cross_lingual)
+        .map(|r| r.relevance)
+        .collect();
+    answerable.sort_by(f32::total_cmp);
+    let allowed = answerable.len() / 20;
+    // Declining below the (allowed + 1)-th lowest answerable score declines `allowed` of them
+    // (ties aside).
+    let threshold = answerable.get(allowed).copied().unwrap_or(0.0);
+    let un: Vec<&&Row> = cal.iter().filter(|r| !r.answerable).collect();
+    let declined = un.iter().filter(|r| r.relevance < threshold).count();
+    (threshold, declined, un.len())
 }
 
 /// One table row per half and overall.
@@ -392,7 +410,7 @@ fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
         let ans: Vec<&Row> = of.iter().copied().filter(|r| r.answerable).collect();
         let un: Vec<&Row> = of.iter().copied().filter(|r| !r.answerable).collect();
         println!(
-            "| {set} | {mode} | {half} | {} / {} | {} / {} | {} / {} | {} / {} | {} | {} | {} | {} ({} + {}) / {} |",
+            "| {set} | {mode} | {half} | {} / {} | {} / {} | {} / {} | {} / {} | {} | {} (cross-lingual: {}) | {} | {} ({} + {}) / {} |",
             share(&ans, |r| r.r1),
             share(&ans, |r| r.r5),
             share(&ans, |r| r.rag_r1),
@@ -403,6 +421,7 @@ fn print_table(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
             share(&ans, |r| r.any_phrase),
             share(&un, |r| r.declined),
             share(&ans, |r| r.declined),
+            share(&ans, |r| r.declined && r.cross_lingual),
             share(&of, |r| r.citations_ok),
             mean(&of, |r| r.input),
             mean(&of, |r| r.route_input),
@@ -467,5 +486,10 @@ fn main() {
             print_rows(set, mode, qs, rows);
         }
     }
+    let (threshold, declined, of) = calibrate(&tables);
+    println!(
+        "\ncalibrate halves: decline below {threshold:.3} (declines {declined} of {of} unanswerable there); the product's default is {:.3}",
+        llm_wiki::query::DECLINE_BELOW
+    );
     eprintln!("total {:.0} s", t0.elapsed().as_secs_f64());
 }
