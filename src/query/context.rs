@@ -14,6 +14,7 @@ use crate::wiki::Wiki;
 
 use super::model::{Given, GivenPassage};
 use super::relevance::{cross_script, relevance, Relevance};
+use super::route::{semantic, with_vector_best, VECTOR_BEST};
 use super::{passages, AskBudget, AskOptions, ANSWER_SYSTEM};
 use crate::search::HitKind;
 
@@ -145,7 +146,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The source passages on offer for `query`: the best [`SOURCE_CANDIDATES`] of all sources
-    /// (hybrid search with the question's embedding, as routing searches), then up to
+    /// (hybrid search with the question's embedding, as routing searches; with an endpoint
+    /// model's embedding, a passage the vectors alone find too, and the vectors' best ones:
+    /// [`with_vector_best`]), then up to
     /// [`DRILL_DOWN`] of the `drill` sources (those of the routed pages) not among them. Keys,
     /// best first.
     async fn source_candidates(
@@ -162,6 +165,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some(v) => Some(v.clone()),
             None => self.query_vector(query).await?,
         };
+        // A passage only the vectors find is kept when they are an endpoint model's (and the
+        // vectors' best are added, see `with_vector_best`); offline, a vector-only hit of the
+        // hashed n-grams is noise.
+        let semantic = semantic(query_vector.as_ref());
+        let found = |h: &crate::search::SearchHit| semantic || h.explain.bm25_rank.is_some();
         let text = passages::content_query(query);
         let search = |k: usize| crate::search::SearchOptions {
             k,
@@ -174,15 +182,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .search_passages(&text, &search(SOURCE_CANDIDATES))
             .hits
             .into_iter()
-            .filter(|h| h.explain.bm25_rank.is_some())
+            .filter(found)
             .map(|h| h.key)
             .collect();
+        if semantic {
+            let vector = crate::search::SearchOptions {
+                mode: crate::search::SearchMode::Vector,
+                ..search(VECTOR_BEST)
+            };
+            let r = index.search_passages(&text, &vector);
+            if r.mode == crate::search::SearchMode::Vector {
+                let best: Vec<String> = r.hits.into_iter().map(|h| h.key).collect();
+                keys = with_vector_best(keys, &best);
+            }
+        }
         if !drill.is_empty() {
             let extra: Vec<String> = index
                 .search_passages(&text, &search(200))
                 .hits
                 .into_iter()
-                .filter(|h| h.explain.bm25_rank.is_some())
+                .filter(found)
                 .filter(|h| h.source.as_ref().is_some_and(|s| drill.contains(s)))
                 .map(|h| h.key)
                 .filter(|k| !keys.contains(k))

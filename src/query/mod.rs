@@ -37,7 +37,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::llm::offline::OFFLINE_MODEL;
 use crate::llm::{Cancel, OnToken, Purpose};
 use crate::model::TokenUsage;
 use crate::storage::Storage;
@@ -344,10 +343,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // it is declined on its score only when its embedding cannot match across languages
         // either (the offline one cannot; an endpoint model may).
         let decline_below = options.decline_below.clamp(0.0, 1.0);
-        let endpoint_embedding = options
-            .query_vector
-            .as_ref()
-            .is_some_and(|v| v.model != OFFLINE_MODEL);
+        let endpoint_embedding = route::semantic(options.query_vector.as_ref());
         let lexical_only = !(relevance.cross_lingual && endpoint_embedding);
         if given.is_empty() || (relevance.declines(decline_below) && lexical_only) {
             let t2 = self.clock.now_ms();
@@ -440,13 +436,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             max_output_tokens: u64::from(resolved.max_output_tokens),
             estimator: config.estimator,
         };
-        if config.provider == Provider::Offline {
-            return self
-                .ask(&OfflineQuery, question, options, budget, on_token, cancel)
-                .await;
-        }
-        // The question's embedding from the endpoint, when the stored vectors are of its model;
-        // an endpoint error leaves the search steps on BM25 (the answer does not depend on it).
+        // The question's embedding from the configured embedder (an endpoint's even when the
+        // chat is offline), when the stored vectors are of its model; an endpoint error leaves
+        // the search steps on BM25 (the answer does not depend on it).
         let mut options = options.clone();
         if options.query_vector.is_none() {
             options.query_vector = self
@@ -455,6 +447,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .unwrap_or(None);
         }
         let options = &options;
+        if config.provider == Provider::Offline {
+            return self
+                .ask(&OfflineQuery, question, options, budget, on_token, cancel)
+                .await;
+        }
         let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
         let budgeted = Budgeted::new(&llm, &config, Purpose::Query);
         let model = LlmQuery {

@@ -1,5 +1,6 @@
 //! Routing, step 1 of [`Wiki::ask`]: index.md read whole when it fits the routing budget, else
-//! a hybrid-search shortlist of its lines (F31a); the model picks among them; search alone when
+//! a hybrid-search shortlist of its lines (F31a; with an endpoint embedding, plus the pages the
+//! vectors alone rank best); the model picks among them; search alone when
 //! it picks nothing (or is extractive); then one hop along the chosen pages' links.
 //! *Invariant:* every routed or hopped key names a page of the table.
 
@@ -50,6 +51,36 @@ pub(super) struct Routed {
     pub(super) method: RouteMethod,
     /// Token usage of the routing call (zero when search routed alone).
     pub(super) usage: TokenUsage,
+}
+
+/// Units (pages or passages) the vectors alone rank best that a fused list gains, when the
+/// question's embedding is an endpoint model's ([`semantic`]). RRF ranks a unit found by one list
+/// below every unit found by both (Cormack, Clarke and Büttcher, SIGIR 2009), so a unit BM25 cannot
+/// find (an English question over a Chinese source, a synonym) is never in a short fused list
+/// however well the vectors rank it.
+pub(super) const VECTOR_BEST: usize = 3;
+
+/// Fused hits the vector-best units are placed after (so that a budget cut keeps them).
+const VECTOR_BEST_AFTER: usize = 5;
+
+/// Whether `v` is an endpoint model's embedding, which can match meaning across wordings and
+/// languages; the offline hashed n-grams match words, as BM25 does better.
+pub(super) fn semantic(v: Option<&QueryVector>) -> bool {
+    v.is_some_and(|v| v.model != crate::llm::offline::OFFLINE_MODEL)
+}
+
+/// `fused` with the keys of `best` (the vector list's best, best first) it lacks, up to
+/// [`VECTOR_BEST`], placed after its first [`VECTOR_BEST_AFTER`] keys.
+pub(super) fn with_vector_best(mut fused: Vec<String>, best: &[String]) -> Vec<String> {
+    let extra: Vec<String> = best
+        .iter()
+        .filter(|k| !fused.contains(k))
+        .take(VECTOR_BEST)
+        .cloned()
+        .collect();
+    let at = fused.len().min(VECTOR_BEST_AFTER);
+    fused.splice(at..at, extra);
+    fused
 }
 
 /// Hybrid search options for the `k` best pages.
@@ -131,8 +162,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// The index lines ([`routing_line`]) of the search hits for `question`, in rank order, as
-    /// many as fit `routing_budget` estimated tokens.
+    /// The index lines ([`routing_line`]) of the search hits for `question`, in rank order (with
+    /// an endpoint embedding, the vectors' best pages among them: [`with_vector_best`]), as many
+    /// as fit `routing_budget` estimated tokens.
     async fn shortlist_lines(
         &self,
         question: &str,
@@ -141,10 +173,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         routing_budget: u64,
         est: TokenEstimator,
     ) -> Result<String> {
-        let hits = self.search(question, search).await?.hits;
+        let mut keys: Vec<String> = self
+            .search(question, search)
+            .await?
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        if semantic(search.query_vector.as_ref()) {
+            let vector = SearchOptions {
+                k: VECTOR_BEST,
+                mode: SearchMode::Vector,
+                ..search.clone()
+            };
+            let r = self.search(question, &vector).await?;
+            if r.mode == SearchMode::Vector {
+                let best: Vec<String> = r.hits.into_iter().map(|h| h.key).collect();
+                keys = with_vector_best(keys, &best);
+            }
+        }
         let mut lines = String::new();
-        for h in hits {
-            if let Some(row) = table.get(&h.key) {
+        for k in keys {
+            if let Some(row) = table.get(&k) {
                 let line = routing_line(&row.page_without_body());
                 if est.estimate(&lines) + est.estimate(&line) > routing_budget {
                     break;

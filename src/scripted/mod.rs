@@ -21,6 +21,7 @@
 //! `("extract", tasks::extract)`, where `fn extract(request: &ChatRequest, schema: &JsonSchema,
 //! material: &Material) -> Value`.
 
+pub mod cross_lingual;
 pub mod server;
 
 use std::cell::{Cell, RefCell};
@@ -599,7 +600,8 @@ pub fn scripted_dimension(model: &str) -> usize {
 }
 
 /// An in-process [`Embedder`]: the hashed n-gram method under `model`'s id and dimension (see
-/// [`scripted_dimension`]), counting calls and texts, failing call k when told to.
+/// [`scripted_dimension`]), cross-lingual for a model id holding `xling`
+/// ([`cross_lingual::scripted_vector`]), counting calls and texts, failing call k when told to.
 #[derive(Debug)]
 pub struct ScriptedEmbedder {
     inner: OfflineEmbedder,
@@ -654,6 +656,12 @@ impl Embedder for ScriptedEmbedder {
         }
         self.texts.set(self.texts.get() + texts.len() as u64);
         let mut e = self.inner.embed(texts, cancel).await?;
+        let model = self.inner.model();
+        if cross_lingual::is_cross_lingual(&model) {
+            for (t, v) in texts.iter().zip(e.vectors.iter_mut()) {
+                *v = cross_lingual::scripted_vector(&model, e.dimension, t);
+            }
+        }
         for (t, v) in texts.iter().zip(e.vectors.iter_mut()) {
             if let Some((_, zero)) = self.bad.borrow().iter().find(|(n, _)| t.contains(n)) {
                 v.fill(if *zero { 0.0 } else { f32::NAN });

@@ -6,11 +6,13 @@ use serde_json::{json, Value};
 use super::faults::Faults;
 use super::routes::{error_body, Route};
 use super::ServerResponse;
+use crate::scripted::cross_lingual::scripted_vector;
 use crate::scripted::scripted_dimension;
 use crate::text::TokenEstimator;
 
 /// Answers an embeddings request (OpenAI, Ollama, or Ollama's legacy route) with the offline
-/// embedder's vectors, applying the `ctx`, `zero-vector` and `nan-vector` faults.
+/// embedder's vectors (cross-lingual for a model id holding `xling`, see
+/// [`scripted_vector`]), applying the `ctx`, `zero-vector` and `nan-vector` faults.
 pub(super) fn embeddings(faults: &Faults, r: Route, body: &Value) -> ServerResponse {
     let bad = |status: u16, msg: &str| ServerResponse::json(status, &error_body(r, status, msg));
     let model = body
@@ -18,8 +20,7 @@ pub(super) fn embeddings(faults: &Faults, r: Route, body: &Value) -> ServerRespo
         .and_then(Value::as_str)
         .unwrap_or("scripted-embed-32")
         .to_string();
-    let embedder =
-        crate::llm::offline::OfflineEmbedder::with_model(model.clone(), scripted_dimension(&model));
+    let dimension = scripted_dimension(&model);
     let est = TokenEstimator::default();
     let inputs: Vec<String> = if r == Route::OllamaLegacyEmbeddings {
         match body.get("prompt").and_then(Value::as_str) {
@@ -43,7 +44,10 @@ pub(super) fn embeddings(faults: &Faults, r: Route, body: &Value) -> ServerRespo
             return bad(400, "the input length exceeds the context length");
         }
     }
-    let mut vectors: Vec<Vec<f32>> = inputs.iter().map(|t| embedder.embed_one(t)).collect();
+    let mut vectors: Vec<Vec<f32>> = inputs
+        .iter()
+        .map(|t| scripted_vector(&model, dimension, t))
+        .collect();
     // An input holding the `zero-vector` word gets zeros; one holding the `nan-vector` word gets
     // NaN, written as the bare `NaN` tokens Python servers write (not JSON).
     let holds = |name: &str, t: &str| faults.get(name).is_some_and(|w| t.contains(w));
