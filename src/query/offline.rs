@@ -67,7 +67,34 @@ impl QueryModel for OfflineQuery {
                 text: s,
             })
             .collect();
-        let scores = passages::rank(question, &units);
+        let sentence_scores = passages::rank(question, &units);
+        // A sentence is weighed with the text it stands in: the same words in the passage that
+        // matches the question best outrank them in a passage about something else (sentence
+        // retrieval with its document's score as evidence: Murdock & Croft, "A translation
+        // model for sentence retrieval", HLT/EMNLP 2005). Both scores are scaled to their
+        // maximum and added.
+        let whole: Vec<passages::Unit<'_>> = pages
+            .iter()
+            .map(|g| passages::Unit {
+                context: &g.title,
+                aliases: &[],
+                text: &g.text,
+            })
+            .collect();
+        let unit_scores = passages::rank(question, &whole);
+        let top = |v: &[f32]| v.iter().copied().fold(0.0f32, f32::max);
+        let (top_sentence, top_unit) = (top(&sentence_scores), top(&unit_scores));
+        let scores: Vec<f32> = candidates
+            .iter()
+            .zip(&sentence_scores)
+            .map(|((pi, _, s), &score)| {
+                if score <= 0.0 || only_links(s) {
+                    0.0
+                } else {
+                    score / top_sentence + unit_scores[*pi] / top_unit.max(f32::MIN_POSITIVE)
+                }
+            })
+            .collect();
         // One line per sentence, citing up to two of the pages that state it.
         let mut by_sentence: BTreeMap<String, Passage> = BTreeMap::new();
         for ((pi, si, s), &score) in candidates.iter().zip(&scores) {
@@ -112,6 +139,21 @@ impl QueryModel for OfflineQuery {
     fn extractive(&self) -> bool {
         true
     }
+}
+
+/// Whether `sentence` says nothing but links: a list of `[[wikilinks]]` (a page's "related"
+/// line) is navigation, not a statement that answers.
+fn only_links(sentence: &str) -> bool {
+    let mut rest = String::with_capacity(sentence.len());
+    let mut at = 0;
+    for item in crate::markdown::wikilinks::scan(sentence) {
+        if let crate::markdown::wikilinks::Item::Link(l) = item {
+            rest.push_str(&sentence[at..l.range.start]);
+            at = l.range.end;
+        }
+    }
+    rest.push_str(&sentence[at..]);
+    !rest.chars().any(char::is_alphanumeric)
 }
 
 /// A candidate passage of an extractive answer: score, page order, sentence order, citations.
