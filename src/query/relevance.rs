@@ -78,10 +78,14 @@ pub const MIN_COLLECTION: u32 = 40;
 
 impl Relevance {
     /// Whether the score declines the question at threshold `below`: the score is below it and
-    /// the collection is large enough to tell ([`MIN_COLLECTION`]), or no word of the question
-    /// occurs in the wiki at all. (Cross-lingual questions are the caller's to except.)
+    /// it can tell — the collection is large enough ([`MIN_COLLECTION`]) and the question is in
+    /// the script of the text ([`Relevance::cross_lingual`]: its other words cannot match, only
+    /// names and terms written alike in both, "Obsidian", "BM25") — or no word of the question
+    /// occurs in the wiki at all. (A cross-lingual question embedded by an endpoint model is the
+    /// caller's to except even then.)
     pub fn declines(&self, below: f32) -> bool {
-        self.score < below && (self.collection >= MIN_COLLECTION || self.known == 0.0)
+        let can_tell = self.collection >= MIN_COLLECTION && !self.cross_lingual;
+        self.score < below && (can_tell || self.known == 0.0)
     }
 }
 
