@@ -11,7 +11,7 @@
 use futures::executor::block_on;
 use llm_wiki::llm::config::{Config, EmbeddingConfig, EmbeddingProvider, Provider};
 use llm_wiki::llm::Cancel;
-use llm_wiki::query::{Answer, AskOptions, RouteMethod};
+use llm_wiki::query::{Answer, AskOptions, RouteMethod, Router};
 use llm_wiki::scripted::server::InProcess;
 use llm_wiki::search::{HitKind, SearchMode, SearchOptions};
 use llm_wiki::search_ops::EmbedOptions;
@@ -128,6 +128,8 @@ fn shortlists(transport: &InProcess, key: &str) -> bool {
 fn shortlisted() -> AskOptions {
     AskOptions {
         routing_share: 0.05,
+        // The model routes every question, so the shortlist it is offered can be checked.
+        router: Router::Model,
         ..AskOptions::default()
     }
 }

@@ -10,7 +10,7 @@ use llm_wiki::compile::pipeline::CompileOptions;
 use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
 use llm_wiki::model::{PageKind, TokenUsage};
 use llm_wiki::query::{
-    AskBudget, AskOptions, LlmQuery, OfflineQuery, RouteMethod, Turn, EXTRACTIVE_NOTE,
+    AskBudget, AskOptions, LlmQuery, OfflineQuery, RouteMethod, Router, Turn, EXTRACTIVE_NOTE,
 };
 use llm_wiki::scripted::{reply, ScriptedLlm};
 use llm_wiki::storage::memory::MemoryBackend;
@@ -96,6 +96,60 @@ impl Llm for Recording {
 }
 
 #[test]
+fn auto_routing_skips_the_routing_call_only_when_one_place_holds_the_whole_question() {
+    let (_b, w) = compiled();
+    let ask = |question: &str, router: Router| {
+        let llm = Recording::default();
+        let model = LlmQuery {
+            llm: &llm,
+            max_output_tokens: Some(1024),
+        };
+        let options = AskOptions {
+            router,
+            ..Default::default()
+        };
+        let a = block_on(w.ask(
+            &model,
+            question,
+            &options,
+            budget(16_384),
+            None,
+            &Cancel::new(),
+        ))
+        .unwrap();
+        let routing_calls = llm
+            .prompts
+            .borrow()
+            .iter()
+            .filter(|r| r.json.is_some())
+            .count();
+        (a, routing_calls)
+    };
+    // Every content word of the question is in one page: search routes alone, no routing call.
+    let (a, calls) = ask("When was Widgetron first released?", Router::Auto);
+    assert_eq!((a.route, calls), (Some(RouteMethod::Search), 0), "{a:?}");
+    assert_eq!(a.route_usage.input, 0);
+    assert!(a.routed.contains(&"Widgetron".to_string()), "{a:?}");
+    assert!(a.answer.contains("2015"), "{}", a.answer);
+    // No page holds "backpressure" (the wiki says 背压): the model routes, since it may know the
+    // page by another word.
+    let (a, calls) = ask(
+        "Is Widgetron made where the backpressure queue is?",
+        Router::Auto,
+    );
+    assert_eq!(calls, 1, "{a:?}");
+    assert!(a.route_usage.input > 0);
+    // The policy can be forced either way.
+    let (a, calls) = ask("When was Widgetron first released?", Router::Model);
+    assert_eq!((a.route, calls), (Some(RouteMethod::Index), 1), "{a:?}");
+    let (a, calls) = ask(
+        "Is Widgetron made where the backpressure queue is?",
+        Router::Search,
+    );
+    assert_eq!((a.route, calls), (Some(RouteMethod::Search), 0), "{a:?}");
+}
+
+#[test]
 fn routes_answers_with_valid_citations_and_writes_back() {
     let (_b, w) = compiled();
     let llm = Recording::default();
@@ -107,6 +161,8 @@ fn routes_answers_with_valid_citations_and_writes_back() {
     let on_token = |t: &str| streamed.borrow_mut().push_str(t);
     let options = AskOptions {
         write_back: true,
+        // The model routes (under `auto` search alone would: one page holds every word).
+        router: Router::Model,
         ..Default::default()
     };
     let a = block_on(w.ask(
@@ -332,7 +388,10 @@ fn f31a_a_3000_page_index_is_shortlisted_and_no_request_exceeds_the_context() {
     let a = block_on(w.ask(
         &model,
         "What is the answer to the quartz question?",
-        &AskOptions::default(),
+        &AskOptions {
+            router: Router::Model,
+            ..AskOptions::default()
+        },
         budget(32_768),
         None,
         &Cancel::new(),
@@ -569,7 +628,10 @@ fn citations_to_pages_whose_passages_were_not_given_are_removed() {
     let a = block_on(w.ask(
         &model,
         "When was Widgetron released?",
-        &AskOptions::default(),
+        &AskOptions {
+            router: Router::Model,
+            ..AskOptions::default()
+        },
         budget(16_384),
         None,
         &Cancel::new(),

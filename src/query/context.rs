@@ -1,21 +1,22 @@
 //! The answer's context, step 2 of [`Wiki::ask`]: the passages of the routed and hopped pages
-//! that best match the question ([`passages`]), then the source passages that best match it
-//! ([`Wiki::source_context`]), within the answer budget and the room the context window leaves.
-//! *Invariant:* the answer request never exceeds the context window, and every routed page with
-//! text keeps its best passage that fits.
+//! and the source passages that best match the question, ranked together ([`passages::select`]),
+//! within the answer budget and the room the context window leaves.
+//! *Invariant:* the answer request never exceeds the context window, and every routed page is
+//! given, by its title and lead at least (so it can be cited).
 
 use std::collections::BTreeMap;
 
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::model::Page;
+use crate::page_table::PageTable;
 use crate::storage::{Storage, Store};
 use crate::wiki::Wiki;
 
 use super::model::{Given, GivenPassage};
 use super::relevance::{cross_script, relevance, Relevance};
-use super::route::{semantic, with_vector_best, VECTOR_BEST};
-use super::{passages, AskBudget, AskOptions, ANSWER_SYSTEM};
+use super::route::{semantic, with_vector_best, Routed, VECTOR_BEST};
+use super::{passages, AskBudget, AskOptions, RouteMethod, ANSWER_SYSTEM};
 use crate::search::HitKind;
 
 /// Pages BM25 ranks best for a question, scored for its relevance beside the routed ones.
@@ -25,15 +26,15 @@ const RELEVANCE_PAGES: usize = 10;
 const SOURCE_CANDIDATES: usize = 8;
 /// Passages of the routed pages' own sources added to them (the drill-down).
 const DRILL_DOWN: usize = 3;
-/// Share of the answer budget the pages get when source passages are on offer (what they leave
-/// goes to the passages).
-const PAGE_SHARE: f64 = 0.6;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// What the answer call is given: per page in routed-then-hopped order its chosen passages
-    /// ([`passages::render`]), or a routed page without text by its title and lead alone; then
-    /// source passages ([`Wiki::source_context`]) in what the pages leave of the budget. Empty
-    /// when nothing is left to answer from.
+    /// ([`passages::render`]; a routed page with none by its title and lead alone), then the
+    /// chosen source passages, `s1`, `s2`, … in the order search found them. The pages'
+    /// passages and the source passages on offer ([`Wiki::source_candidates`]) compete in one
+    /// ranking for the answer budget ([`passages::select`]); when a model routed, or an
+    /// endpoint model embedded the question, what matches no word of the question may fill
+    /// what is left. Empty when nothing is left to answer from.
     ///
     /// With it, the question's [`Relevance`] to the best of the routed and hopped pages, BM25's
     /// top [`RELEVANCE_PAGES`] pages and the source passages on offer, and whether the question
@@ -45,9 +46,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         question: &str,
         options: &AskOptions,
         budget: AskBudget,
-        routed: &[String],
+        found: Found,
+        routed: &Routed,
         hopped: &[String],
     ) -> Result<(Vec<Given>, Relevance)> {
+        // A model routed: its pages were chosen by meaning, not only by words.
+        let by_meaning = routed.method != RouteMethod::Search;
+        let routed = &routed.pages;
         let est = budget.estimator;
         let overhead = est.estimate(ANSWER_SYSTEM)
             + options
@@ -68,9 +73,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let chosen_pages: Vec<passages::PageText> = routed
             .iter()
-            .map(|k| (k, true))
-            .chain(hopped.iter().map(|k| (k, false)))
-            .filter_map(|(k, required)| {
+            .map(|k| (k, passages::Role::Routed))
+            .chain(hopped.iter().map(|k| (k, passages::Role::Hopped)))
+            .filter_map(|(k, role)| {
                 let p = answered.get(k.as_str())?;
                 Some(passages::PageText {
                     key: p.key.clone(),
@@ -81,114 +86,188 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         &crate::markdown::plain::without_footnotes(&p.body),
                         &est,
                     ),
-                    required,
+                    role,
                 })
             })
             .collect();
         let answer_budget = options.answer_budget.clamp(200, 100_000);
-        // A follow-up ("where are they based?") is ranked with the question before it.
-        let rank_query = match options.history.last() {
-            Some(t) => format!("{} {question}", t.question),
-            None => question.to_string(),
-        };
+        let rank_query = found.rank_query;
         let drill: Vec<String> = routed
             .iter()
             .filter_map(|k| answered.get(k.as_str()))
             .flat_map(|p| p.sources.iter().cloned())
             .collect();
-        let candidates = self.source_candidates(&rank_query, options, &drill).await?;
-        // Whether the wiki knows is asked of the pages search ranks best too, not only of those
-        // routing chose: a router's choice over index.md may miss the page that holds the words.
+        let mut candidates = found.passages;
+        let extra = self
+            .drill_down(&rank_query, options, &drill, &candidates)
+            .await?;
+        candidates.extend(extra);
         let index = self.search_index_shared().await?;
-        let searched = index.search(
-            &passages::content_query(&rank_query),
-            &crate::search::SearchOptions {
-                k: RELEVANCE_PAGES,
-                mode: crate::search::SearchMode::Bm25,
-                explain: false,
-                ..Default::default()
-            },
-        );
         let units: Vec<(HitKind, String)> = routed
             .iter()
             .chain(hopped)
-            .chain(searched.hits.iter().map(|h| &h.key))
+            .chain(&found.pages)
             .map(|k| (HitKind::Page, k.clone()))
             .chain(candidates.iter().map(|k| (HitKind::Passage, k.clone())))
             .collect();
         let mut relevance = relevance(&index, &rank_query, &units);
         drop(index);
-        let page_budget = if candidates.is_empty() {
-            answer_budget
-        } else {
-            (answer_budget as f64 * PAGE_SHARE) as u64
+        // The pages' passages and the source passages compete in one ranking for the budget.
+        let mut units = chosen_pages;
+        let pages = units.len();
+        let (source_units, found): (Vec<_>, Vec<_>) =
+            self.source_units(&candidates).await?.into_iter().unzip();
+        units.extend(source_units);
+        // A source passage half of whose sentences the page text chosen before it holds
+        // verbatim is already given.
+        let units = &units;
+        let quoted = |pi: usize, chosen: &[Vec<usize>]| {
+            let given: String = chosen[..pages]
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| c.iter().map(move |&j| fold(&units[i].passages[j].text)))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let sentences = crate::extractive::sentences::sentences(&units[pi].passages[0].text);
+            let already = sentences
+                .iter()
+                .filter(|s| given.contains(&fold(s)))
+                .count();
+            !sentences.is_empty() && already * 2 >= sentences.len()
         };
-        let picks = passages::select(&rank_query, &chosen_pages, page_budget, room, &est);
+        let picks = passages::select(
+            &rank_query,
+            units,
+            answer_budget,
+            room,
+            &est,
+            &quoted,
+            by_meaning || semantic(options.query_vector.as_ref()),
+        );
         let mut given: Vec<Given> = Vec::new();
-        let mut used = 0u64;
-        for (p, picked) in chosen_pages.iter().zip(&picks) {
-            // A routed page without text (an empty body) is still shown by its title and lead.
-            if !picked.is_empty() || (p.required && p.passages.is_empty()) {
-                let text = passages::render(p, picked);
-                used += est.estimate(&text) + est.estimate(&p.title) + 8;
+        for (p, picked) in units[..pages].iter().zip(&picks) {
+            if !picked.is_empty() || p.role == passages::Role::Routed {
                 given.push(Given {
                     key: p.key.clone(),
                     title: p.title.clone(),
-                    text,
+                    text: passages::render(p, picked),
                     passage: None,
                 });
             }
         }
-        let left = answer_budget.min(room).saturating_sub(used);
-        given.extend(self.source_context(candidates, &given, left, &est).await?);
+        let mut cited = 0;
+        for ((unit, passage), picked) in units[pages..].iter().zip(found).zip(&picks[pages..]) {
+            if !picked.is_empty() {
+                cited += 1;
+                given.push(Given {
+                    key: format!("s{cited}"),
+                    title: if passage.heading.is_empty() {
+                        format!("Source: {}", passage.source_title)
+                    } else {
+                        format!("Source: {} › {}", passage.source_title, passage.heading)
+                    },
+                    text: unit.passages[0].text.clone(),
+                    passage: Some(passage),
+                });
+            }
+        }
         relevance.cross_lingual = cross_script(question, given.iter().map(|g| g.text.as_str()));
         Ok((given, relevance))
+    }
+
+    /// What search finds for `question` before routing ([`Found`]): the question ranked with
+    /// the one before it when it follows up ("where are they based?"), the source passages on
+    /// offer, the pages BM25 ranks best (whether the wiki knows is asked of them too, not only
+    /// of the pages routing will choose: a router may miss the page that holds the words), and
+    /// the question's relevance to them, cross-lingual when the question is in another script
+    /// than those pages' titles and leads ([`cross_script`]).
+    ///
+    /// Errors: storage errors reading the search index.
+    pub(super) async fn search_first(
+        &self,
+        question: &str,
+        options: &AskOptions,
+        table: &PageTable,
+    ) -> Result<Found> {
+        let rank_query = match options.history.last() {
+            Some(t) => format!("{} {question}", t.question),
+            None => question.to_string(),
+        };
+        let passages = self.source_candidates(&rank_query, options).await?;
+        let index = self.search_index_shared().await?;
+        let pages: Vec<String> = index
+            .search(
+                &passages::content_query(&rank_query),
+                &crate::search::SearchOptions {
+                    k: RELEVANCE_PAGES,
+                    mode: crate::search::SearchMode::Bm25,
+                    explain: false,
+                    ..Default::default()
+                },
+            )
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        let units: Vec<(HitKind, String)> = pages
+            .iter()
+            .map(|k| (HitKind::Page, k.clone()))
+            .chain(passages.iter().map(|k| (HitKind::Passage, k.clone())))
+            .collect();
+        let mut relevance = relevance(&index, &rank_query, &units);
+        // The pages found, by their titles and leads, stand for the text the question would be
+        // answered from.
+        let nearest: Vec<String> = pages
+            .iter()
+            .filter_map(|k| table.get(k))
+            .map(|r| format!("{} {}", r.title, r.summary))
+            .collect();
+        relevance.cross_lingual = cross_script(question, nearest.iter().map(String::as_str));
+        Ok(Found {
+            rank_query,
+            passages,
+            pages,
+            relevance,
+        })
+    }
+
+    /// The query vector of `query` and whether passages only the vectors find are kept: when
+    /// they are an endpoint model's; offline, a vector-only hit of the hashed n-grams is noise.
+    async fn passage_search(
+        &self,
+        query: &str,
+        options: &AskOptions,
+    ) -> Result<(Option<crate::search::QueryVector>, bool)> {
+        let query_vector = match &options.query_vector {
+            Some(v) => Some(v.clone()),
+            None => self.query_vector(query).await?,
+        };
+        let semantic = semantic(query_vector.as_ref());
+        Ok((query_vector, semantic))
     }
 
     /// The source passages on offer for `query`: the best [`SOURCE_CANDIDATES`] of all sources
     /// (hybrid search with the question's embedding, as routing searches; with an endpoint
     /// model's embedding, a passage the vectors alone find too, and the vectors' best ones:
-    /// [`with_vector_best`]), then up to
-    /// [`DRILL_DOWN`] of the `drill` sources (those of the routed pages) not among them. Keys,
-    /// best first.
-    async fn source_candidates(
-        &self,
-        query: &str,
-        options: &AskOptions,
-        drill: &[String],
-    ) -> Result<Vec<String>> {
+    /// [`with_vector_best`]). Keys, best first.
+    async fn source_candidates(&self, query: &str, options: &AskOptions) -> Result<Vec<String>> {
         let index = self.search_index_shared().await?;
         if index.passage_count() == 0 {
             return Ok(Vec::new());
         }
-        let query_vector = match &options.query_vector {
-            Some(v) => Some(v.clone()),
-            None => self.query_vector(query).await?,
-        };
-        // A passage only the vectors find is kept when they are an endpoint model's (and the
-        // vectors' best are added, see `with_vector_best`); offline, a vector-only hit of the
-        // hashed n-grams is noise.
-        let semantic = semantic(query_vector.as_ref());
-        let found = |h: &crate::search::SearchHit| semantic || h.explain.bm25_rank.is_some();
+        let (query_vector, semantic) = self.passage_search(query, options).await?;
         let text = passages::content_query(query);
-        let search = |k: usize| crate::search::SearchOptions {
-            k,
-            depth: k.max(50),
-            explain: false,
-            query_vector: query_vector.clone(),
-            ..Default::default()
-        };
         let mut keys: Vec<String> = index
-            .search_passages(&text, &search(SOURCE_CANDIDATES))
+            .search_passages(&text, &passage_options(SOURCE_CANDIDATES, &query_vector))
             .hits
             .into_iter()
-            .filter(found)
+            .filter(|h| semantic || h.explain.bm25_rank.is_some())
             .map(|h| h.key)
             .collect();
         if semantic {
             let vector = crate::search::SearchOptions {
                 mode: crate::search::SearchMode::Vector,
-                ..search(VECTOR_BEST)
+                ..passage_options(VECTOR_BEST, &query_vector)
             };
             let r = index.search_passages(&text, &vector);
             if r.mode == crate::search::SearchMode::Vector {
@@ -196,59 +275,55 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 keys = with_vector_best(keys, &best);
             }
         }
-        if !drill.is_empty() {
-            let extra: Vec<String> = index
-                .search_passages(&text, &search(200))
-                .hits
-                .into_iter()
-                .filter(found)
-                .filter(|h| h.source.as_ref().is_some_and(|s| drill.contains(s)))
-                .map(|h| h.key)
-                .filter(|k| !keys.contains(k))
-                .take(DRILL_DOWN)
-                .collect();
-            keys.extend(extra);
-        }
         Ok(keys)
     }
 
-    /// The candidate passages that fit in `left` estimated tokens, in candidate order, skipping
-    /// any whose sentences the `given` pages already quote (half or more of them, verbatim).
-    /// Each gets a footnote id `s1`, `s2`, … in the order given.
-    async fn source_context(
+    /// Up to [`DRILL_DOWN`] passages of the `drill` sources (those of the routed pages) that
+    /// match `query` best and are not among `taken`: the drill-down from a summary page to its
+    /// evidence. Keys, best first.
+    async fn drill_down(
         &self,
-        candidates: Vec<String>,
-        given: &[Given],
-        left: u64,
-        est: &crate::text::TokenEstimator,
-    ) -> Result<Vec<Given>> {
-        if candidates.is_empty() || left == 0 {
+        query: &str,
+        options: &AskOptions,
+        drill: &[String],
+        taken: &[String],
+    ) -> Result<Vec<String>> {
+        let index = self.search_index_shared().await?;
+        if drill.is_empty() || index.passage_count() == 0 {
+            return Ok(Vec::new());
+        }
+        let (query_vector, semantic) = self.passage_search(query, options).await?;
+        Ok(index
+            .search_passages(
+                &passages::content_query(query),
+                &passage_options(200, &query_vector),
+            )
+            .hits
+            .into_iter()
+            .filter(|h| semantic || h.explain.bm25_rank.is_some())
+            .filter(|h| h.source.as_ref().is_some_and(|s| drill.contains(s)))
+            .map(|h| h.key)
+            .filter(|k| !taken.contains(k))
+            .take(DRILL_DOWN)
+            .collect())
+    }
+
+    /// The candidate passages as units of the answer's ranking ([`passages::Role::Source`]:
+    /// titled with their source's title, their heading path as their section), each with where
+    /// it is; in candidate order. A passage whose source text cannot be read is left out.
+    async fn source_units(
+        &self,
+        candidates: &[String],
+    ) -> Result<Vec<(passages::PageText, GivenPassage)>> {
+        if candidates.is_empty() {
             return Ok(Vec::new());
         }
         let index = self.search_index_shared().await?;
-        let texts = self.passage_texts(&index, &candidates).await?;
-        let quoted: String = given
-            .iter()
-            .map(|g| fold(&g.text))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut out = Vec::new();
-        let mut used = 0u64;
+        let texts = self.passage_texts(&index, candidates).await?;
+        drop(index);
         let mut titles: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
+        let mut out = Vec::new();
         for p in texts {
-            let sentences = crate::extractive::sentences::sentences(&p.text);
-            let already = sentences
-                .iter()
-                .filter(|s| quoted.contains(&fold(s)))
-                .count();
-            if !sentences.is_empty() && already * 2 >= sentences.len() {
-                continue;
-            }
-            let cost = est.estimate(&p.text) + est.estimate(&p.meta.heading) + 24;
-            if used + cost > left {
-                continue;
-            }
-            used += cost;
             if !titles.contains_key(&p.meta.source) {
                 let named = match self
                     .read::<crate::model::Source>(Store::Sources, &p.meta.source)
@@ -260,16 +335,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 titles.insert(p.meta.source.clone(), named);
             }
             let (source_title, summary_page) = titles[&p.meta.source].clone();
-            let title = if p.meta.heading.is_empty() {
-                format!("Source: {source_title}")
-            } else {
-                format!("Source: {source_title} › {}", p.meta.heading)
+            let unit = passages::PageText {
+                key: p.key.clone(),
+                title: source_title.clone(),
+                aliases: vec![],
+                lead: String::new(),
+                passages: vec![passages::Passage {
+                    section: p.meta.heading.clone(),
+                    text: p.text,
+                    order: 0,
+                }],
+                role: passages::Role::Source,
             };
-            out.push(Given {
-                key: format!("s{}", out.len() + 1),
-                title,
-                text: p.text,
-                passage: Some(GivenPassage {
+            out.push((
+                unit,
+                GivenPassage {
                     key: p.key,
                     source: p.meta.source,
                     version: p.meta.version,
@@ -277,10 +357,37 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     heading: p.meta.heading,
                     lines: p.meta.lines,
                     summary_page,
-                }),
-            });
+                },
+            ));
         }
         Ok(out)
+    }
+}
+
+/// What search finds for a question before routing ([`Wiki::search_first`]).
+pub(super) struct Found {
+    /// The text passages are ranked with: the question, after the one before it when there is
+    /// one.
+    pub(super) rank_query: String,
+    /// The source passages on offer ([`Wiki::source_candidates`]), best first.
+    pub(super) passages: Vec<String>,
+    /// The [`RELEVANCE_PAGES`] pages BM25 ranks best, best first.
+    pub(super) pages: Vec<String>,
+    /// The question's relevance to those pages and passages.
+    pub(super) relevance: Relevance,
+}
+
+/// Hybrid search options for the `k` best passages.
+fn passage_options(
+    k: usize,
+    query_vector: &Option<crate::search::QueryVector>,
+) -> crate::search::SearchOptions {
+    crate::search::SearchOptions {
+        k,
+        depth: k.max(50),
+        explain: false,
+        query_vector: query_vector.clone(),
+        ..Default::default()
     }
 }
 

@@ -1,15 +1,19 @@
 //! Query: answer a question from the wiki, citing its pages; optionally save the answer as an
 //! `analysis` page (write-back), so knowledge compounds.
 //!
-//! 1. *Route*: when index.md fits the routing budget (a share of the context window, Decision 12
-//!    estimates) the model reads it whole and picks pages; otherwise hybrid search (BM25 + vectors,
-//!    RRF) shortlists index lines first and the model picks among them (field case F31a). One hop
-//!    along the chosen pages' links adds their neighbours, bounded, hubs excluded.
-//! 2. *Answer*: passages of the chosen pages ([`passages`]: split along headings and paragraphs,
-//!    ranked by BM25F against the question) fill [`AskOptions::answer_budget`], every routed page
-//!    keeping at least its best one; then the source passages that best match the question
-//!    (hybrid search over the sources' passages, and those of the routed pages' own sources:
-//!    the drill-down from a summary to its evidence), skipping any a given page already quotes
+//! 1. *Search, then route*: hybrid search finds the source passages on offer and BM25 the best
+//!    pages; a question the wiki does not know ([`relevance`]) is declined here, before any model
+//!    call. Then, unless search already found one page or passage holding the whole question
+//!    ([`Router::Auto`]), the model routes: when index.md fits the routing budget (a share of the
+//!    context window, Decision 12 estimates) it reads it whole and picks pages; otherwise hybrid
+//!    search (BM25 + vectors, RRF) shortlists index lines first and the model picks among them
+//!    (field case F31a). One hop along the chosen pages' links adds their neighbours, bounded,
+//!    hubs excluded.
+//! 2. *Answer*: the passages of the chosen pages ([`passages`]: split along headings and
+//!    paragraphs) and the source passages on offer (with those of the routed pages' own sources:
+//!    the drill-down from a summary to its evidence) are ranked together by BM25F against the
+//!    question and fill [`AskOptions::answer_budget`] best first, skipping a source passage a given
+//!    page already quotes; every routed page is shown, by its title and lead at least
 //!    → a streamed answer citing `[[pages]]` and source passages as `[^s1]` footnotes. Every
 //!    citation is checked: one naming nothing the answer was given is removed and counted (F32);
 //!    a kept passage footnote gets its definition (Decision 3's form, [`SourceCitation`]).
@@ -31,7 +35,7 @@ mod write_back;
 
 pub use model::{Given, GivenPassage, LlmQuery, QueryModel, ANSWER_SYSTEM};
 pub use offline::{OfflineQuery, EXTRACTIVE_NOTE};
-pub use route::{routing_line, ROUTING_SUMMARY_CHARS};
+pub use route::{routing_line, ROUTE_HELD, ROUTING_SUMMARY_CHARS};
 
 use serde::{Deserialize, Serialize};
 
@@ -80,15 +84,16 @@ pub struct AskOptions {
     /// the default `max_pages` to pick from). On the benchmark's wiki a 40-line shortlist cost
     /// 1665 routing input tokens per question, 20 lines 963.
     pub shortlist: usize,
-    /// Estimated tokens of page text the answer step is given (Decision 12 estimates): the
-    /// passages of the chosen pages that best match the question ([`passages`]), in score order
-    /// until this is spent. Range 200–100 000; default 1500 (about three of the ~512-token
-    /// chunks a RAG pipeline sends, or nine of our ≤ 160-token passages). Whatever the budget,
-    /// every routed page keeps its best passage that fits (so each can be cited) — unless the
-    /// context window runs out first: it is never exceeded. Low values answer from little more than those best passages; at the
-    /// top of the range whole pages are given, as before passages existed. Measured on the
-    /// benchmark's wiki (answer input per question, system prompt and question included): 1318
-    /// tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
+    /// Estimated tokens of page and source text the answer step is given (Decision 12
+    /// estimates): the passages of the chosen pages and the source passages on offer, ranked
+    /// together against the question ([`passages::select`]), best first until this is spent.
+    /// Range 200–100 000; default 1500 (about three of the ~512-token chunks a RAG pipeline
+    /// sends, or nine of our ≤ 160-token passages). Every routed page is shown by its title and
+    /// lead line whatever the budget, so each can be cited; the context window is never
+    /// exceeded. Low values answer from little more than the best few passages; at the top of
+    /// the range whole pages are given. Measured on the benchmark's wiki, before source
+    /// passages (answer input per question, system prompt and question included): 1318 tokens
+    /// at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
     pub answer_budget: u64,
     /// The question's embedding for the search steps (set by [`Wiki::ask_configured`] from an
     /// embedding endpoint); `None`: the built-in offline embedding when configured, else BM25.
@@ -103,6 +108,31 @@ pub struct AskOptions {
     /// of fewer than [`relevance::MIN_COLLECTION`] units declines on it only a question none of
     /// whose words it holds ([`relevance::Relevance::declines`]).
     pub decline_below: f32,
+    /// Who routes the question to pages ([`Router`]). Default `auto`: the model, unless search
+    /// already found one page or source passage that holds every content word of the question
+    /// (then the routing call, about 800 input tokens on the benchmark's wikis, is not paid).
+    pub router: Router,
+}
+
+/// Who routes a question to pages ([`AskOptions::router`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum Router {
+    /// The model routes, unless the question has no earlier turn and one page or source
+    /// passage the search ranks best holds all of it ([`relevance::Relevance::held`] ≥
+    /// [`route::ROUTE_HELD`]): search has found where the answer is, and a routing call could
+    /// only add a page worded otherwise than the question. The search's pages are then routed
+    /// ([`RouteMethod::Search`]). A question worded otherwise than the wiki, or a follow-up
+    /// whose words are in the turn before, goes to the model. This is adaptive retrieval
+    /// (Jeong et al., "Adaptive-RAG", NAACL 2024): the costlier step only where the cheap one
+    /// is unsure.
+    #[default]
+    Auto,
+    /// The model routes every question (over index.md or the search shortlist).
+    Model,
+    /// Search routes every question; no routing call is made.
+    Search,
 }
 
 /// The default [`AskOptions::decline_below`], calibrated on the calibrate half of the question
@@ -122,6 +152,7 @@ impl Default for AskOptions {
             answer_budget: 1500,
             query_vector: None,
             decline_below: DECLINE_BELOW,
+            router: Router::Auto,
         }
     }
 }
@@ -135,7 +166,8 @@ pub enum RouteMethod {
     Index,
     /// Search shortlisted index lines, the model picked among them.
     Shortlist,
-    /// Search alone (offline, or the model picked nothing).
+    /// Search alone: offline, [`Router::Search`], search found one place that holds the whole
+    /// question ([`Router::Auto`]), or the model picked nothing.
     Search,
 }
 
@@ -281,6 +313,35 @@ const SUGGESTIONS: usize = 3;
 /// The answer of a declined question ([`Answer::declined`]).
 pub const DECLINED_ANSWER: &str = "The wiki has nothing on this yet.";
 
+/// The answer of a declined question: [`DECLINED_ANSWER`], the first [`SUGGESTIONS`] of
+/// `closest` as suggestions, and what routing did (its usage is the answer's).
+fn declined(
+    closest: Vec<String>,
+    relevance: relevance::Relevance,
+    routed: route::Routed,
+    hopped: Vec<String>,
+    extractive: bool,
+    timings: Timings,
+) -> Answer {
+    Answer {
+        answer: DECLINED_ANSWER.into(),
+        suggestions: closest.into_iter().take(SUGGESTIONS).collect(),
+        relevance: relevance.score,
+        unmatched: relevance.unmatched,
+        cross_lingual: relevance.cross_lingual,
+        routed: routed.pages,
+        hopped,
+        route: Some(routed.method),
+        extractive,
+        usage: routed.usage,
+        route_usage: routed.usage,
+        timings,
+        grounded: false,
+        declined: true,
+        ..Answer::default()
+    }
+}
+
 /// A clock-free elapsed time in ms for the injected clock.
 fn elapsed(start: i64, end: i64) -> f64 {
     (end - start).max(0) as f64
@@ -320,17 +381,54 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let table = self.page_table().await?;
         let mut usage = TokenUsage::default();
 
-        // 1. Route, then one hop along links from the chosen pages, hubs excluded.
-        let routed = self
-            .route_question(model, question, options, budget, &table, cancel)
-            .await?;
+        // 1. Search; decline when the wiki does not know the question; route (by search alone
+        // when it found one place holding the question), then one hop along links from the
+        // chosen pages, hubs excluded.
+        let found = self.search_first(question, options, &table).await?;
+        let decline_below = options.decline_below.clamp(0.0, 1.0);
+        // Without an endpoint embedding the decision is lexical, and routing cannot lower the
+        // score: a question the wiki does not know is declined before the routing call is paid.
+        // (With one, a question in another language may still be answered: decided below.)
+        if !route::semantic(options.query_vector.as_ref())
+            && found.relevance.declines(decline_below)
+        {
+            let relevance = found.relevance;
+            let t1 = self.clock.now_ms();
+            return Ok(declined(
+                found.pages,
+                relevance,
+                route::Routed {
+                    pages: Vec::new(),
+                    method: RouteMethod::Search,
+                    usage: TokenUsage::default(),
+                },
+                Vec::new(),
+                model.extractive(),
+                Timings {
+                    route_ms: elapsed(t0, t1),
+                    answer_ms: 0.0,
+                    write_ms: 0.0,
+                },
+            ));
+        }
+        let search_alone = match options.router {
+            Router::Search => true,
+            Router::Model => false,
+            Router::Auto => options.history.is_empty() && found.relevance.held >= ROUTE_HELD,
+        };
+        let routed = if search_alone {
+            self.route_by_search(question, options).await?
+        } else {
+            self.route_question(model, question, options, budget, &table, cancel)
+                .await?
+        };
         usage.add(&routed.usage);
         let hopped = route::hop(&table, &routed.pages, options.hop_pages);
         let t1 = self.clock.now_ms();
 
         // 2. Answer from the chosen pages, within budget.
         let (given, relevance) = self
-            .answer_context(question, options, budget, &routed.pages, &hopped)
+            .answer_context(question, options, budget, found, &routed, &hopped)
             .await?;
         let given_passages: Vec<String> = given
             .iter()
@@ -342,32 +440,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // A question in another script than the text on offer cannot match it word for word:
         // it is declined on its score only when its embedding cannot match across languages
         // either (the offline one cannot; an endpoint model may).
-        let decline_below = options.decline_below.clamp(0.0, 1.0);
         let endpoint_embedding = route::semantic(options.query_vector.as_ref());
         let lexical_only = !(relevance.cross_lingual && endpoint_embedding);
         if given.is_empty() || (relevance.declines(decline_below) && lexical_only) {
             let t2 = self.clock.now_ms();
-            return Ok(Answer {
-                answer: DECLINED_ANSWER.into(),
-                suggestions: routed.pages.iter().take(SUGGESTIONS).cloned().collect(),
-                relevance: relevance.score,
-                unmatched: relevance.unmatched,
-                cross_lingual: relevance.cross_lingual,
-                routed: routed.pages,
+            return Ok(declined(
+                routed.pages.clone(),
+                relevance,
+                routed,
                 hopped,
-                route: Some(routed.method),
-                extractive: model.extractive(),
-                usage,
-                route_usage: routed.usage,
-                timings: Timings {
+                model.extractive(),
+                Timings {
                     route_ms: elapsed(t0, t1),
                     answer_ms: elapsed(t1, t2),
                     write_ms: 0.0,
                 },
-                grounded: false,
-                declined: true,
-                ..Answer::default()
-            });
+            ));
         }
         let (raw, answer_usage) = model
             .answer(question, &options.history, &given, on_token, cancel)

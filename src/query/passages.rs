@@ -105,12 +105,31 @@ pub fn rank(question: &str, units: &[Unit<'_>]) -> Vec<f32> {
     scores
 }
 
-/// One page given to the answer step: its key, title, aliases, lead line and passages.
+/// What a unit of the answer's context is, which decides what it is owed before the ranking
+/// fills the budget ([`select`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A page routing chose: always shown, at least by its title and lead line, so it can be
+    /// cited; when it was chosen by meaning, its passages that match no word of the question
+    /// still come before any other unmatched text (the router may have seen what the words do
+    /// not).
+    Routed,
+    /// A one-hop neighbour: given only for passages that match the question.
+    Hopped,
+    /// A source passage (one passage, no lead): given when it matches the question, or, when
+    /// it was found by meaning, in the order search found it (an endpoint model's vectors may
+    /// match across wordings and languages); never when the text chosen before it already
+    /// quotes it.
+    Source,
+}
+
+/// One unit given to the answer step: a page (key, title, aliases, lead line and passages), or
+/// a source passage ([`Role::Source`]: its passage alone, titled with its source and heading).
 #[derive(Debug, Clone)]
 pub struct PageText {
-    /// Page key (the `[[key]]` citation target).
+    /// Page key (the `[[key]]` citation target), or the passage key of a source passage.
     pub key: String,
-    /// Page title.
+    /// Page title, or `Source: {title} › {heading}` for a source passage.
     pub title: String,
     /// Other names.
     pub aliases: Vec<String>,
@@ -118,30 +137,41 @@ pub struct PageText {
     pub lead: String,
     /// The passages.
     pub passages: Vec<Passage>,
-    /// True when at least its best passage must be given (a routed page); false for pages that
-    /// contribute only passages that match the question (one-hop neighbours).
-    pub required: bool,
+    /// What it is owed.
+    pub role: Role,
 }
 
-/// Which passages fill an answer: per page (index-aligned with `pages`), the passage orders to
-/// give, ascending. A page with none chosen is not given.
+/// Which passages fill an answer: per unit (index-aligned with `units`), the passage orders to
+/// give, ascending. A unit with none chosen is not given, except a [`Role::Routed`] page, which
+/// is always given (by its title and lead when nothing else).
 ///
-/// Order: first the best passage (highest score, then earliest) of every `required` page, within
-/// `limit` tokens; then every other passage in score order (ties: page order, then passage
-/// order) while the total stays within `budget` — passages of non-required pages only when they
-/// match the question (score > 0). A required page's lead line and heading cost (see
-/// [`render_cost`]) is counted with its first passage. `limit` ≥ `budget` is the hard cap (the
-/// context room); `budget` is the target the caller asked for.
+/// One ranking fills the budget (BM25F over all the units' passages together, [`rank`]), so the
+/// text that best matches the question is given whether a page or a source holds it:
+/// 1. every routed page's title and lead line ([`render_cost`]) is reserved, within `limit`;
+/// 2. every passage that matches the question (score > 0), in score order (ties: unit order,
+///    then passage order), while the total stays within `budget` — a source passage only when
+///    `quoted(unit, &chosen)` says the text chosen so far does not already quote it;
+/// 3. then, when `unmatched` (the units were chosen by meaning, not by words: a model routed,
+///    or an endpoint model's embedding searched), what matches no word of the question — a
+///    question in other words or another language than the text: the opening passage of each
+///    routed page given none, the source passages not yet given in unit order (the order
+///    search found them), then the routed pages' other passages in routed and page order,
+///    within `budget`.
+///
+/// A unit's heading and lead cost is counted with its first passage. `limit` ≥ `budget` is the
+/// hard cap (the context room); `budget` is the target the caller asked for.
 pub fn select(
     question: &str,
-    pages: &[PageText],
+    units: &[PageText],
     budget: u64,
     limit: u64,
     est: &TokenEstimator,
+    quoted: &dyn Fn(usize, &[Vec<usize>]) -> bool,
+    unmatched: bool,
 ) -> Vec<Vec<usize>> {
     let mut contexts: Vec<String> = Vec::new();
-    let mut owner: Vec<(usize, usize)> = Vec::new(); // (page, passage index)
-    for (pi, p) in pages.iter().enumerate() {
+    let mut owner: Vec<(usize, usize)> = Vec::new(); // (unit, passage index)
+    for (pi, p) in units.iter().enumerate() {
         for (i, s) in p.passages.iter().enumerate() {
             contexts.push(if s.section.is_empty() {
                 p.title.clone()
@@ -151,54 +181,80 @@ pub fn select(
             owner.push((pi, i));
         }
     }
-    let units: Vec<Unit<'_>> = owner
+    let ranked: Vec<Unit<'_>> = owner
         .iter()
         .zip(&contexts)
         .map(|(&(pi, i), c)| Unit {
             context: c,
-            aliases: &pages[pi].aliases,
-            text: &pages[pi].passages[i].text,
+            aliases: &units[pi].aliases,
+            text: &units[pi].passages[i].text,
         })
         .collect();
-    let scores = rank(question, &units);
+    let scores = rank(question, &ranked);
     let mut order: Vec<usize> = (0..owner.len()).collect();
     crate::util::sort_by(&mut order, &|&a, &b| {
         scores[b]
             .total_cmp(&scores[a])
             .then(owner[a].cmp(&owner[b]))
     });
-    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); pages.len()];
+    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); units.len()];
+    let mut shown = vec![false; units.len()];
     let mut used = 0u64;
-    let cost = |pi: usize, i: usize, chosen: &[Vec<usize>]| {
-        let p = &pages[pi];
-        let s = &p.passages[i];
-        let mut c = est.estimate(&s.text) + est.estimate(&s.section) + 4;
-        if chosen[pi].is_empty() {
-            c += render_cost(p, est);
-        }
-        c
-    };
-    // The best passage of every required page.
-    for &u in &order {
-        let (pi, i) = owner[u];
-        if pages[pi].required && chosen[pi].is_empty() {
-            let c = cost(pi, i, &chosen);
+    // 1. Every routed page's title and lead.
+    for (pi, p) in units.iter().enumerate() {
+        if p.role == Role::Routed {
+            let c = render_cost(p, est);
             if used + c <= limit {
                 used += c;
-                chosen[pi].push(i);
+                shown[pi] = true;
             }
         }
     }
-    // Then the rest in score order within the budget.
-    for &u in &order {
-        let (pi, i) = owner[u];
-        if chosen[pi].contains(&i) || (!pages[pi].required && scores[u] <= 0.0) {
-            continue;
+    let target = budget.min(limit);
+    let mut try_add = |pi: usize, i: usize, chosen: &mut Vec<Vec<usize>>, used: &mut u64| {
+        let p = &units[pi];
+        if p.role == Role::Source && chosen[pi].is_empty() && quoted(pi, chosen) {
+            return;
         }
-        let c = cost(pi, i, &chosen);
-        if used + c <= budget.min(limit) {
-            used += c;
+        let s = &p.passages[i];
+        let mut c = est.estimate(&s.text) + est.estimate(&s.section) + 4;
+        if !shown[pi] {
+            c += render_cost(p, est);
+        }
+        if *used + c <= target {
+            *used += c;
+            shown[pi] = true;
             chosen[pi].push(i);
+        }
+    };
+    // 2. What matches the question, best first.
+    for &u in &order {
+        if scores[u] > 0.0 {
+            let (pi, i) = owner[u];
+            try_add(pi, i, &mut chosen, &mut used);
+        }
+    }
+    // 3. What matches no word: the routed pages' openings, the source passages in the order
+    // search found them, then the routed pages' other passages.
+    if unmatched {
+        for (pi, p) in units.iter().enumerate() {
+            if p.role == Role::Routed && chosen[pi].is_empty() && !p.passages.is_empty() {
+                try_add(pi, 0, &mut chosen, &mut used);
+            }
+        }
+        for (pi, p) in units.iter().enumerate() {
+            if p.role == Role::Source && chosen[pi].is_empty() {
+                try_add(pi, 0, &mut chosen, &mut used);
+            }
+        }
+        for (pi, p) in units.iter().enumerate() {
+            if p.role == Role::Routed {
+                for i in 0..p.passages.len() {
+                    if !chosen[pi].contains(&i) {
+                        try_add(pi, i, &mut chosen, &mut used);
+                    }
+                }
+            }
         }
     }
     for c in &mut chosen {
@@ -400,7 +456,7 @@ mod tests {
                 "Opening.\n\n## A\n\nOne.\n\n## B\n\nTwo.\n\n## C\n\nThree.",
                 &est(),
             ),
-            required: true,
+            role: Role::Routed,
         };
         assert_eq!(page.passages.len(), 4);
         assert_eq!(

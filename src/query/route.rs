@@ -1,7 +1,9 @@
 //! Routing, step 1 of [`Wiki::ask`]: index.md read whole when it fits the routing budget, else
 //! a hybrid-search shortlist of its lines (F31a; with an endpoint embedding, plus the pages the
-//! vectors alone rank best); the model picks among them; search alone when
-//! it picks nothing (or is extractive); then one hop along the chosen pages' links.
+//! vectors alone rank best); the model picks among them; search alone when it picks nothing,
+//! when it is extractive, or when search already found one place that holds the whole question
+//! ([`Router::Auto`](super::Router::Auto), [`ROUTE_HELD`]); then one hop along the chosen
+//! pages' links.
 //! *Invariant:* every routed or hopped key names a page of the table.
 
 use std::collections::BTreeMap;
@@ -52,6 +54,13 @@ pub(super) struct Routed {
     /// Token usage of the routing call (zero when search routed alone).
     pub(super) usage: TokenUsage,
 }
+
+/// The share of a question ([`Relevance::held`](super::relevance::Relevance::held): its
+/// IDF-weighted content words) that one page or source passage search found before routing must
+/// hold for search to route alone under [`Router::Auto`](super::Router::Auto): every content
+/// word of the question in one place, so a routing call could add only a page worded otherwise
+/// than the question.
+pub const ROUTE_HELD: f32 = 1.0;
 
 /// Units (pages or passages) the vectors alone rank best that a fused list gains, when the
 /// question's embedding is an endpoint model's ([`semantic`]). RRF ranks a unit found by one list
@@ -108,32 +117,31 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         table: &PageTable,
         cancel: &Cancel,
     ) -> Result<Routed> {
+        if model.extractive() || table.is_empty() {
+            return self.route_by_search(question, options).await;
+        }
         let est = budget.estimator;
         let resolver = table.resolver();
         let max_pages = options.max_pages.clamp(1, 20);
         let index_md = self.index().await?;
         let routing_budget =
             (budget.context_window as f64 * options.routing_share.clamp(0.05, 0.8)) as u64;
-        let query_vector = match &options.query_vector {
-            Some(v) => Some(v.clone()),
-            None => self.query_vector(question).await?,
-        };
-        let (index_text, method_if_model) = if est.estimate(&index_md) <= routing_budget {
+        let (index_text, method) = if est.estimate(&index_md) <= routing_budget {
             (index_md, RouteMethod::Index)
         } else {
-            let o = hybrid(options.shortlist.clamp(5, 200), query_vector.clone());
+            let query_vector = match &options.query_vector {
+                Some(v) => Some(v.clone()),
+                None => self.query_vector(question).await?,
+            };
+            let o = hybrid(options.shortlist.clamp(5, 200), query_vector);
             let lines = self
                 .shortlist_lines(question, &o, table, routing_budget, est)
                 .await?;
             (lines, RouteMethod::Shortlist)
         };
-        let (picked, usage) = if model.extractive() || table.is_empty() {
-            (None, TokenUsage::default())
-        } else {
-            model
-                .route(question, &options.history, &index_text, max_pages, cancel)
-                .await?
-        };
+        let (picked, usage) = model
+            .route(question, &options.history, &index_text, max_pages, cancel)
+            .await?;
         let mut routed: Vec<String> = Vec::new();
         for name in picked.iter().flatten() {
             if let Resolution::Page(k) = resolver.resolve(name) {
@@ -142,23 +150,42 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
         }
-        let method = if routed.is_empty() {
-            let o = hybrid(max_pages, query_vector);
-            routed = self
-                .search(question, &o)
-                .await?
-                .hits
-                .into_iter()
-                .map(|h| h.key)
-                .collect();
-            RouteMethod::Search
-        } else {
-            method_if_model
-        };
+        if routed.is_empty() {
+            let mut by_search = self.route_by_search(question, options).await?;
+            by_search.usage = usage;
+            return Ok(by_search);
+        }
         Ok(Routed {
             pages: routed,
             method,
             usage,
+        })
+    }
+
+    /// Routes `question` by hybrid search alone: its best [`AskOptions::max_pages`] pages.
+    ///
+    /// Errors: storage and search errors.
+    pub(super) async fn route_by_search(
+        &self,
+        question: &str,
+        options: &AskOptions,
+    ) -> Result<Routed> {
+        let query_vector = match &options.query_vector {
+            Some(v) => Some(v.clone()),
+            None => self.query_vector(question).await?,
+        };
+        let o = hybrid(options.max_pages.clamp(1, 20), query_vector);
+        let pages = self
+            .search(question, &o)
+            .await?
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        Ok(Routed {
+            pages,
+            method: RouteMethod::Search,
+            usage: TokenUsage::default(),
         })
     }
 
