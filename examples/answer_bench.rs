@@ -28,8 +28,15 @@
 //! - citations: the share of answers whose every citation resolves to a page;
 //! - input tokens per question: route + answer calls (RAG: question + 8 chunks).
 //!
-//! `ANSWER_BENCH_ROWS=1` also prints one line per question to stderr, with the top search hit's
-//! scores, hybrid (RRF) and BM25 (what a decline threshold is calibrated on).
+//! `ANSWER_BENCH_ROWS=1` also prints one line per question to stderr, with its relevance (what
+//! the decline threshold is calibrated on). `ANSWER_BENCH_DIAG=1` adds, per answerable question,
+//! where its key phrase was: how it was routed, whether the pages or the source passages given
+//! held it, the rank of the first passage holding it in the BM25 and hybrid passage searches,
+//! and which pages hold it; `ANSWER_BENCH_DIAG_ANSWERS=1` also prints the extractive answers.
+//!
+//! A question is cross-lingual by its label in the question file (asked in English about
+//! Chinese text), not by what the product detects; such questions are reported apart from the
+//! wrongly declined ones and left out of the calibration.
 
 #[path = "../tests/support/question_set.rs"]
 mod question_set;
@@ -80,6 +87,8 @@ struct Row {
     rag_r5: bool,
     rag_context: bool,
     rag_input: u64,
+    /// Where the key phrase was (`ANSWER_BENCH_DIAG=1`): a diagnosis line.
+    diag: String,
 }
 
 /// Splits `text` into chunks of about `tokens` estimated tokens at paragraph boundaries
@@ -293,7 +302,13 @@ fn score(
     };
     let top = rag.top(&q.question);
     let rag_text: Vec<&str> = top.iter().map(|(_, c)| c.as_str()).collect();
+    let diag = if answerable && std::env::var("ANSWER_BENCH_DIAG").is_ok_and(|v| v == "1") {
+        diagnose(w, q, &a, &context)
+    } else {
+        String::new()
+    };
     Row {
+        diag,
         answerable,
         r1: hits.first().is_some_and(|h| supporting.contains(h)),
         r5: hits.iter().any(|h| supporting.contains(h)),
@@ -322,13 +337,76 @@ fn score(
         route_input: a.route_usage.input,
         answer_input: a.answer_usage.input,
         relevance: a.relevance,
-        cross_lingual: a.cross_lingual,
+        cross_lingual: q.cross_lingual,
         unmatched: a.unmatched.clone(),
         rag_r1: top.first().is_some_and(|(s, _)| q.sources.contains(s)),
         rag_r5: top.iter().take(5).any(|(s, _)| q.sources.contains(s)),
         rag_context: answerable && holds_any(&rag_text.join("\n\n"), &q.key_phrases),
         rag_input: estimate_tokens(&q.question)
             + rag_text.iter().map(|c| estimate_tokens(c)).sum::<u64>(),
+    }
+}
+
+/// Where a question's key phrase is: in the given pages or passages, in which rank of the
+/// passage search (BM25 and hybrid), in which wiki page.
+fn diagnose(w: &W, q: &Question, a: &llm_wiki::query::Answer, context: &str) -> String {
+    let blocks = llm_wiki::llm::prompt::source_blocks(context);
+    let in_pages = blocks
+        .iter()
+        .filter(|b| !b.key.starts_with('^'))
+        .any(|b| holds_any(&b.text, &q.key_phrases));
+    let in_passages = blocks
+        .iter()
+        .filter(|b| b.key.starts_with('^'))
+        .any(|b| holds_any(&b.text, &q.key_phrases));
+    let index = block_on(w.search_index_shared()).unwrap();
+    let rank_of = |mode: SearchMode| -> String {
+        let o = SearchOptions {
+            k: 60,
+            depth: 60,
+            mode,
+            explain: false,
+            passages: true,
+            ..SearchOptions::default()
+        };
+        let text = llm_wiki::query::passages::content_query(&q.question);
+        let hits: Vec<String> = index
+            .search_passages(&text, &o)
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        let texts = block_on(w.passage_texts(&index, &hits)).unwrap();
+        texts
+            .iter()
+            .position(|p| holds_any(&p.text, &q.key_phrases))
+            .map_or("-".into(), |i| (i + 1).to_string())
+    };
+    let bm25 = rank_of(SearchMode::Bm25);
+    let hybrid = rank_of(SearchMode::Hybrid);
+    let pages = block_on(w.all_pages()).unwrap();
+    let holding: Vec<String> = pages
+        .iter()
+        .filter(|p| holds_any(&p.body, &q.key_phrases))
+        .map(|p| p.key.clone())
+        .take(3)
+        .collect();
+    let routed_hold: Vec<&String> = a
+        .routed
+        .iter()
+        .chain(&a.hopped)
+        .filter(|k| holding.contains(k))
+        .collect();
+    format!(
+        "route {:?} | given pages {in_pages} passages {in_passages} | passage rank bm25 {bm25} hybrid {hybrid} | pages holding {holding:?} routed {routed_hold:?} | routed {:?} hopped {:?} given passages {}",
+        a.route,
+        a.routed,
+        a.hopped,
+        a.passages.len()
+    ) + &if a.extractive && std::env::var("ANSWER_BENCH_DIAG_ANSWERS").is_ok() {
+        format!("\n{}", a.answer)
+    } else {
+        String::new()
     }
 }
 
@@ -368,6 +446,9 @@ fn print_rows(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
             r.rag_context,
             r.unmatched.join(",")
         );
+        if !r.diag.is_empty() {
+            eprintln!("    {}", r.diag);
+        }
     }
 }
 
