@@ -1486,15 +1486,16 @@ export interface AskOptions {
      */
     shortlist?: number;
     /**
-     * Estimated tokens of page text the answer step is given (Decision 12 estimates): the
-     * passages of the chosen pages that best match the question ([`passages`]), in score order
-     * until this is spent. Range 200–100 000; default 1500 (about three of the ~512-token
-     * chunks a RAG pipeline sends, or nine of our ≤ 160-token passages). Whatever the budget,
-     * every routed page keeps its best passage that fits (so each can be cited) — unless the
-     * context window runs out first: it is never exceeded. Low values answer from little more than those best passages; at the
-     * top of the range whole pages are given, as before passages existed. Measured on the
-     * benchmark's wiki (answer input per question, system prompt and question included): 1318
-     * tokens at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
+     * Estimated tokens of page and source text the answer step is given (Decision 12
+     * estimates): the passages of the chosen pages and the source passages on offer, ranked
+     * together against the question ([`passages::select`]), best first until this is spent.
+     * Range 200–100 000; default 1500 (about three of the ~512-token chunks a RAG pipeline
+     * sends, or nine of our ≤ 160-token passages). Every routed page is shown by its title and
+     * lead line whatever the budget, so each can be cited; the context window is never
+     * exceeded. Low values answer from little more than the best few passages; at the top of
+     * the range whole pages are given. Measured on the benchmark's wiki, before source
+     * passages (answer input per question, system prompt and question included): 1318 tokens
+     * at 1000, 1438 at 1500, 2717 at 3000, 3554 with whole pages (100 000).
      */
     answerBudget?: number;
     /**
@@ -1507,6 +1508,12 @@ export interface AskOptions {
      * whose words it holds ([`relevance::Relevance::declines`]).
      */
     declineBelow?: number;
+    /**
+     * Who routes the question to pages ([`Router`]). Default `auto`: the model, unless search
+     * already found one page or source passage that holds every content word of the question
+     * (then the routing call, about 800 input tokens on the benchmark's wikis, is not paid).
+     */
+    router?: Router;
 }
 
 /**
@@ -2632,6 +2639,11 @@ export type Provider = "openai-compatible" | "ollama" | "anthropic" | "offline";
  * Which ranking a search uses.
  */
 export type SearchMode = "bm25" | "vector" | "hybrid";
+
+/**
+ * Who routes a question to pages ([`AskOptions::router`]).
+ */
+export type Router = "auto" | "model" | "search";
 
 /**
  * Who wrote a revision.
