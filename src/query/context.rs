@@ -231,21 +231,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// The query vector of `query` and whether passages only the vectors find are kept: when
-    /// they are an endpoint model's; offline, a vector-only hit of the hashed n-grams is noise.
-    async fn passage_search(
-        &self,
-        query: &str,
-        options: &AskOptions,
-    ) -> Result<(Option<crate::search::QueryVector>, bool)> {
-        let query_vector = match &options.query_vector {
-            Some(v) => Some(v.clone()),
-            None => self.query_vector(query).await?,
-        };
-        let semantic = semantic(query_vector.as_ref());
-        Ok((query_vector, semantic))
-    }
-
     /// The source passages on offer for `query`: the best [`SOURCE_CANDIDATES`] of all sources
     /// (hybrid search with the question's embedding, as routing searches; with an endpoint
     /// model's embedding, a passage the vectors alone find too, and the vectors' best ones:
@@ -255,10 +240,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if index.passage_count() == 0 {
             return Ok(Vec::new());
         }
-        let (query_vector, semantic) = self.passage_search(query, options).await?;
+        let query_vector = &options.query_vector;
+        let semantic = semantic(query_vector.as_ref());
         let text = passages::content_query(query);
         let mut keys: Vec<String> = index
-            .search_passages(&text, &passage_options(SOURCE_CANDIDATES, &query_vector))
+            .search_passages(&text, &passage_options(SOURCE_CANDIDATES, query_vector))
             .hits
             .into_iter()
             .filter(|h| semantic || h.explain.bm25_rank.is_some())
@@ -267,7 +253,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if semantic {
             let vector = crate::search::SearchOptions {
                 mode: crate::search::SearchMode::Vector,
-                ..passage_options(VECTOR_BEST, &query_vector)
+                ..passage_options(VECTOR_BEST, query_vector)
             };
             let r = index.search_passages(&text, &vector);
             if r.mode == crate::search::SearchMode::Vector {
@@ -292,11 +278,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         if drill.is_empty() || index.passage_count() == 0 {
             return Ok(Vec::new());
         }
-        let (query_vector, semantic) = self.passage_search(query, options).await?;
+        let query_vector = &options.query_vector;
+        let semantic = semantic(query_vector.as_ref());
         Ok(index
             .search_passages(
                 &passages::content_query(query),
-                &passage_options(200, &query_vector),
+                &passage_options(200, query_vector),
             )
             .hits
             .into_iter()

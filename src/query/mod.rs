@@ -377,6 +377,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
         let t0 = self.clock.now_ms();
+        // The question is embedded once (the built-in offline embedding, when configured and no
+        // endpoint's vector was given); every search below reuses it.
+        let embedded;
+        let options = if options.query_vector.is_none() {
+            embedded = AskOptions {
+                query_vector: self.query_vector(question).await?,
+                ..options.clone()
+            };
+            &embedded
+        } else {
+            options
+        };
         // Routing and the hop read the page table; only the pages answered from are read.
         let table = self.page_table().await?;
         let mut usage = TokenUsage::default();

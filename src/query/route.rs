@@ -129,11 +129,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let (index_text, method) = if est.estimate(&index_md) <= routing_budget {
             (index_md, RouteMethod::Index)
         } else {
-            let query_vector = match &options.query_vector {
-                Some(v) => Some(v.clone()),
-                None => self.query_vector(question).await?,
-            };
-            let o = hybrid(options.shortlist.clamp(5, 200), query_vector);
+            let o = hybrid(
+                options.shortlist.clamp(5, 200),
+                options.query_vector.clone(),
+            );
             let lines = self
                 .shortlist_lines(question, &o, table, routing_budget, est)
                 .await?;
@@ -170,11 +169,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         question: &str,
         options: &AskOptions,
     ) -> Result<Routed> {
-        let query_vector = match &options.query_vector {
-            Some(v) => Some(v.clone()),
-            None => self.query_vector(question).await?,
-        };
-        let o = hybrid(options.max_pages.clamp(1, 20), query_vector);
+        let o = hybrid(options.max_pages.clamp(1, 20), options.query_vector.clone());
         let pages = self
             .search(question, &o)
             .await?
