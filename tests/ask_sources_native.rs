@@ -3,21 +3,17 @@
 //! citations, and kept by write-back.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::cell::RefCell;
-
 use futures::executor::block_on;
 use llm_wiki::compile::model::LlmCompiler;
 use llm_wiki::compile::pipeline::CompileOptions;
-use llm_wiki::llm::prompt::source_blocks;
-use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
-use llm_wiki::model::TokenUsage;
+use llm_wiki::llm::Cancel;
 use llm_wiki::query::{Answer, AskBudget, AskOptions, LlmQuery, OfflineQuery};
-use llm_wiki::scripted::{reply, ScriptedLlm};
+use llm_wiki::scripted::ScriptedLlm;
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::text::TokenEstimator;
 
 mod common;
-use common::{add, open, W};
+use common::{add, open, Recording, W};
 
 const VALVES: &str = "# Valves of the old pumping station\n\nThe station had three pumps.\n\n## Zephyrine valve\n\nThe Zephyrine valve was patented in 1911 by Ottilie Brandt of Bremen.\n";
 
@@ -43,40 +39,6 @@ fn budget() -> AskBudget {
         context_window: 16_384,
         max_output_tokens: 1024,
         estimator: TokenEstimator::default(),
-    }
-}
-
-/// Answers like the scripted endpoint (or with `answer`), recording the answer call's blocks.
-#[derive(Default)]
-struct Recording {
-    answer: Option<String>,
-    blocks: RefCell<Vec<(String, String)>>,
-}
-
-impl Llm for Recording {
-    async fn chat(
-        &self,
-        req: &ChatRequest,
-        _: Option<OnToken<'_>>,
-        _: &Cancel,
-    ) -> llm_wiki::Result<ChatResponse> {
-        if req.json.is_none() {
-            let user = &req.messages.last().unwrap().content;
-            *self.blocks.borrow_mut() = source_blocks(user)
-                .into_iter()
-                .map(|b| (b.key, b.text))
-                .collect();
-        }
-        let text = match (&self.answer, &req.json) {
-            (Some(a), None) => a.clone(),
-            _ => reply(req).text,
-        };
-        Ok(ChatResponse {
-            text,
-            usage: TokenUsage::default(),
-            finish: FinishReason::Stop,
-            model: "rec".into(),
-        })
     }
 }
 
@@ -119,8 +81,7 @@ fn a_fact_only_a_source_holds_is_answered_and_cited_as_a_footnote() {
     assert!(a.answer.trim_end().ends_with(&c.footnote()));
     // The answer call saw the passage as a block of its own.
     assert!(llm
-        .blocks
-        .borrow()
+        .answer_blocks()
         .iter()
         .any(|(k, t)| k == &format!("^{}", c.id) && t.contains("Zephyrine")));
     assert!(a.passages.iter().any(|k| k.starts_with("valves.md#L")));
@@ -153,7 +114,7 @@ fn offline_answers_quote_source_passages_too() {
 fn passage_citations_are_checked_like_page_citations() {
     let (_b, w) = wiki();
     let llm = Recording {
-        answer: Some(
+        answer_override: Some(
             "Ottilie Brandt patented it [[^s1]]. It was 1911 [^s1]. Made up [^s9].\n\n[^s1]: invented by the model".into(),
         ),
         ..Default::default()
@@ -176,7 +137,7 @@ fn a_passage_the_pages_already_quote_is_not_given_again() {
     let llm = Recording::default();
     let a = ask(&w, &llm, "When was Widgetron first released?");
     assert!(a.grounded);
-    let blocks = llm.blocks.borrow();
+    let blocks = llm.answer_blocks();
     let pages: String = blocks
         .iter()
         .filter(|(k, _)| !k.starts_with('^'))

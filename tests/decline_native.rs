@@ -3,19 +3,17 @@
 //! the closest pages as suggestions; a question they do hold is answered.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::cell::Cell;
-
 use futures::executor::block_on;
 use llm_wiki::compile::model::LlmCompiler;
 use llm_wiki::compile::pipeline::CompileOptions;
-use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, Llm, OnToken};
+use llm_wiki::llm::Cancel;
 use llm_wiki::query::{Answer, AskBudget, AskOptions, LlmQuery, OfflineQuery, DECLINED_ANSWER};
-use llm_wiki::scripted::{reply, ScriptedLlm};
+use llm_wiki::scripted::ScriptedLlm;
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::text::TokenEstimator;
 
 mod common;
-use common::{add, open, W};
+use common::{add, open, Recording, W};
 
 /// Topics of the notebook's other notes, with words of their own.
 const TOPICS: &[(&str, [&str; 4])] = &[
@@ -94,31 +92,6 @@ fn budget() -> AskBudget {
     }
 }
 
-/// The scripted endpoint, counting its answer calls (those without a JSON schema).
-#[derive(Default)]
-struct Counting {
-    answers: Cell<usize>,
-}
-
-impl Llm for Counting {
-    async fn chat(
-        &self,
-        req: &ChatRequest,
-        _: Option<OnToken<'_>>,
-        _: &Cancel,
-    ) -> llm_wiki::Result<ChatResponse> {
-        if req.json.is_none() {
-            self.answers.set(self.answers.get() + 1);
-        }
-        Ok(ChatResponse {
-            text: reply(req).text,
-            usage: Default::default(),
-            finish: llm_wiki::llm::FinishReason::Stop,
-            model: "counting".into(),
-        })
-    }
-}
-
 fn ask_offline(w: &W, q: &str, options: &AskOptions) -> Answer {
     block_on(w.ask(&OfflineQuery, q, options, budget(), None, &Cancel::new())).unwrap()
 }
@@ -164,7 +137,7 @@ fn a_question_the_wiki_holds_is_answered() {
 #[test]
 fn with_an_endpoint_a_declined_question_makes_no_answer_call() {
     let (_b, w) = wiki();
-    let llm = Counting::default();
+    let llm = Recording::default();
     let model = LlmQuery {
         llm: &llm,
         max_output_tokens: None,
@@ -177,10 +150,10 @@ fn with_an_endpoint_a_declined_question_makes_no_answer_call() {
         |q: &str| block_on(w.ask(&model, q, &options, budget(), None, &Cancel::new())).unwrap();
     let a = ask("How many Kubernetes pods does Widgetron need?");
     assert!(a.declined && a.saved.is_none(), "{a:?}");
-    assert_eq!(llm.answers.get(), 0, "no answer call");
+    assert_eq!(llm.answer_calls(), 0, "no answer call");
     let a = ask("When was Widgetron first released?");
     assert!(!a.declined && a.grounded, "{a:?}");
-    assert_eq!(llm.answers.get(), 1);
+    assert_eq!(llm.answer_calls(), 1);
 }
 
 #[test]

@@ -2,23 +2,23 @@
 //! 3000-page wiki whose index.md does not fit the context (field cases F31a, F32).
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use futures::executor::block_on;
 use llm_wiki::compile::model::LlmCompiler;
 use llm_wiki::compile::pipeline::CompileOptions;
-use llm_wiki::llm::{Cancel, ChatRequest, ChatResponse, FinishReason, Llm, OnToken};
-use llm_wiki::model::{PageKind, TokenUsage};
+use llm_wiki::llm::Cancel;
+use llm_wiki::model::PageKind;
 use llm_wiki::query::{
     AskBudget, AskOptions, LlmQuery, OfflineQuery, RouteMethod, Router, Turn, EXTRACTIVE_NOTE,
 };
-use llm_wiki::scripted::{reply, ScriptedLlm};
+use llm_wiki::scripted::ScriptedLlm;
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::storage::{Batch, Expect, Storage, Store};
 use llm_wiki::text::{estimate_tokens, TokenEstimator};
 
 mod common;
-use common::{add, open, W};
+use common::{add, open, Recording, W};
 
 fn compiled() -> (MemoryBackend, W) {
     let backend = MemoryBackend::new();
@@ -46,52 +46,6 @@ fn budget(window: u64) -> AskBudget {
         context_window: window,
         max_output_tokens: 1024,
         estimator: TokenEstimator::default(),
-    }
-}
-
-/// Records the prompts it is sent and answers like the scripted endpoint, or with an override.
-#[derive(Default)]
-struct Recording {
-    prompts: RefCell<Vec<ChatRequest>>,
-    answer_override: Option<String>,
-    largest: Cell<u64>,
-}
-
-impl Llm for Recording {
-    async fn chat(
-        &self,
-        req: &ChatRequest,
-        on_token: Option<OnToken<'_>>,
-        _: &Cancel,
-    ) -> llm_wiki::Result<ChatResponse> {
-        self.prompts.borrow_mut().push(req.clone());
-        let size: u64 = estimate_tokens(&req.system)
-            + req
-                .messages
-                .iter()
-                .map(|m| estimate_tokens(&m.content))
-                .sum::<u64>();
-        self.largest.set(self.largest.get().max(size));
-        let text = match (&self.answer_override, &req.json) {
-            (Some(a), None) => a.clone(),
-            _ => reply(req).text,
-        };
-        if let Some(f) = on_token {
-            for chunk in text.as_bytes().chunks(7) {
-                f(&String::from_utf8_lossy(chunk));
-            }
-        }
-        Ok(ChatResponse {
-            text,
-            usage: TokenUsage {
-                input: size,
-                output: 10,
-                calls: 1,
-                estimated: true,
-            },
-            finish: FinishReason::Stop,
-            model: "rec".into(),
-        })
     }
 }
 
@@ -467,16 +421,6 @@ fn filler(n: usize, cjk: bool) -> String {
         .collect()
 }
 
-/// The data blocks of the answer call: (key, text).
-fn answer_blocks(llm: &Recording) -> Vec<(String, String)> {
-    let prompts = llm.prompts.borrow();
-    let last = prompts.last().unwrap();
-    llm_wiki::llm::prompt::source_blocks(&last.messages.last().unwrap().content)
-        .into_iter()
-        .map(|b| (b.key, b.text))
-        .collect()
-}
-
 fn ask_with(w: &W, llm: &Recording, question: &str, answer_budget: u64) -> llm_wiki::query::Answer {
     let model = LlmQuery {
         llm,
@@ -512,7 +456,7 @@ fn the_answer_gets_the_matching_passages_not_whole_pages() {
     let llm = Recording::default();
     let a = ask_with(&w, &llm, "How does borrowing work in ownership?", 600);
     assert_eq!(a.routed, vec!["Ownership"], "{a:?}");
-    let blocks = answer_blocks(&llm);
+    let blocks = llm.answer_blocks();
     assert_eq!(blocks.len(), 1);
     let (key, text) = &blocks[0];
     assert_eq!(key, "Ownership");
@@ -545,7 +489,7 @@ fn chinese_passages_are_ranked_with_the_search_tokenizer() {
     let llm = Recording::default();
     let a = ask_with(&w, &llm, "背压是什么？", 400);
     assert_eq!(a.routed, vec!["流量控制"], "{a:?}");
-    let blocks = answer_blocks(&llm);
+    let blocks = llm.answer_blocks();
     let text = &blocks[0].1;
     assert!(text.contains("## 背压\n\n背压是一种流量控制机制"), "{text}");
     assert!(estimate_tokens(text) <= 400, "{}", estimate_tokens(text));
@@ -577,7 +521,7 @@ fn every_routed_page_keeps_a_passage_and_the_budget_holds() {
         let llm = Recording::default();
         let a = ask_with(&w, &llm, "How fast does each widget spin?", budget_tokens);
         assert_eq!(a.routed.len(), 4, "{a:?}");
-        let blocks = answer_blocks(&llm);
+        let blocks = llm.answer_blocks();
         // Every routed page is given, with at least its best passage.
         let keys: Vec<&str> = blocks.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys.len(), 4, "{keys:?}");
@@ -639,7 +583,7 @@ fn citations_to_pages_whose_passages_were_not_given_are_removed() {
     .unwrap();
     assert_eq!(a.routed, vec!["Widgetron"], "{a:?}");
     assert_eq!(a.hopped, vec!["Gardening"], "{a:?}");
-    let keys: Vec<String> = answer_blocks(&llm).into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<String> = llm.answer_blocks().into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, vec!["Widgetron"]);
     assert_eq!(a.citations, vec!["Widgetron"]);
     assert_eq!(a.removed_citations, vec!["Gardening"]);
@@ -657,7 +601,7 @@ fn the_answer_gets_the_facts_without_their_footnotes() {
     let llm = Recording::default();
     let a = ask_with(&w, &llm, "What owns a value in Rust ownership?", 1500);
     assert_eq!(a.routed, vec!["Ownership"], "{a:?}");
-    let blocks = answer_blocks(&llm);
+    let blocks = llm.answer_blocks();
     let (_, text) = &blocks[0];
     assert!(
         text.contains("- Each value in Rust has an owner.\n- 所有权规则在编译时检查。\n"),
@@ -683,7 +627,7 @@ fn a_routed_page_gives_its_other_passages_too_when_they_share_no_word_with_the_q
         2000,
     );
     assert_eq!(a.routed, vec!["Widgetron"], "{a:?}");
-    let (_, text) = &answer_blocks(&llm)[0];
+    let (_, text) = &llm.answer_blocks()[0];
     assert!(text.contains("founded in 1990"), "{text}");
     assert!(text.contains("headquarters are in Oslo"), "{text}");
     assert!(text.contains("sells gadgets"), "{text}");

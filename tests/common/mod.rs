@@ -191,3 +191,79 @@ pub fn assert_within_hard_limit(
         );
     }
 }
+
+/// A chat model for query tests: records every request it is sent and answers as the scripted
+/// endpoint does (Decision 14), or an answer call (a request without a JSON schema) with
+/// `answer_override`. Its usage is the request's estimated input tokens, 10 output tokens, one
+/// call; it streams its reply in 7-byte pieces.
+#[derive(Default)]
+pub struct Recording {
+    /// Every request, in order.
+    pub prompts: std::cell::RefCell<Vec<llm_wiki::llm::ChatRequest>>,
+    /// The answer calls' reply, instead of the scripted one.
+    pub answer_override: Option<String>,
+    /// The largest request, in estimated tokens.
+    pub largest: std::cell::Cell<u64>,
+}
+
+impl Recording {
+    /// How many answer calls (requests without a JSON schema) it was sent.
+    pub fn answer_calls(&self) -> usize {
+        self.prompts
+            .borrow()
+            .iter()
+            .filter(|r| r.json.is_none())
+            .count()
+    }
+
+    /// The data blocks of the last answer call, `(key, text)`; empty when there was none.
+    pub fn answer_blocks(&self) -> Vec<(String, String)> {
+        let prompts = self.prompts.borrow();
+        let Some(last) = prompts.iter().rev().find(|r| r.json.is_none()) else {
+            return Vec::new();
+        };
+        llm_wiki::llm::prompt::source_blocks(&last.messages.last().unwrap().content)
+            .into_iter()
+            .map(|b| (b.key, b.text))
+            .collect()
+    }
+}
+
+impl llm_wiki::llm::Llm for Recording {
+    async fn chat(
+        &self,
+        req: &llm_wiki::llm::ChatRequest,
+        on_token: Option<llm_wiki::llm::OnToken<'_>>,
+        _: &Cancel,
+    ) -> llm_wiki::Result<llm_wiki::llm::ChatResponse> {
+        use llm_wiki::text::estimate_tokens;
+        self.prompts.borrow_mut().push(req.clone());
+        let size: u64 = estimate_tokens(&req.system)
+            + req
+                .messages
+                .iter()
+                .map(|m| estimate_tokens(&m.content))
+                .sum::<u64>();
+        self.largest.set(self.largest.get().max(size));
+        let text = match (&self.answer_override, &req.json) {
+            (Some(a), None) => a.clone(),
+            _ => llm_wiki::scripted::reply(req).text,
+        };
+        if let Some(f) = on_token {
+            for chunk in text.as_bytes().chunks(7) {
+                f(&String::from_utf8_lossy(chunk));
+            }
+        }
+        Ok(llm_wiki::llm::ChatResponse {
+            text,
+            usage: llm_wiki::model::TokenUsage {
+                input: size,
+                output: 10,
+                calls: 1,
+                estimated: true,
+            },
+            finish: llm_wiki::llm::FinishReason::Stop,
+            model: "rec".into(),
+        })
+    }
+}
