@@ -8,6 +8,10 @@
 //!
 //! One text size alone: `-- --bm25 N` (N pages, 50k-word vocabulary).
 //!
+//! The tokenizer alone: `-- --tokenizer` — `for_each_token` over the Chinese texts of
+//! `tests/fixtures/zh/` (Simplified, Traditional and Cantonese, with some English) repeated to
+//! about 2 MB, best of 7 rounds, in ns per character and MB/s.
+//!
 //! One vector size alone: `-- --vectors N [--dim D] [--random] [--heuristic] [--ef E] [--efc C]` — also
 //! prints the graph's distance evaluations per query and "cost/eval ÷ cost/row" (graph time per
 //! distance evaluation over exact-scan time per row: the figure behind
@@ -232,6 +236,46 @@ fn bench_vectors(n: usize, dim: usize, clustered: bool, params: HnswParams) {
     );
 }
 
+/// `for_each_token` over the Chinese fixtures (see the module docs).
+fn bench_tokenizer() {
+    use llm_wiki::search::tokenizer::for_each_token;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/zh");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("tests/fixtures/zh")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md") && !p.ends_with("README.md"))
+        .collect();
+    paths.sort();
+    let bodies: Vec<String> = paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("fixture"))
+        .collect();
+    let one: usize = bodies.iter().map(String::len).sum();
+    let reps = (2_000_000 / one).max(1);
+    let bytes = one * reps;
+    let chars = reps * bodies.iter().map(|b| b.chars().count()).sum::<usize>();
+    let mut best = f64::MAX;
+    let mut tokens = 0usize;
+    for _ in 0..7 {
+        let ((), ms) = time(|| {
+            tokens = 0;
+            for _ in 0..reps {
+                for body in &bodies {
+                    for_each_token(body, |t| tokens += t.len());
+                }
+            }
+        });
+        best = best.min(ms);
+    }
+    println!(
+        "tokenizer: {:.2} MB, {chars} chars of {} fixtures: best of 7 {best:.1} ms = {:.1} ns/char, {:.1} MB/s ({tokens} token bytes)",
+        bytes as f64 / 1e6,
+        paths.len(),
+        best * 1e6 / chars as f64,
+        bytes as f64 / 1e3 / best,
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -249,6 +293,10 @@ fn main() {
         params.ef_search = v as u32;
     }
     params.heuristic = args.iter().any(|a| a == "--heuristic");
+    if args.iter().any(|a| a == "--tokenizer") {
+        bench_tokenizer();
+        return;
+    }
     if let Some(n) = arg("--bm25") {
         bench_bm25(n, 50_000, 300, 500);
         return;
