@@ -24,6 +24,9 @@
 pub mod bm25;
 pub mod codec;
 pub mod fusion;
+// Generated (scripts/han-fold-table.mjs), laid out by the generator.
+#[rustfmt::skip]
+mod han_table;
 pub mod passages;
 pub mod persist;
 mod query;

