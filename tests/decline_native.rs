@@ -168,6 +168,23 @@ fn chinese_questions_decline_on_a_word_no_source_has() {
 }
 
 #[test]
+fn a_question_in_traditional_characters_over_simplified_text_is_answered() {
+    let (_b, w) = wiki();
+    // The Chinese source is in Simplified characters; the same questions in Traditional ones
+    // score the same and are answered from it.
+    for (simplified, traditional) in [
+        ("毕昇发明了什么活字？", "畢昇發明了什麼活字？"),
+        ("王祯发明了什么排字架？", "王禎發明了什麼排字架？"),
+    ] {
+        let s = ask_offline(&w, simplified, &AskOptions::default());
+        let t = ask_offline(&w, traditional, &AskOptions::default());
+        assert!(!t.declined && t.grounded, "{t:?}");
+        assert_eq!(t.relevance, s.relevance, "{traditional}");
+        assert_eq!(t.answer, s.answer, "{traditional}");
+    }
+}
+
+#[test]
 fn a_zero_threshold_never_declines_what_was_found() {
     let (_b, w) = wiki();
     let options = AskOptions {

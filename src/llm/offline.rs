@@ -5,7 +5,10 @@
 //! hashed to one of `dimension` buckets with a second, independent hash bit choosing its sign, so
 //! collisions cancel out in expectation; the vector is then L2-normalised.
 //!
-//! Features, after NFKC and lowercasing (the same folding as the search tokenizer, Decision 13):
+//! Features, after NFKC and lowercasing (the search tokenizer's folding without its Traditional →
+//! Simplified fold, Decision 13: the features of a model id never change, so vectors stored by
+//! earlier builds keep matching queries; folding would be a new model id, and every stored offline
+//! vector would have to be made again):
 //! * runs of Han, kana and Hangul ([`crate::text::is_cjk`], CJK punctuation excluded): every
 //!   character (weight 1) and every overlapping pair of characters (weight 1), so 机器学习 and
 //!   学习 share features without a dictionary;

@@ -2,12 +2,15 @@
 //! holds, the score [`Wiki::ask`](crate::wiki::Wiki::ask) declines below
 //! ([`super::AskOptions::decline_below`]).
 //!
-//! **Slots.** The question, NFKC-folded as the tokenizer folds it, is cut into content *slots*,
-//! each one token of the search tokenizer. Outside CJK every word that is not a function word
+//! **Slots.** The question, folded as the tokenizer folds it, is cut into content *slots*, each
+//! one token of the search tokenizer (so a Traditional question's slots are the Simplified tokens
+//! the index holds for text in either script). Outside CJK every word that is not a function word
 //! ([`STOPWORDS`](crate::extractive::stopwords::STOPWORDS)) is a slot. In a CJK run the slots are
 //! its bigrams (the index's CJK tokens), less those touching a function character or a
 //! multi-character stop word of the one stop list, and the characters left standing alone
-//! ([`slots`]).
+//! ([`slots`]). The stop list holds each form of a word as it is written (Simplified,
+//! Traditional, Cantonese), so it is matched before the Traditional → Simplified fold: `係`
+//! stays a Cantonese function word though it folds to `系`, a content character.
 //!
 //! **Weights.** A slot weighs its idf in the collection — the source passages when any source is
 //! indexed, else the pages — with BM25's `ln(1 + (N − df + 0.5) / (df + 0.5))`; a slot that
@@ -25,7 +28,7 @@
 
 use crate::extractive::stopwords::{is_cjk_stopword, CJK_FUNCTION, STOPWORDS};
 use crate::extractive::terms::singular;
-use crate::search::tokenizer::{fold, for_each_token, is_cjk_letter};
+use crate::search::tokenizer::{fold_case, fold_han, for_each_token, is_cjk_letter};
 use crate::search::{HitKind, SearchIndex};
 
 /// Longest CJK stop word matched, in characters.
@@ -118,8 +121,10 @@ pub fn cross_script<'a>(question: &str, texts: impl IntoIterator<Item = &'a str>
 /// The content slots of `question` (see the module docs), in question order (a word repeated
 /// in the question repeats).
 pub fn slots(question: &str) -> Vec<Slot> {
-    let folded = fold(question);
-    let chars: Vec<char> = folded.chars().collect();
+    // As written (up to width and case) for the stop list; each character folded for the tokens
+    // (`fold_case` and `fold_han` together are the tokenizer's `fold`).
+    let written: Vec<char> = fold_case(question).chars().collect();
+    let chars: Vec<char> = written.iter().map(|&c| fold_han(c)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -130,7 +135,7 @@ pub fn slots(question: &str) -> Vec<Slot> {
         }
         let run: String = chars[start..i].iter().collect();
         if cjk {
-            cjk_slots(&chars[start..i], &mut out);
+            cjk_slots(&written[start..i], &chars[start..i], &mut out);
         } else {
             for_each_token(&run, |t| {
                 if !STOPWORDS.contains(&t) {
@@ -174,12 +179,13 @@ pub fn word_forms(word: &str) -> Vec<String> {
     forms
 }
 
-/// The slots of one CJK run: its bigrams, less those that touch a function character
-/// ([`CJK_FUNCTION`]) or a character of a stop word of two or more characters (longest match
-/// first), or are stop words themselves; a character no kept bigram holds and that is no stop
-/// word is a unigram slot. (A one-character stop word that is no function character, such as
-/// 去 or 年, still pairs: 去世 is a word.)
-fn cjk_slots(run: &[char], out: &mut Vec<Slot>) {
+/// The slots of one CJK run (`run` as written, `folded` its characters folded to Simplified):
+/// its bigrams, less those that touch a function character ([`CJK_FUNCTION`]) or a character of
+/// a stop word of two or more characters (longest match first), or are stop words themselves; a
+/// character no kept bigram holds and that is no stop word is a unigram slot. (A one-character
+/// stop word that is no function character, such as 去 or 年, still pairs: 去世 is a word.) Stop
+/// words are matched in `run`; the slots' tokens are taken from `folded`.
+fn cjk_slots(run: &[char], folded: &[char], out: &mut Vec<Slot>) {
     let mut stop = vec![false; run.len()];
     let mut i = 0;
     while i < run.len() {
@@ -200,8 +206,9 @@ fn cjk_slots(run: &[char], out: &mut Vec<Slot>) {
     let mut held = vec![false; run.len()];
     let mut last_gram: Option<usize> = None;
     for i in 0..run.len().saturating_sub(1) {
-        let gram: String = run[i..i + 2].iter().collect();
-        if !stop[i] && !stop[i + 1] && !is_cjk_stopword(&gram) {
+        let written: String = run[i..i + 2].iter().collect();
+        if !stop[i] && !stop[i + 1] && !is_cjk_stopword(&written) {
+            let gram: String = folded[i..i + 2].iter().collect();
             held[i] = true;
             held[i + 1] = true;
             out.push(Slot {
@@ -215,8 +222,8 @@ fn cjk_slots(run: &[char], out: &mut Vec<Slot>) {
     for (i, &c) in run.iter().enumerate() {
         if !stop[i] && !held[i] && !is_cjk_stopword(&c.to_string()) {
             out.push(Slot {
-                token: c.to_string(),
-                forms: vec![c.to_string()],
+                token: folded[i].to_string(),
+                forms: vec![folded[i].to_string()],
                 joins_previous: false,
             });
         }
@@ -345,14 +352,31 @@ mod tests {
     #[test]
     fn cjk_slots_are_bigrams_clear_of_function_characters_and_stop_words() {
         // 是 的 一 are function characters; 去 and 年 are one-character stop words, which pair.
-        assert_eq!(tokens("毕昇是哪一年去世的？"), ["毕昇", "年去", "去世"]);
+        // Slots are folded as the index's tokens are: OpenCC folds 昇 to 升.
+        assert_eq!(tokens("毕昇是哪一年去世的？"), ["毕升", "年去", "去世"]);
         // 什么 and 时候 are stop words: no bigram touches them.
         assert_eq!(
             tokens("毕昇在什么时候发明了胶泥活字？"),
-            ["毕昇", "发明", "胶泥", "泥活", "活字"]
+            ["毕升", "发明", "胶泥", "泥活", "活字"]
         );
         // A character standing alone between stop words is a unigram slot.
         assert_eq!(tokens("的猫的"), ["猫"]);
+    }
+
+    #[test]
+    fn traditional_and_simplified_questions_have_the_same_slots() {
+        assert_eq!(
+            tokens("畢昇發明了什麼活字？"),
+            tokens("毕昇发明了什么活字？")
+        );
+        assert_eq!(
+            tokens("現存最早的金屬活字印本是什麼？"),
+            tokens("现存最早的金属活字印本是什么？")
+        );
+        // The stop list is matched as written: Cantonese 係 ("is") is a function word, though
+        // it folds to 系, a content character in Mandarin.
+        assert!(tokens("係").is_empty());
+        assert_eq!(tokens("系"), ["系"]);
     }
 
     #[test]

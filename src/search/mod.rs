@@ -6,6 +6,8 @@
 //!   [`vectors::HNSW_MIN_ROWS`], a delta for rows added after the graph was built.
 //! * [`fusion`] — reciprocal rank fusion.
 //! * [`persist`] — the binary records the index lives in (`Store::Search`).
+//! * `retokenize` — tokenizing a stored index again when an older tokenizer made it, keeping its
+//!   vectors.
 //!
 //! The facade maps page keys to `u32` doc ids shared by both indexes, and keeps the vectors of
 //! one embedding model *active* and, after the user confirmed a model change, a second one
@@ -30,6 +32,7 @@ mod han_table;
 pub mod passages;
 pub mod persist;
 mod query;
+mod retokenize;
 pub mod tokenizer;
 mod topk;
 pub mod vectors;
@@ -46,6 +49,7 @@ pub use passages::{HitKind, NewPassage, PassageMeta};
 pub use query::{
     HitExplain, QueryVector, SearchHit, SearchMode, SearchOptions, SearchResults, SearchStatus,
 };
+pub use retokenize::PassageRetokenize;
 
 /// Settings of a [`SearchIndex`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -251,6 +255,8 @@ pub struct SearchIndex {
     pub(crate) stamp_rev: Option<u64>,
     /// The passages of the sources (`None` until a source is indexed), see [`passages`].
     pub(crate) passages: Option<Box<passages::Passages>>,
+    /// The [`tokenizer::TOKENIZER_VERSION`] the BM25 postings were made with.
+    pub(crate) tokenizer: u32,
 }
 
 /// A full build of a [`SearchIndex`] (BM25 only; vectors come later through
@@ -339,6 +345,7 @@ impl SearchIndex {
             synced_op: None,
             stamp_rev: None,
             passages: None,
+            tokenizer: tokenizer::current_version(),
         }
     }
 
@@ -716,4 +723,4 @@ fn rejection(active: Option<&VectorStore>, e: Embedding<'_>) -> VectorOutcome {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -98,7 +98,7 @@ fn passage_key(source: &str, lines: (u32, u32), taken: &HashMap<String, PassageM
 }
 
 impl Passages {
-    fn remove_source(&mut self, source: &str) -> usize {
+    pub(crate) fn remove_source(&mut self, source: &str) -> usize {
         let Some(entry) = self.sources.remove(source) else {
             return 0;
         };

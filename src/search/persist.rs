@@ -2,7 +2,7 @@
 //!
 //! | key | holds | rewritten |
 //! |---|---|---|
-//! | `meta` | doc table (page key per doc id), settings, the generations of the other records, per vector store whether it has a graph (0 no, 1 yes, 2 no: a build was given up at the `u32` row count that follows) | every change |
+//! | `meta` | doc table (page key per doc id), settings, the tokenizer version the postings were made with (from format 3 on; 1 before), the generations of the other records, per vector store whether it has a graph (0 no, 1 yes, 2 no: a build was given up at the `u32` row count that follows) | every change |
 //! | `bm25` | dictionary (byte arena + `u32` offsets), CSR postings (varints: list lengths, doc-id gaps, packed tfs), per-term bounds, base field lengths | on a BM25 merge |
 //! | `bm25-delta` | dead base doc ids; delta docs with lengths and `(term, tf)` lists | every change |
 //! | `vectors` | model, dim, doc per row, rows as contiguous little-endian `f32` | on a rebuild/compaction |
@@ -35,11 +35,12 @@ use crate::error::{Error, Result};
 use crate::model::Store;
 use crate::payload::{Data, RecordSource};
 
-/// The format version written. Version 2 checksums payloads with XXH3-64 ([`checksum`]) and
-/// holds the `bm25` postings as varints; version 1 (`hash64` checksums, postings as `u32`
-/// arrays, every other payload the same) is still read, so that an existing wiki keeps its
-/// index and embeddings. Decoding refuses any other.
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version written. Version 3 adds to `meta` the tokenizer version of the postings;
+/// versions 1 and 2 (tokenizer 1) are still read, so that an existing wiki keeps its index and
+/// embeddings ([`SearchIndex::needs_retokenize`]). Version 2 has XXH3-64 checksums
+/// ([`checksum`]) and varint `bm25` postings; version 1 `hash64` checksums and postings as `u32`
+/// arrays, every other payload as in version 2. Decoding refuses any other.
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: [u8; 4] = *b"LWSI";
 const HEADER: usize = 4 + 4 + 1 + 8 + 8;
@@ -169,14 +170,14 @@ fn frame(kind: Kind, payload: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// The payload of a framed record, with its format version (1 or [`FORMAT_VERSION`]).
+/// The payload of a framed record, with its format version (1 to [`FORMAT_VERSION`]).
 fn unframe(kind: Kind, bytes: &[u8]) -> DecodeResult<(u32, &[u8])> {
     let mut r = Reader::new(bytes);
     if r.take(4)? != MAGIC {
         return Err(DecodeError::new("not a search record (bad magic)"));
     }
     let version = r.u32()?;
-    if version != FORMAT_VERSION && version != 1 {
+    if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(DecodeError::new(format!(
             "format version {version}, this build reads 1 to {FORMAT_VERSION}"
         )));
@@ -251,6 +252,7 @@ fn write_meta(idx: &SearchIndex) -> Vec<u8> {
     w.u32(c.hnsw.ef_search);
     w.u64(c.hnsw.seed);
     w.u8(u8::from(c.hnsw.heuristic));
+    w.u32(idx.tokenizer);
     w.len(idx.docs.keys.len());
     for (k, h) in idx.docs.keys.iter().zip(&idx.docs.hashes) {
         match k {
@@ -339,6 +341,8 @@ type StoreMeta = (u64, bool, Option<u32>);
 struct Meta {
     rrf_k: f32,
     hnsw: HnswParams,
+    /// The tokenizer version of the postings (1 before format 3).
+    tokenizer: u32,
     docs: DocTable,
     bm25_gen: u64,
     /// The active and the staging vector store, when there is one.
@@ -369,8 +373,8 @@ fn read_doc_table(r: &mut Reader<'_>) -> DecodeResult<DocTable> {
     Ok(docs)
 }
 
-/// Decodes the `meta` payload whole (nothing may follow it).
-fn read_meta(payload: &[u8]) -> DecodeResult<Meta> {
+/// Decodes the `meta` payload of format `version` whole (nothing may follow it).
+fn read_meta(payload: &[u8], version: u32) -> DecodeResult<Meta> {
     let mut r = Reader::new(payload);
     let rrf_k = r.f32()?;
     let hnsw = HnswParams {
@@ -382,6 +386,7 @@ fn read_meta(payload: &[u8]) -> DecodeResult<Meta> {
         // `HnswParams::heuristic`); it is not a user setting.
         heuristic: r.u8().map(|_| false)?,
     };
+    let tokenizer = if version >= 3 { r.u32()? } else { 1 };
     let docs = read_doc_table(&mut r)?;
     let bm25_gen = r.u64()?;
     let mut stores = [None, None];
@@ -400,6 +405,7 @@ fn read_meta(payload: &[u8]) -> DecodeResult<Meta> {
     Ok(Meta {
         rrf_k,
         hnsw,
+        tokenizer,
         docs,
         bm25_gen,
         stores,
@@ -734,7 +740,8 @@ impl SearchIndex {
 
     /// Opens an index from its records (key, framed bytes), without tokenizing or embedding
     /// anything. No records at all gives an empty index (a wiki that never had one: the caller
-    /// rebuilds it from the pages).
+    /// rebuilds it from the pages). Postings an older tokenizer made open as they are: see
+    /// [`SearchIndex::needs_retokenize`].
     ///
     /// Errors: [`Error::Corrupt`] (store `search`, the record's key) for a missing, truncated,
     /// altered, foreign-version or mismatched record.
@@ -746,8 +753,8 @@ impl SearchIndex {
             return Ok(SearchIndex::default());
         }
         let passages = read_passages(&records)?;
-        let meta = records.get(KEY_META, Kind::Meta)?;
-        let meta = read_meta(meta).map_err(|e| corrupt(KEY_META, e))?;
+        let (version, meta) = records.get_versioned(KEY_META, Kind::Meta)?;
+        let meta = read_meta(meta, version).map_err(|e| corrupt(KEY_META, e))?;
         let bm25 = read_bm25(&records, &meta)?;
         let [active_meta, staging_meta] = meta.stores;
         let active_keys = StoreKeys {
@@ -785,6 +792,7 @@ impl SearchIndex {
             synced_op: None,
             stamp_rev: None,
             passages,
+            tokenizer: meta.tokenizer,
         })
     }
 }

@@ -154,6 +154,47 @@ fn f27_english_results_are_unchanged_and_one_tokenizer_serves_both_sides() {
     assert_eq!(tokenizer_calls() - before, 1);
 }
 
+#[test]
+fn f27_traditional_and_simplified_characters_find_each_other() {
+    let mut idx = SearchIndex::default();
+    // One page in Traditional, one in Simplified characters, one about something else.
+    idx.upsert("trad", &page("", "編譯維基把筆記整理成頁面"), None);
+    idx.upsert("simp", &page("", "现存最早的金属活字印本"), None);
+    idx.upsert("poem", &page("", "床前明月光，疑是地上霜"), None);
+    let top = |q: &str| -> Vec<String> {
+        let r = idx.search(q, &bm25_only(10));
+        keys(&r).into_iter().map(String::from).collect()
+    };
+    // A Traditional question finds the Simplified page, a Simplified one the Traditional page,
+    // and either form of a question gets the same results (the tokens are the same).
+    assert_eq!(top("現存最早的金屬活字印本"), ["simp"]);
+    assert_eq!(top("编译维基"), ["trad"]);
+    for (t, s) in [
+        ("金屬活字", "金属活字"),
+        ("編譯", "编译"),
+        ("筆記頁面", "笔记页面"),
+        ("編译維基", "编譯维基"),
+    ] {
+        assert_eq!(
+            idx.search(t, &bm25_only(10)),
+            idx.search(s, &bm25_only(10)),
+            "{t} / {s}"
+        );
+        assert!(!top(t).is_empty(), "{t}");
+    }
+    // The explanation names the folded token.
+    let opts = SearchOptions {
+        explain: true,
+        ..bm25_only(10)
+    };
+    let ex = idx.search("金屬", &opts).hits[0]
+        .explain
+        .bm25
+        .clone()
+        .unwrap();
+    assert!(ex.terms.iter().any(|t| t.term == "金属"), "{ex:?}");
+}
+
 // ------------------------------------------------------------------------------------ F28
 
 const A: &str = "model-a";
@@ -534,6 +575,41 @@ fn open(store: &HashMap<String, Vec<u8>>) -> crate::Result<SearchIndex> {
     SearchIndex::from_records(store.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
 }
 
+/// One record (key `key`, framed as this build frames it) framed as format `version` did,
+/// checksummed with `sum`: below 3, a `meta` payload (the pages' or the passages') without the
+/// tokenizer version format 3 added. (A format-1 `bm25` payload differs too: the caller swaps it.)
+pub(crate) fn reframe(key: &str, bytes: &[u8], version: u32, sum: fn(&[u8]) -> u64) -> Vec<u8> {
+    const HEADER: usize = 25;
+    // rrf_k, ef_construction, ef_search, seed, heuristic: then the tokenizer version.
+    const TOKENIZER_AT: usize = HEADER + 4 + 4 + 4 + 8 + 1;
+    let mut v = bytes.to_vec();
+    assert_eq!(&v[4..8], &persist::FORMAT_VERSION.to_le_bytes());
+    let meta = key.strip_prefix(persist::PASSAGES_PREFIX).unwrap_or(key) == KEY_META;
+    if version < 3 && meta {
+        v.drain(TOKENIZER_AT..TOKENIZER_AT + 4);
+        let len = (v.len() - HEADER) as u64;
+        v[9..17].copy_from_slice(&len.to_le_bytes());
+    }
+    v[4..8].copy_from_slice(&version.to_le_bytes());
+    let s = sum(&v[HEADER..]);
+    v[17..25].copy_from_slice(&s.to_le_bytes());
+    v
+}
+
+/// `records` as format 2 wrote them ([`reframe`]): what a wiki saved before the tokenizer
+/// version was recorded holds.
+pub(crate) fn as_format_2(
+    records: impl IntoIterator<Item = (String, Vec<u8>)>,
+) -> HashMap<String, Vec<u8>> {
+    records
+        .into_iter()
+        .map(|(k, v)| {
+            let v = reframe(&k, &v, 2, codec::checksum);
+            (k, v)
+        })
+        .collect()
+}
+
 fn big_index(n: usize, dim: usize) -> SearchIndex {
     let mut idx = SearchIndex::default();
     let mut rng = bm25_tests_rng();
@@ -672,8 +748,9 @@ fn garbage_records_are_typed_errors_never_panics() {
 
 #[test]
 fn version_1_records_still_open() {
-    // Version 1 framed the same payloads with a `hash64` checksum: a wiki saved by an older
-    // build keeps its index and embeddings. Any other version is refused.
+    // Version 1 framed the same payloads with a `hash64` checksum (and `meta` without the
+    // tokenizer version, as version 2): a wiki saved by an older build keeps its index and
+    // embeddings. Any other version is refused.
     let mut idx = big_index(60, 8);
     idx.vectors_mut()
         .unwrap()
@@ -687,20 +764,16 @@ fn version_1_records_still_open() {
     let mut w = codec::Writer::default();
     idx.bm25().base_snapshot().write_v1(&mut w);
     let bm25_v1 = w.buf;
-    let reframe = |version: u32, sum: fn(&[u8]) -> u64| -> HashMap<String, Vec<u8>> {
+    let framed = |version: u32, sum: fn(&[u8]) -> u64| -> HashMap<String, Vec<u8>> {
         recs.iter()
             .map(|(k, v)| {
                 let mut v = v.clone();
-                assert_eq!(&v[4..8], &persist::FORMAT_VERSION.to_le_bytes());
                 if version == 1 && k == KEY_BM25 {
                     v.truncate(25);
                     v[9..17].copy_from_slice(&(bm25_v1.len() as u64).to_le_bytes());
                     v.extend_from_slice(&bm25_v1);
                 }
-                v[4..8].copy_from_slice(&version.to_le_bytes());
-                let s = sum(&v[25..]);
-                v[17..25].copy_from_slice(&s.to_le_bytes());
-                (k.clone(), v)
+                (k.clone(), reframe(k, &v, version, sum))
             })
             .collect()
     };
@@ -708,18 +781,27 @@ fn version_1_records_still_open() {
         bm25_v1.len() > recs[KEY_BM25].len() - 25,
         "u32 arrays are larger"
     );
-    let v1 = open(&reframe(1, codec::hash64)).unwrap();
+    let v1 = open(&framed(1, codec::hash64)).unwrap();
     for q in ["明月", "w1 w3", "delta"] {
         let opts = query(A, q, 8, 1, SearchMode::Hybrid);
         assert_eq!(v1.search(q, &opts), idx.search(q, &opts));
     }
+    // Formats 1 and 2 name no tokenizer version: their postings are tokenizer 1's.
+    assert_eq!(v1.tokenizer_version(), 1);
+    assert_eq!(
+        open(&framed(2, codec::checksum))
+            .unwrap()
+            .tokenizer_version(),
+        1
+    );
+    assert_eq!(idx.tokenizer_version(), tokenizer::TOKENIZER_VERSION);
     assert!(v1.vectors().is_some_and(|v| v.has_graph()));
     // A version-1 frame checksummed the new way, and an unknown version, are refused; so is
-    // a format-2 frame around a format-1 bm25 payload.
-    assert!(open(&reframe(1, codec::checksum)).is_err());
-    assert!(open(&reframe(3, codec::checksum)).is_err());
-    assert!(open(&reframe(persist::FORMAT_VERSION, codec::checksum)).is_ok());
-    let mut m = reframe(1, codec::hash64);
+    // a current frame around a format-1 bm25 payload.
+    assert!(open(&framed(1, codec::checksum)).is_err());
+    assert!(open(&framed(persist::FORMAT_VERSION + 1, codec::checksum)).is_err());
+    assert!(open(&framed(persist::FORMAT_VERSION, codec::checksum)).is_ok());
+    let mut m = framed(1, codec::hash64);
     let v = m.get_mut(KEY_BM25).unwrap();
     v[4..8].copy_from_slice(&persist::FORMAT_VERSION.to_le_bytes());
     let s = codec::checksum(&v[25..]);
@@ -968,4 +1050,201 @@ fn batched_build_equals_upsert_many_and_refuses_a_changed_second_pass() {
     b.fill("a", &page("A", "one two")).unwrap();
     assert!(b.fill("c", &page("C", "x")).is_err(), "never counted");
     assert!(b.finish().is_err(), "b is missing from the second pass");
+}
+
+// ------------------------------------------------------------------- older tokenizer's index
+
+/// Pages of an index tokenizer 1 made: one in Traditional characters, one in Simplified.
+const OLD_PAGES: [(&str, &str, &str); 3] = [
+    ("trad", "編譯維基", "編譯維基把筆記整理成頁面。"),
+    ("simp", "活字", "现存最早的金属活字印本"),
+    ("poem", "靜夜思", "床前明月光，疑是地上霜。"),
+];
+
+const OLD_PASSAGES: [NewPassage<'static>; 2] = [
+    NewPassage {
+        heading: "編譯",
+        text: "編譯維基的壓縮會丟失資訊。",
+        lines: (1, 3),
+    },
+    NewPassage {
+        heading: "",
+        text: "分块太小，一段话失去上下文。",
+        lines: (5, 5),
+    },
+];
+
+#[test]
+fn an_index_an_older_tokenizer_made_is_retokenized_keeping_its_vectors() {
+    let fields = || OLD_PAGES.iter().map(|(k, t, b)| (*k, page(t, b)));
+    // Written as an older build wrote it: tokenizer 1, format 2, with vectors, a graph and
+    // source passages with vectors of their own.
+    let old = tokenizer::as_version_1(|| {
+        let mut idx = SearchIndex::default();
+        for (k, t, b) in OLD_PAGES {
+            let v = mock_embed(b, 8, 1);
+            let e = Embedding {
+                model: A,
+                vector: &v,
+            };
+            idx.upsert(k, &page(t, b), Some(e));
+        }
+        idx.vectors_mut()
+            .unwrap()
+            .rebuild_with_graph_using(vectors::tests::NO_COST_CHECK);
+        idx.set_source_passages("notes.md", "v1", &OLD_PASSAGES);
+        let keys = idx.source_passage_keys("notes.md").to_vec();
+        let vs: Vec<Vec<f32>> = OLD_PASSAGES
+            .iter()
+            .map(|p| mock_embed(p.text, 8, 2))
+            .collect();
+        let items: Vec<(&str, &[f32])> = keys
+            .iter()
+            .map(String::as_str)
+            .zip(vs.iter().map(Vec::as_slice))
+            .collect();
+        idx.put_passage_embeddings(A, &items).unwrap();
+        idx
+    });
+    assert_eq!(old.tokenizer_version(), 1);
+    let mut store = as_format_2(old.to_records());
+    let vector_keys: Vec<String> = store
+        .keys()
+        .filter(|k| k.contains("vectors") || k.contains("hnsw"))
+        .cloned()
+        .collect();
+    assert_eq!(vector_keys.len(), 5, "{vector_keys:?}");
+    let stored_vectors: Vec<Vec<u8>> = vector_keys.iter().map(|k| store[k].clone()).collect();
+
+    let mut idx = open(&store).unwrap();
+    assert_eq!(idx.tokenizer_version(), 1);
+    assert!(idx.needs_retokenize());
+    // Its postings hold the Traditional characters as written: a Simplified question misses.
+    assert!(idx.search("编译", &bm25_only(10)).hits.is_empty());
+    let by_vector = |idx: &SearchIndex| {
+        let pages = idx.search("x", &query(A, "编译维基", 8, 1, SearchMode::Vector));
+        let mut o = query(A, "压缩", 8, 2, SearchMode::Vector);
+        o.passages = true;
+        (pages, idx.search("x", &o))
+    };
+    let vector_hits = by_vector(&idx);
+    assert!(!vector_hits.0.hits.is_empty() && !vector_hits.1.hits.is_empty());
+
+    let before = tokenizer_calls();
+    assert_eq!(idx.retokenize(fields()), SyncReport::default());
+    let mut job = idx.retokenize_passages();
+    job.add([("notes.md", Some(&OLD_PASSAGES[..]))]);
+    assert_eq!(job.finish(), 0);
+    // Every field (title and body) of every page and passage, in the two passes of one build.
+    assert_eq!(tokenizer_calls() - before, 2 * (3 * 2 + 2 * 2));
+    assert!(!idx.needs_retokenize());
+    assert_eq!(idx.tokenizer_version(), tokenizer::TOKENIZER_VERSION);
+
+    // Either script finds text in both.
+    assert_eq!(keys(&idx.search("编译", &bm25_only(10))), ["trad"]);
+    assert_eq!(keys(&idx.search("金屬活字", &bm25_only(10))), ["simp"]);
+    let mut o = bm25_only(10);
+    o.passages = true;
+    let r = idx.search("压缩会丢失", &o);
+    assert_eq!(r.hits[0].kind, HitKind::Passage);
+    assert_eq!(idx.passage(&r.hits[0].key).unwrap().heading, "編譯");
+    // The vectors are those stored: the same hits by vector, and their records are not written.
+    assert_eq!(by_vector(&idx), vector_hits);
+    let writes = idx.dirty_records();
+    assert!(
+        writes.iter().all(|w| !vector_keys.contains(&w.key)),
+        "{:?}",
+        writes.iter().map(|w| &w.key).collect::<Vec<_>>()
+    );
+    apply(&mut store, writes);
+    idx.mark_persisted();
+    for (k, bytes) in vector_keys.iter().zip(&stored_vectors) {
+        assert_eq!(&store[k], bytes, "{k}");
+    }
+
+    // Reopened: current, nothing tokenized, the same results.
+    let before = tokenizer_calls();
+    let back = open(&store).unwrap();
+    assert_eq!(tokenizer_calls(), before);
+    assert!(!back.needs_retokenize());
+    for q in ["编译", "金屬活字", "明月"] {
+        assert_eq!(
+            back.search(q, &bm25_only(10)),
+            idx.search(q, &bm25_only(10)),
+            "{q}"
+        );
+    }
+    assert_eq!(back.search("压缩会丢失", &o), idx.search("压缩会丢失", &o));
+    assert_eq!(by_vector(&back), vector_hits);
+}
+
+#[test]
+fn retokenizing_drops_what_changed_and_passages_that_no_longer_match() {
+    let mut idx = tokenizer::as_version_1(|| {
+        let mut idx = SearchIndex::default();
+        for (k, t, b) in OLD_PAGES {
+            let v = mock_embed(b, 8, 1);
+            let e = Embedding {
+                model: A,
+                vector: &v,
+            };
+            idx.upsert(k, &page(t, b), Some(e));
+        }
+        idx.set_source_passages("a.md", "v1", &OLD_PASSAGES[..1]);
+        idx.set_source_passages("b.md", "v1", &OLD_PASSAGES[1..]);
+        idx.set_source_passages("c.md", "v1", &OLD_PASSAGES);
+        idx
+    });
+    // A page changed since (its vector describes the old text), one is gone, one is new.
+    let pages = [
+        ("trad", "編譯維基", "編譯維基，改過了。"),
+        ("simp", "活字", "现存最早的金属活字印本"),
+        ("new", "新頁", "新的一頁"),
+    ];
+    let r = idx.retokenize(pages.iter().map(|(k, t, b)| (*k, page(t, b))));
+    assert_eq!(
+        r,
+        SyncReport {
+            added: 1,
+            updated: 1,
+            removed: 1
+        }
+    );
+    assert_eq!(idx.missing_embeddings(A, 8), ["new", "trad"]);
+    assert_eq!(keys(&idx.search("编译", &bm25_only(10))), ["trad"]);
+    assert!(idx.search("明月", &bm25_only(10)).hits.is_empty());
+    // a.md cuts as before; b.md now cuts otherwise; c.md's text is unreadable; d.md is not
+    // indexed. Dropped unfinished, the job still finishes.
+    let moved = [NewPassage {
+        lines: (6, 6),
+        ..OLD_PASSAGES[1]
+    }];
+    {
+        let mut job = idx.retokenize_passages();
+        job.add([
+            ("a.md", Some(&OLD_PASSAGES[..1])),
+            ("b.md", Some(&moved[..])),
+            ("c.md", None),
+            ("d.md", Some(&OLD_PASSAGES[..])),
+        ]);
+    }
+    assert!(!idx.needs_retokenize());
+    assert_eq!(idx.passage_sources().len(), 1);
+    assert_eq!(idx.passage_count(), 1);
+    let mut o = bm25_only(10);
+    o.passages = true;
+    assert_eq!(idx.search("压缩", &o).hits.len(), 1);
+    // Sources no batch gave lose their passages too.
+    let mut idx2 = tokenizer::as_version_1(|| {
+        let mut idx = SearchIndex::default();
+        idx.set_source_passages("a.md", "v1", &OLD_PASSAGES);
+        idx
+    });
+    assert_eq!(idx2.retokenize_passages().finish(), 2);
+    assert_eq!(idx2.passage_count(), 0);
+    let nested = idx2.passage_index().unwrap().tokenizer_version();
+    assert_eq!(nested, tokenizer::TOKENIZER_VERSION);
+    // The records still open.
+    let store: HashMap<String, Vec<u8>> = idx.to_records().into_iter().collect();
+    assert!(open(&store).is_ok());
 }

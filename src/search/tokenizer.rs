@@ -1,7 +1,9 @@
 //! The one tokenizer for indexing and querying (Decision 13).
 //!
 //! Text is normalised with Unicode NFKC (UAX #15) and case-folded (full lowercase after NFKC, with
-//! final sigma `ς` folded to `σ` as Unicode case folding does). It is then cut into runs:
+//! final sigma `ς` folded to `σ` as Unicode case folding does), and Traditional Chinese characters
+//! are folded to Simplified ones ([`fold_han`]: `編譯` → `编译`, `為` → `为`), as case folding
+//! folds letters, so a question in either script finds text in both. It is then cut into runs:
 //!
 //! * **Han, kana and Hangul** ([`is_cjk_letter`]) become unigrams and overlapping bigrams:
 //!   `明月光` → `明`, `月`, `光`, `明月`, `月光`. A one-character query therefore matches, and a
@@ -13,9 +15,19 @@
 //! Tokens longer than [`MAX_TOKEN_BYTES`] are dropped (base64 blobs, minified code): they would
 //! bloat the dictionary and nobody types them as queries.
 //!
+//! The Traditional → Simplified fold is per character, from OpenCC's tables: words that differ
+//! between the regions, not only in their characters (`軟體`/`软件`, `資訊`/`信息`), still differ;
+//! a character with several Simplified forms folds to the first OpenCC lists (`乾` → `干`, in
+//! `乾坤` too, so 乾 and 干 match each other; `藉` stays `藉`); characters that have no other
+//! form (Cantonese `嘅`, `喺`, `佢`) stay, and Cantonese `係` folds with `系` as in `關係`. Kanji
+//! in Japanese text fold like Chinese characters (`電話` → `电话`), which only makes them match
+//! their Chinese forms too; kana and Hangul do not change.
+//!
 //! *Invariant:* indexing and querying call the same [`for_each_token`], so a query in Chinese finds
-//! pages in Chinese (field case F27). Every call is counted per thread ([`tokenizer_calls`]), so a
-//! test can prove that opening a persisted index tokenizes nothing.
+//! pages in Chinese (field case F27), in Traditional or Simplified characters alike. Every call is
+//! counted per thread ([`tokenizer_calls`]), so a test can prove that opening a persisted index
+//! tokenizes nothing. A change to the tokens a text gives raises [`TOKENIZER_VERSION`], which
+//! every stored index records.
 //!
 //! Not handled: scripts without spaces outside CJK (Thai, Lao, Khmer, Myanmar) stay one token per
 //! space-delimited run, as UAX #29 leaves them.
@@ -29,8 +41,40 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Tokens longer than this many UTF-8 bytes are dropped.
 pub const MAX_TOKEN_BYTES: usize = 128;
 
+/// The version of the tokens [`for_each_token`] gives a text. Every stored index records the
+/// version it was tokenized with (`persist.rs`); one written by another version is tokenized
+/// again when it is opened (`Wiki::search_index`), keeping its vectors. Raise it with any change
+/// to the tokens of some text.
+///
+/// 1. Decision 13 as first built: NFKC, case fold, CJK unigrams and bigrams, UAX #29 words.
+/// 2. Traditional Chinese characters folded to Simplified ([`fold_han`]).
+pub const TOKENIZER_VERSION: u32 = 2;
+
 thread_local! {
     static CALLS: Cell<u64> = const { Cell::new(0) };
+    /// Tests only: tokenize as version 1 did (no Traditional → Simplified fold).
+    #[cfg(test)]
+    static VERSION_1: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether [`fold`] folds Traditional to Simplified: always, except inside `as_version_1` in
+/// the crate's tests.
+fn fold_simplified() -> bool {
+    #[cfg(test)]
+    if VERSION_1.with(Cell::get) {
+        return false;
+    }
+    true
+}
+
+/// The tokenizer version indexes made on this thread now record: [`TOKENIZER_VERSION`], or 1
+/// inside `as_version_1` (tests).
+pub(crate) fn current_version() -> u32 {
+    if fold_simplified() {
+        TOKENIZER_VERSION
+    } else {
+        1
+    }
 }
 
 /// How many times [`for_each_token`] (or [`tokenize`]) ran on this thread since it started.
@@ -76,8 +120,21 @@ pub fn fold_han(c: char) -> char {
     TARGETS[usize::from(RANK[word]) + (BITS[word] & (bit - 1)).count_ones() as usize]
 }
 
-/// NFKC + case fold, borrowing when the text is already folded (plain lowercase ASCII).
+/// NFKC, case fold and Traditional → Simplified fold ([`fold_han`]): the text every token is cut
+/// from. Borrows when the text is already folded (plain lowercase ASCII).
 pub fn fold(text: &str) -> Cow<'_, str> {
+    fold_with(text, fold_simplified())
+}
+
+/// [`fold`] without the Traditional → Simplified fold: the text as written, up to width and case.
+/// Each character of `fold(text)` is [`fold_han`] of the character at the same place here, so a
+/// list kept per written form (the stop list) can be matched here and the tokens taken from
+/// `fold`.
+pub fn fold_case(text: &str) -> Cow<'_, str> {
+    fold_with(text, false)
+}
+
+fn fold_with(text: &str, han: bool) -> Cow<'_, str> {
     if text.is_ascii() {
         if text.bytes().any(|b| b.is_ascii_uppercase()) {
             return Cow::Owned(text.to_ascii_lowercase());
@@ -95,6 +152,9 @@ pub fn fold(text: &str) -> Cow<'_, str> {
             out.push(c.to_ascii_lowercase());
         } else if c == 'ς' {
             out.push('σ');
+        } else if han {
+            // Han characters have no case: `to_lowercase` returns them as they are.
+            out.extend(c.to_lowercase().map(fold_han));
         } else {
             out.extend(c.to_lowercase());
         }
@@ -230,6 +290,16 @@ pub fn tokenize(text: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
+/// Runs `f` with the tokenizer of version 1 on this thread (indexes made meanwhile record
+/// version 1): how the tests write an index as an older build did.
+pub(crate) fn as_version_1<T>(f: impl FnOnce() -> T) -> T {
+    VERSION_1.with(|v| v.set(true));
+    let out = f();
+    VERSION_1.with(|v| v.set(false));
+    out
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -350,6 +420,43 @@ mod tests {
         );
         // 係 is the Traditional form of 系 (關係 → 关系), so Cantonese 係 folds with it.
         assert_eq!(fold("係"), "系");
+    }
+
+    #[test]
+    fn traditional_and_simplified_give_the_same_tokens() {
+        assert_eq!(
+            tokenize("現存最早的金屬活字印本"),
+            tokenize("现存最早的金属活字印本")
+        );
+        assert_eq!(
+            tokenize("編譯維基"),
+            ["编", "译", "维", "基", "编译", "译维", "维基"]
+        );
+        assert_eq!(tokenize("编译維基"), tokenize("編譯维基"));
+        // Taiwan and Hong Kong variants of one character.
+        assert_eq!(tokenize("為眾"), tokenize("爲衆"));
+        assert_eq!(tokenize("為眾"), tokenize("为众"));
+        // Cantonese: 嘅, 喺, 佢 have no other form; 書 does.
+        assert_eq!(
+            tokenize("佢嘅書喺度"),
+            ["佢", "嘅", "书", "喺", "度", "佢嘅", "嘅书", "书喺", "喺度"]
+        );
+        // Kana and Hangul are not changed; full-width forms are NFKC-folded first.
+        assert_eq!(
+            tokenize("ひらがな"),
+            ["ひ", "ら", "が", "な", "ひら", "らが", "がな"]
+        );
+        assert_eq!(
+            tokenize("ＯｐｅｎＡＩ發佈２０２４"),
+            ["openai", "发", "布", "发布", "2024"]
+        );
+        assert_eq!(fold("ＡＢ編譯"), "ab编译");
+        assert_eq!(fold_case("ＡＢ編譯"), "ab編譯");
+        assert_eq!(fold("plain ascii"), "plain ascii");
+        // Version 1 (the tests' stand-in for an older build) did not fold.
+        assert_eq!(as_version_1(|| tokenize("編")), ["編"]);
+        assert_eq!(as_version_1(current_version), 1);
+        assert_eq!(current_version(), TOKENIZER_VERSION);
     }
 
     #[test]

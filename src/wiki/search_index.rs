@@ -19,6 +19,7 @@ use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::model::{Page, Source};
 use crate::records::{from_json, SEARCH_OP_KEY};
 use crate::search::bm25::DocFields;
+use crate::search::tokenizer::current_version;
 use crate::search::{SearchConfig, SearchIndex};
 use crate::storage::{Batch, Expect, Storage, Store, REBUILD_BATCH};
 
@@ -269,7 +270,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The search index: read from storage when its stamp matches the op counter (nothing is
     /// tokenized). When the stamp is behind, the stored index is brought in line with the pages
     /// ([`SearchIndex::sync`]: only changed pages are tokenized, unchanged pages keep their
-    /// vectors) and saved; when it is missing or corrupt, it is rebuilt from the pages.
+    /// vectors) and saved; when an older tokenizer made it ([`SearchIndex::needs_retokenize`]),
+    /// every page and source passage is tokenized again, keeping every vector of unchanged text
+    /// ([`SearchIndex::retokenize`], `Wiki::retokenize_passages`), and it is saved; when it is
+    /// missing or corrupt, it is rebuilt from the pages.
     ///
     /// Errors: storage errors. A corrupt index is not an error: it is rebuilt.
     pub async fn search_index(&self) -> Result<SearchIndex> {
@@ -290,6 +294,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut index = match loaded {
             Ok(index)
                 if stamp == Some(last)
+                    && !index.needs_retokenize()
                     && (index.passage_index().is_some() || !self.has_sources().await?) =>
             {
                 let mut index = index;
@@ -299,16 +304,29 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             // Current but without passages (an index written before they were indexed): the
             // passages are added.
-            Ok(mut index) if stamp == Some(last) => {
+            Ok(mut index) if stamp == Some(last) && !index.needs_retokenize() => {
                 let offline = self.offline_embedding().await?;
                 self.sync_passages(&mut index, offline).await?;
                 index
             }
-            // Behind: only the pages and sources that changed are indexed again.
+            // Behind, or made by an older tokenizer: only the pages and sources that changed are
+            // indexed again — or, for an older tokenizer, every page and passage is tokenized
+            // again, keeping the vectors of those that did not change.
             Ok(mut index) if stored => {
                 let pages = self.all_pages().await?;
-                index.sync(pages.iter().map(|p| (p.key.as_str(), page_fields(p))));
+                let fields = pages.iter().map(|p| (p.key.as_str(), page_fields(p)));
+                if index.tokenizer_version() == current_version() {
+                    index.sync(fields);
+                } else {
+                    index.retokenize(fields);
+                }
                 drop(pages);
+                if index
+                    .passage_index()
+                    .is_some_and(|p| p.tokenizer_version() != current_version())
+                {
+                    self.retokenize_passages(&mut index).await?;
+                }
                 let offline = self.offline_embedding().await?;
                 self.sync_passages(&mut index, offline).await?;
                 index
@@ -418,3 +436,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

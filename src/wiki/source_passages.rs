@@ -200,6 +200,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(out)
     }
 
+    /// Tokenizes the passages of `index` again with this build's tokenizer, keeping their
+    /// vectors ([`SearchIndex::retokenize_passages`]): each source's indexed version is read and
+    /// cut again, [`SYNC_SOURCES`] at a time. A source whose text cannot be read, or no longer
+    /// cuts into the passages the table holds, loses its passages (the sync that follows cuts it
+    /// again). Returns how many passages were removed.
+    ///
+    /// Errors: storage errors.
+    pub(crate) async fn retokenize_passages(&self, index: &mut SearchIndex) -> Result<usize> {
+        let sources = index.passage_sources();
+        let mut job = index.retokenize_passages();
+        for chunk in sources.chunks(SYNC_SOURCES) {
+            let mut cuts: Vec<(&str, Option<Vec<Cut>>)> = Vec::with_capacity(chunk.len());
+            for (key, version) in chunk {
+                let cut = match self.source_text(version).await {
+                    Ok(text) => Some(source_passages(&text)),
+                    Err(Error::Corrupt { .. }) => None,
+                    Err(e) => return Err(e),
+                };
+                cuts.push((key.as_str(), cut));
+            }
+            let news: Vec<(&str, Option<Vec<NewPassage<'_>>>)> = cuts
+                .iter()
+                .map(|(k, c)| (*k, c.as_deref().map(new_passages)))
+                .collect();
+            job.add(news.iter().map(|(k, n)| (*k, n.as_deref())));
+        }
+        Ok(job.finish())
+    }
+
     /// Brings the passages of `index` in line with every stored source: sources whose version
     /// differs from the indexed one (or that are new) are cut again, [`SYNC_SOURCES`] at a time;
     /// passages of sources that are gone are removed; unchanged sources keep their passages and

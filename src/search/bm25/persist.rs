@@ -283,7 +283,7 @@ impl Bm25Index {
     }
 
     /// Reads a base segment written by [`Bm25BaseSnapshot::write`] (record format `version`: 1
-    /// held the postings as `u32` arrays, 2 as varints), validating every offset and id.
+    /// held the postings as `u32` arrays, 2 and 3 as varints), validating every offset and id.
     pub(crate) fn read_base(r: &mut Reader<'_>, max_doc: u32, version: u32) -> DecodeResult<Self> {
         let base_generation = r.u64()?;
         let params = Bm25Params {
@@ -298,7 +298,8 @@ impl Bm25Index {
         let dict = TermDict::from_parts(bytes, ends)?;
         let (starts, docs, tfs) = match version {
             1 => (r.u32s()?, r.u32s()?, r.u32s()?),
-            2 => read_postings(r)?,
+            // Format 3 changed only `meta` (the tokenizer version).
+            2 | 3 => read_postings(r)?,
             v => return Err(DecodeError::new(format!("bm25 format {v}"))),
         };
         let base_doc_count = r.u32()?;
