@@ -412,8 +412,11 @@ fn chinese_term_pages_are_worth_keeping() {
             )
         })
         .collect();
-    // Issue #23's goal is 0.8; the stop list, the rarity rule and the boundary rule (no cut
-    // n-grams: 祖沖, 活字印, 张卡片) reach 0.60 (from 0.33): the rest are generic words (工具,
-    // 文件, 页面). The floor keeps what is reached.
-    check_labels("zh", &sources, 0.55);
+    // Issue #23's goal is 0.8. The stop list and the rarity rule reached 0.48 (from 0.33); the
+    // boundary rule (no cut n-grams: 祖沖, 活字印, 张卡片) and the topic rule (in a heading, or
+    // concentrated in one source: no 工具, 文件, 页面) reach 0.76. A C-value floor for two-
+    // character words reached 0.84 but dropped real terms (胶泥, which cross_lingual_native
+    // needs, and 牛奶, 蔬菜 in held-out texts). The rest are generic nouns of one source (文档,
+    // 编号, 软件, 系统, 細節). The floor keeps what is reached.
+    check_labels("zh", &sources, 0.75);
 }

@@ -4,7 +4,8 @@
 //! and is rare across the corpus (document frequency at most half the sources, rounded up: an
 //! inverse document frequency ln(N/df) of about ln 2 or more, the IDF of TF-IDF; Spärck Jones
 //! 1972). Words of the one stop list ([`super::stopwords`]) never make a term. A CJK n-gram must
-//! also be a whole word by its neighbours (rule 4).
+//! also be a whole word by its neighbours, and be in a heading or concentrated in one source
+//! (rule 4).
 //!
 //! Rules (the acceptance tests derive their expected keys from these):
 //! 1. **Heading terms.** Each Latin-script heading is split into words (surrounding punctuation
@@ -43,10 +44,16 @@
 //!      inside a word (活字印|刷: 印刷 is also in 雕版印刷; 胶泥|活字 is no cut, 泥活 is nowhere
 //!      else; Sproat & Shih 1990 place boundaries between weakly associated characters); a
 //!      candidate with a closed side is a fragment of a longer word.
-//!    - b. **Nesting**: a candidate is dropped when a longer candidate containing it has nearly
-//!      the same count (within 80 %).
-//!    - c. The 50 most frequent are kept (ties: the smaller string), except those part of a
-//!      heading term.
+//!    - b. **Nesting** (C-value, Frantzi, Ananiadou & Mima 2000): a candidate is dropped when a
+//!      longer candidate containing it has nearly the same count (within 80 %). Its termhood,
+//!      the C-value, is log2(length) × (count − the mean count of the longer candidates
+//!      containing it).
+//!    - c. **A topic, not a generic word.** A candidate is a term when a heading of a source it
+//!      recurs in contains it, or when it is concentrated: at least 4/5 of its occurrences in the
+//!      corpus are in one source (content words come in bursts, generic words spread; Katz
+//!      1996).
+//!    - d. The 50 with the highest C-value are kept (ties: the more frequent, then the smaller
+//!      string), except those part of a heading term.
 //! 5. A term's title is its most frequent surface form in headings (else in text); ties go to the
 //!    shorter, then the smaller string. Other surface forms become aliases.
 //!
@@ -323,7 +330,15 @@ impl DocStats {
             .first()
             .map(|h| h.iter().map(|(n, _)| n.clone()).collect())
             .unwrap_or_default();
-        let (cjk, cjk_recurring) = cjk_stats(&body);
+        let heading_texts: Vec<&str> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                TextBlock::Heading(_, t) => Some(t.as_str()),
+                TextBlock::Text(_) => None,
+            })
+            .collect();
+        let (cjk, cjk_recurring) = cjk_stats(&body, &heading_texts);
         DocStats {
             headings,
             local,
@@ -350,8 +365,8 @@ pub struct CorpusStats {
     docs: usize,
     /// Per CJK n-gram, the sources it occurs in (document frequency).
     cjk_df: BTreeMap<String, usize>,
-    /// Per CJK n-gram, the sources it recurs in (three or more times).
-    cjk_recur: BTreeMap<String, usize>,
+    /// Per CJK n-gram, the sources it recurs in (three or more times): how many with each count.
+    cjk_recur: BTreeMap<String, BTreeMap<usize, usize>>,
     /// Per recurring CJK n-gram, its left accessors summed over the sources it recurs in.
     cjk_left: BTreeMap<String, BTreeMap<Accessor, usize>>,
     /// Per recurring CJK n-gram, its right accessors summed over the sources it recurs in.
@@ -360,6 +375,8 @@ pub struct CorpusStats {
     cjk_left_cut: BTreeMap<String, usize>,
     /// Per recurring CJK n-gram, its right accessors that cut a pair found elsewhere (summed).
     cjk_right_cut: BTreeMap<String, usize>,
+    /// Per recurring CJK n-gram, the sources it recurs in and a heading of which contains it.
+    cjk_headed: BTreeMap<String, usize>,
     /// Per word, the sources whose running text has it (document frequency).
     word_df: BTreeMap<String, usize>,
     /// Per candidate, the sources whose title has it.
@@ -436,7 +453,7 @@ impl CorpusStats {
             bump(&mut self.cjk_df, gram, by);
         }
         for (gram, r) in &d.cjk_recurring {
-            bump(&mut self.cjk_recur, gram, by);
+            bump_in(&mut self.cjk_recur, gram, &r.count, by);
             for (acc, n) in &r.left {
                 bump_in(&mut self.cjk_left, gram, acc, by * *n as isize);
             }
@@ -445,6 +462,9 @@ impl CorpusStats {
             }
             bump(&mut self.cjk_left_cut, gram, by * r.left_cut as isize);
             bump(&mut self.cjk_right_cut, gram, by * r.right_cut as isize);
+            if r.headed {
+                bump(&mut self.cjk_headed, gram, by);
+            }
         }
         for w in &d.words {
             bump(&mut self.word_df, w, by);
@@ -724,5 +744,19 @@ mod tests {
             assert!(!titles.contains(&cut.to_string()), "{cut}: {titles:?}");
         }
         assert!(titles.contains(&"活字".to_string()), "{titles:?}");
+    }
+
+    #[test]
+    fn cjk_generic_words_spread_topics_concentrate() {
+        let titles = cjk_titles(&[
+            "# 印刷\n\n雕版很贵。雕版很重。雕版要刻。雕版要存。刻好雕版。工具很多，工具很旧，工具很贵。排字很慢，排字很累，排字很难，排字很烦。\n",
+            "# 笔记\n\n工具很多，工具很新，工具很贵。\n",
+            "# 天气\n\n今天天气很好。\n",
+            "# 旅行\n\n明天坐火车去海边。\n",
+        ]);
+        // All in one source: a topic; in two sources alike: a generic word.
+        assert!(titles.contains(&"雕版".to_string()), "{titles:?}");
+        assert!(titles.contains(&"排字".to_string()), "{titles:?}");
+        assert!(!titles.contains(&"工具".to_string()), "{titles:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! Rule 4 of [`super`], recurring CJK terms: the n-gram statistics of a source (counts and
 //! accessors) and the corpus's boundary, nesting and topic tests over them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{is_rare, CorpusStats};
 use crate::extractive::stopwords::{
@@ -15,22 +15,26 @@ pub enum Accessor {
     /// A word boundary: no letter (punctuation, space, Latin, the edge of the run) or a function
     /// character ([`crate::extractive::stopwords::CJK_FUNCTION`]) not bound to the n-gram.
     Open,
-    /// On the left only: a numeral or determiner ([`crate::extractive::stopwords::CJK_NUMERALS`]) or a digit,
-    /// a count, so the n-gram starts with a classifier (九万**张卡片**, 240 **份文件**).
+    /// On the left only: a numeral or determiner
+    /// ([`crate::extractive::stopwords::CJK_NUMERALS`]) or a digit, a count, so the n-gram starts
+    /// with a classifier (九万**张卡片**, 240 **份文件**).
     Numeral,
     /// A letter, or a function character bound to the n-gram: it takes at least half of that
     /// character's occurrences in the source (之 of 祖沖之 yes, 的 of 卢曼的 no).
     Char(char),
 }
 
-/// A CJK n-gram that one source repeats: its accessors there and how many of them cut a pair
-/// of characters found elsewhere in the source (rule 4).
+/// A CJK n-gram that one source repeats: its count there, its accessors, how many of them cut a
+/// pair of characters found elsewhere in the source, and whether a heading of the source
+/// contains it (rule 4).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recurring {
+    pub(super) count: usize,
     pub(super) left: BTreeMap<Accessor, usize>,
     pub(super) right: BTreeMap<Accessor, usize>,
     pub(super) left_cut: usize,
     pub(super) right_cut: usize,
+    pub(super) headed: bool,
 }
 
 /// How one side of a CJK n-gram is bordered across the sources it recurs in (rule 4).
@@ -68,9 +72,12 @@ fn cjk_runs(text: &str) -> Vec<(Vec<char>, bool)> {
 }
 
 /// The CJK 2–4-grams of `text` (runs of CJK letters, each window counted) with their counts, and
-/// those it repeats (three times or more) with their accessors. Linear in the text: each window
-/// is visited twice.
-pub(super) fn cjk_stats(text: &str) -> (BTreeMap<String, usize>, BTreeMap<String, Recurring>) {
+/// those it repeats (three times or more) with their accessors and whether one of `headings`
+/// contains them. Linear in the text: each window is visited twice.
+pub(super) fn cjk_stats(
+    text: &str,
+    headings: &[&str],
+) -> (BTreeMap<String, usize>, BTreeMap<String, Recurring>) {
     let runs = cjk_runs(text);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut function: BTreeMap<char, usize> = BTreeMap::new();
@@ -91,7 +98,8 @@ pub(super) fn cjk_stats(text: &str) -> (BTreeMap<String, usize>, BTreeMap<String
         for n in 2..=4.min(run.len()) {
             for i in 0..=run.len() - n {
                 let gram: String = run[i..i + n].iter().collect();
-                if counts.get(&gram).copied().unwrap_or(0) < 3 {
+                let count = counts.get(&gram).copied().unwrap_or(0);
+                if count < 3 {
                     continue;
                 }
                 let left = match i.checked_sub(1).map(|j| run[j]) {
@@ -103,7 +111,11 @@ pub(super) fn cjk_stats(text: &str) -> (BTreeMap<String, usize>, BTreeMap<String
                 let right = run
                     .get(i + n)
                     .map_or(Accessor::Open, |&c| Accessor::Char(c));
-                let r = recurring.entry(gram).or_default();
+                let r = recurring.entry(gram).or_insert_with_key(|g| Recurring {
+                    count,
+                    headed: headings.iter().any(|h| h.contains(g.as_str())),
+                    ..Recurring::default()
+                });
                 *r.left.entry(left).or_default() += 1;
                 *r.right.entry(right).or_default() += 1;
             }
@@ -198,7 +210,7 @@ impl CorpusStats {
         first_ok && last_ok
     }
 
-    /// Rule 4: the recurring CJK terms with their counts, most frequent first.
+    /// Rule 4: the recurring CJK terms with their counts, by C-value, best first.
     pub(super) fn recurring_cjk(&self) -> Vec<(String, usize)> {
         let df = |t: &str| self.cjk_df.get(t).copied().unwrap_or(0);
         let candidates: BTreeMap<&str, usize> = self
@@ -214,28 +226,53 @@ impl CorpusStats {
             })
             .map(|(t, c)| (t.as_str(), *c))
             .collect();
-        // Per candidate, the largest count of a longer candidate that contains it.
-        let mut longer: BTreeMap<String, usize> = BTreeMap::new();
+        // Per candidate, the longer candidates that contain it: their count, sum and largest.
+        let mut longer: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
         for (b, &fb) in &candidates {
             let chars: Vec<char> = b.chars().collect();
+            let mut inner = BTreeSet::new();
             for n in 2..chars.len() {
                 for w in chars.windows(n) {
-                    let e = longer.entry(w.iter().collect()).or_default();
-                    *e = (*e).max(fb);
+                    inner.insert(w.iter().collect::<String>());
                 }
             }
+            for a in inner {
+                let e = longer.entry(a).or_default();
+                *e = (e.0 + 1, e.1 + fb, e.2.max(fb));
+            }
         }
-        let mut kept: Vec<(String, usize)> = candidates
-            .iter()
-            .filter(|(t, &f)| {
-                self.border(t, true) == Border::Boundary
-                    && self.border(t, false) == Border::Boundary
-                    && longer.get(**t).copied().unwrap_or(0) * 5 < f * 4
-            })
-            .map(|(t, c)| (t.to_string(), *c))
-            .collect();
-        crate::util::sort_by(&mut kept, &|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut kept: Vec<(String, usize, f64)> = Vec::new();
+        for (t, &f) in &candidates {
+            if self.border(t, true) != Border::Boundary || self.border(t, false) != Border::Boundary
+            {
+                continue;
+            }
+            let (nested_in, nested_sum, nested_max) = longer.get(*t).copied().unwrap_or_default();
+            if nested_max * 5 >= f * 4 {
+                continue;
+            }
+            let nested_mean = if nested_in > 0 {
+                nested_sum as f64 / nested_in as f64
+            } else {
+                0.0
+            };
+            let c_value = (t.chars().count() as f64).log2() * (f as f64 - nested_mean);
+            let most_in_one = self
+                .cjk_recur
+                .get(*t)
+                .and_then(|m| m.keys().next_back())
+                .copied()
+                .unwrap_or(0);
+            if self.cjk_headed.contains_key(*t) || 5 * most_in_one >= 4 * f {
+                kept.push((t.to_string(), f, c_value));
+            }
+        }
+        crate::util::sort_by(&mut kept, &|a, b| {
+            b.2.total_cmp(&a.2)
+                .then_with(|| b.1.cmp(&a.1))
+                .then_with(|| a.0.cmp(&b.0))
+        });
         kept.truncate(MAX_CJK_TERMS);
-        kept
+        kept.into_iter().map(|(t, c, _)| (t, c)).collect()
     }
 }
