@@ -187,7 +187,7 @@ impl BenchIndex {
         vector: Option<Vec<f32>>,
         depth: usize,
     ) -> Vec<String> {
-        self.search_with(query, k, mode, model, vector, depth, false)
+        self.search_with(query, k, mode, model, vector, depth, false, false)
     }
 
     /// Like `search`, with the per-term BM25 explanations the product's `wiki.search` returns by
@@ -202,7 +202,7 @@ impl BenchIndex {
         vector: Option<Vec<f32>>,
         depth: usize,
     ) -> usize {
-        self.search_with(query, k, mode, model, vector, depth, true)
+        self.search_with(query, k, mode, model, vector, depth, true, false)
             .len()
     }
 
@@ -279,6 +279,7 @@ impl BenchIndex {
         vector: Option<Vec<f32>>,
         depth: usize,
         explain: bool,
+        passages: bool,
     ) -> Vec<String> {
         let mode = match mode {
             "vector" => SearchMode::Vector,
@@ -294,6 +295,7 @@ impl BenchIndex {
             }),
             depth,
             explain,
+            passages,
         };
         self.index
             .search(query, &options)
