@@ -61,6 +61,45 @@ export function zipfPages(n, seed, extra = 0) {
   return pages;
 }
 
+export const SOURCE_WORDS = 1000;
+
+/**
+ * Synthetic sources for the passage index: `count` markdown texts of 500–1499 Zipf words (mean
+ * ~1000) over the pages' vocabulary, seeded. Each: a `#` title of 3 words, then sections under
+ * `##` headings of 2 words, each of 2–4 paragraphs of 2–5 sentences of 8–20 words (a capital
+ * first letter, a full stop), so the product's passage cutter groups paragraphs under headings
+ * as it does in real notes.
+ */
+export function zipfSources(count, seed) {
+  const rng = new Rng((seed ^ count) + 0x50c5);
+  const w = () => word(rng.zipf(ZIPF_VOCAB));
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const title = [w(), w(), w()].join(" ");
+    const target = SOURCE_WORDS / 2 + rng.int(SOURCE_WORDS);
+    const lines = [`# ${title}`];
+    let words = 0;
+    while (words < target) {
+      lines.push("", `## ${w()} ${w()}`);
+      const paragraphs = 2 + rng.int(3);
+      for (let p = 0; p < paragraphs && words < target; p++) {
+        const sentences = [];
+        const ns = 2 + rng.int(4);
+        for (let j = 0; j < ns; j++) {
+          const len = 8 + rng.int(13);
+          const ws = Array.from({ length: len }, w);
+          ws[0] = ws[0][0].toUpperCase() + ws[0].slice(1);
+          sentences.push(`${ws.join(" ")}.`);
+          words += len;
+        }
+        lines.push("", sentences.join(" "));
+      }
+    }
+    out.push({ key: `source-${i}`, title, text: `${lines.join("\n")}\n`, words });
+  }
+  return out;
+}
+
 /**
  * Queries: 1–3 words taken from a random page of the corpus (so every query has matches and
  * follows the corpus' word distribution), seeded.

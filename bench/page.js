@@ -10,7 +10,7 @@ import { loadHnswlib } from "hnswlib-wasm";
 import edgevecInit, { EdgeVec, EdgeVecConfig } from "edgevec";
 import * as voyBg from "voy-search/voy_search_bg.js";
 import { htmlToMarkdown } from "../www/src/convert.js";
-import { zipfPages, queriesFrom, vectors, percentile } from "./corpora.js";
+import { zipfPages, zipfSources, queriesFrom, vectors, percentile } from "./corpora.js";
 
 const now = () => performance.now();
 const K = 10;
@@ -117,8 +117,12 @@ function flexMerge(res) {
 const lunrSafe = (q) => q.replace(/[:*~^+\-]/g, " ");
 
 /**
- * The text libraries behind one interface: build(docs), add(doc), query(q) → ids,
- * save() → [[key, value]], open(entries) (in a fresh page).
+ * The text libraries behind one interface: build(docs, passages), add(doc), query(q) → ids,
+ * save() → [[key, value]], open(entries) (in a fresh page). A library with `queryPassages` also
+ * indexes source passages: `build` is given them (ours: the sources, which it cuts and indexes
+ * as the product does; the others: the passages our cutter made of them, `sourcePassages`), and
+ * `queryPassages(q)` returns the top-10 pages followed by the top-10 passages, each collection
+ * ranked with its own statistics (the product's `passages: true`).
  */
 const TEXT = {
   async "llm-wiki"() {
@@ -127,9 +131,11 @@ const TEXT = {
     return {
       w,
       wasmBytes: () => w.memory.buffer.byteLength,
-      build(docs) {
+      build(docs, sources) {
         // As the product builds the index of a wiki that has none stored (Wiki::search_index):
-        // two passes over the pages, read rebuildBatch() (256) at a time, then a first save.
+        // two passes over the pages, read rebuildBatch() (256) at a time, then the passages of
+        // the sources, syncSourcesBatch() (64) sources per step, cut and indexed with one merge
+        // each (Wiki::sync_passages), then a first save.
         idx = new w.BenchIndex();
         const n = w.rebuildBatch();
         for (const pass of ["buildCount", "buildFill"]) {
@@ -139,11 +145,20 @@ const TEXT = {
           }
         }
         idx.buildFinish();
+        if (sources) {
+          const m = w.syncSourcesBatch();
+          for (let i = 0; i < sources.length; i += m) {
+            const b = sources.slice(i, i + m);
+            idx.addSources(b.map((x) => x.key), b.map((x) => x.version), b.map((x) => x.text));
+          }
+        }
         idx.commitDirty(); // the records a first save writes are what persisted bytes counts
       },
+      units: () => ({ pages: idx.len(), passages: idx.passageCount() }),
       add(doc) { idx.upsert(doc.id, doc.title, doc.body, "", undefined); },
       afterAdds() { return idx.commitDirty(); },
       query(q) { return idx.search(q, K, "bm25", "", undefined, 50); },
+      queryPassages(q) { return idx.search(q, K, "bm25", "", undefined, 50, true); },
       queryExplained(q) { return idx.searchExplained(q, K, "bm25", "", undefined, 50); },
       save() {
         return idx.toRecords().map(([k, v]) => [k, v]);
@@ -153,15 +168,28 @@ const TEXT = {
     };
   },
   async minisearch() {
-    let ms;
+    // With passages, a second index over them (as ours keeps its passages apart, so each
+    // collection has its own statistics), saved as a second JSON record.
+    let ms, msp = null;
     const options = { fields: ["title", "body"], idField: "id" };
+    const top = (index, q) => index.search(q).slice(0, K).map((r) => r.id);
     return {
-      build(docs) { ms = new MiniSearch(options); ms.addAll(docs); },
+      build(docs, passages) {
+        ms = new MiniSearch(options); ms.addAll(docs);
+        if (passages) { msp = new MiniSearch(options); msp.addAll(passages); }
+      },
+      units: () => ({ pages: ms.documentCount, passages: msp ? msp.documentCount : 0 }),
       add(doc) { ms.add(doc); },
       afterAdds() { return utf8(JSON.stringify(ms)); }, // MiniSearch persists by rewriting its JSON
-      query(q) { return ms.search(q).slice(0, K).map((r) => r.id); },
-      save() { return [["index", JSON.stringify(ms)]]; },
-      open({ values }) { ms = MiniSearch.loadJSON(values[0], options); return ms.documentCount; },
+      query(q) { return top(ms, q); },
+      queryPassages(q) { return [...top(ms, q), ...top(msp, q)]; },
+      save() { return [["index", JSON.stringify(ms)], ...(msp ? [["passages", JSON.stringify(msp)]] : [])]; },
+      open({ keys, values }) {
+        const at = (k) => values[keys.indexOf(k)];
+        ms = MiniSearch.loadJSON(at("index"), options);
+        if (keys.includes("passages")) msp = MiniSearch.loadJSON(at("passages"), options);
+        return ms.documentCount;
+      },
     };
   },
   async orama() {
@@ -210,7 +238,9 @@ const TEXT = {
 function textCorpus(spec) {
   if (spec.kind === "zipf") {
     const all = zipfPages(spec.n, spec.seed, 101);
-    return { docs: all.slice(0, spec.n), extra: all.slice(spec.n) };
+    // With `sources`: that many synthetic sources (~1000 words each) beside the pages.
+    const sources = spec.sources ? zipfSources(spec.sources, spec.seed) : null;
+    return { docs: all.slice(0, spec.n), extra: all.slice(spec.n), sources };
   }
   // T2: the converted pages, passed in by the runner; the last 101 are the incremental adds.
   const all = spec.docs;
@@ -219,15 +249,32 @@ function textCorpus(spec) {
 
 /** Build, incremental adds, queries, memory and persisted bytes for one library. */
 async function textBench({ lib, corpus, nQueries, querySeed, dbName }) {
-  const { docs, extra } = textCorpus(corpus);
+  const { docs, extra, sources } = textCorpus(corpus);
   const queries = queriesFrom(docs, nQueries, querySeed);
   const L = await TEXT[lib]();
   const out = { lib, pages: docs.length, textBytes: docs.reduce((s, d) => s + utf8(d.title) + utf8(d.body), 0) };
+  let given = null;
+  if (sources) {
+    if (!L.queryPassages) throw new Error(`${lib} has no passage index in this benchmark`);
+    out.sources = sources.length;
+    out.sourceBytes = sources.reduce((s, x) => s + utf8(x.text), 0);
+    out.sourceWords = sources.reduce((s, x) => s + x.words, 0) / sources.length;
+    // Ours reads each source back as the product stored it at addSource (normalised, with its
+    // version): that is done before the clock starts, as an index build does not do it.
+    if (lib === "llm-wiki") given = sources.map((x) => { const [text, version] = L.w.storedSource(x.text); return { key: x.key, text, version }; });
+    else {
+      // The units ours indexes, cut by the product's cutter before the clock starts.
+      const w = await ours();
+      given = sources.flatMap((x) => Array.from(w.sourcePassages(x.key, x.text), ([id, title, body]) => ({ id, title, body })));
+      out.passageTextBytes = given.reduce((s, u) => s + utf8(u.title) + utf8(u.body), 0);
+    }
+  }
   const heap0 = heap();
   const wasm0 = L.wasmBytes ? L.wasmBytes() : 0;
   let t = now();
-  await L.build(docs);
+  await L.build(docs, given);
   out.buildMs = now() - t;
+  if (L.units) out.units = L.units();
   const heap1 = heap();
   out.jsHeapBytes = heap1 - heap0;
   out.wasmMemoryBytes = L.wasmBytes ? L.wasmBytes() - wasm0 : 0;
@@ -237,6 +284,14 @@ async function textBench({ lib, corpus, nQueries, querySeed, dbName }) {
   const q = await timeEachAsync(queries, (x) => L.query(x));
   out.query = { p50: q.p50, p95: q.p95, mean: q.mean, n: q.n };
   out.queryIds = q.results;
+  if (sources) {
+    // The same queries with passages: true (pages, then passages); the passage hits are kept
+    // for the agreement with MiniSearch.
+    const qp = await timeEachAsync(queries, (x) => L.queryPassages(x));
+    out.queryPassages = { p50: qp.p50, p95: qp.p95, mean: qp.mean, n: qp.n };
+    out.passageIds = qp.results.map((ids) => ids.filter((id) => id.includes("#L")));
+    out.passageHitsMean = out.passageIds.reduce((s, x) => s + x.length, 0) / out.passageIds.length;
+  }
   if (L.queryExplained) {
     const qe = timeEach(queries, (x) => L.queryExplained(x));
     out.queryExplained = { p50: qe.p50, p95: qe.p95 };
@@ -273,7 +328,7 @@ async function textBench({ lib, corpus, nQueries, querySeed, dbName }) {
 async function textOpen({ lib, dbName, corpus, nQueries, querySeed }) {
   const L = await TEXT[lib]();
   if (!L.open) return { lib, coldOpenMs: null };
-  const { docs } = textCorpus(corpus);
+  const { docs } = zipfOrDocs(corpus);
   const q = queriesFrom(docs, nQueries, querySeed)[0];
   const t0 = now();
   const read = await idbReadAll(dbName);
@@ -281,9 +336,14 @@ async function textOpen({ lib, dbName, corpus, nQueries, querySeed }) {
   L.open(read);
   const t2 = now();
   // The first query after opening (what a user waits for).
-  await L.query(q);
+  await (corpus.sources ? L.queryPassages(q) : L.query(q));
   const t3 = now();
-  return { lib, coldOpenMs: t2 - t0, idbReadMs: t1 - t0, decodeMs: t2 - t1, firstQueryMs: t3 - t2 };
+  return { lib, coldOpenMs: t2 - t0, idbReadMs: t1 - t0, decodeMs: t2 - t1, firstQueryMs: t3 - t2, openedUnits: L.units ? L.units() : undefined };
+}
+
+/** The pages of a corpus (its queries' source) without generating its sources. */
+function zipfOrDocs(corpus) {
+  return textCorpus({ ...corpus, sources: 0 });
 }
 
 /** Our index with the offline embedding: BM25, vector and hybrid on the same queries. */

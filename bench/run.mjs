@@ -25,6 +25,9 @@ const CFG = {
   queries: Number(env("BENCH_QUERIES", "250")),
   textSizes: list("BENCH_TEXT_SIZES", "1000,10000").map(Number),
   textLibs: list("BENCH_TEXT_LIBS", "llm-wiki,minisearch,orama,flexsearch,lunr"),
+  // T1 page counts that also run with source passages: one synthetic source of ~1000 words per
+  // 10 pages (corpus `T1-n+passages`), for the libraries that index passages (PASSAGE_LIBS).
+  textPassages: list("BENCH_TEXT_PASSAGES", "10000").map(Number),
   vecKinds: list("BENCH_VEC_KINDS", "V1,V2"),
   vecSizes: list("BENCH_VEC_SIZES", "10000,50000,100000").map(Number),
   vecLibs: list("BENCH_VEC_LIBS", "js-exact,llm-wiki-exact,llm-wiki-product,hnswlib-wasm,edgevec,voy"),
@@ -138,11 +141,15 @@ function sizes() {
   return out;
 }
 
+// The text libraries that index source passages in bench/page.js (`queryPassages`).
+const PASSAGE_LIBS = ["llm-wiki", "minisearch"];
+
 async function textPhase(corpora) {
   const results = {};
   for (const [name, corpus] of corpora) {
     results[name] = {};
     for (const lib of CFG.textLibs) {
+      if (corpus.sources && !PASSAGE_LIBS.includes(lib)) continue;
       log(`text ${name}: ${lib}`);
       const dbName = `bench-${name}-${lib}`;
       const arg = { lib, corpus, nQueries: CFG.queries, querySeed: CFG.seed + 1, dbName };
@@ -159,10 +166,16 @@ async function textPhase(corpora) {
     }
     // Agreement with MiniSearch's top 10 (same queries): how alike the rankings are.
     const ref = results[name].minisearch?.queryIds;
+    const refP = results[name].minisearch?.passageIds;
     for (const r of Object.values(results[name])) {
       if (ref && r.queryIds) r.overlapWithMiniSearch = mean(r.queryIds.map((ids, i) => overlap(ids, ref[i]) / Math.max(1, Math.min(10, ref[i].length))));
+      if (refP && r.passageIds) r.passageOverlapWithMiniSearch = mean(r.passageIds.map((ids, i) => overlap(ids, refP[i]) / Math.max(1, Math.min(10, refP[i].length))));
       delete r.queryIds;
+      delete r.passageIds;
     }
+    // Both libraries must have indexed the same units.
+    const units = Object.values(results[name]).filter((r) => r.units).map((r) => `${r.lib} ${r.units.pages}+${r.units.passages}`);
+    if (corpus.sources) log(`  units (pages + passages): ${units.join(", ")}`);
   }
   return results;
 }
@@ -521,6 +534,7 @@ function report(R) {
     out.push(table(["build", "wasm raw", "wasm gzip", "wasm brotli", "glue gzip", "glue brotli"], Object.entries(R.sizes).map(([k, s]) => [k, fmtB(s.wasmRaw), fmtB(s.wasmGzip), fmtB(s.wasmBrotli), fmtB(s.glueGzip), fmtB(s.glueBrotli)])));
   }
   for (const [name, libs] of Object.entries(R.text || {})) {
+    if (name.endsWith("+passages")) { out.push(passageTextReport(name, libs, R.text[name.slice(0, -"+passages".length)])); continue; }
     out.push(`\n### Text: ${name}\n`);
     out.push(table(["library", "build", "add 1", "add 100", "top-10 p50", "p95", "memory", "persisted", "cold open", "top-10 overlap w/ MiniSearch"],
       Object.values(libs).map((r) => r.error ? [r.lib, `error: ${r.error.slice(0, 60)}`, "", "", "", "", "", "", "", ""] : [r.lib, fmtMs(r.buildMs), fmtMs(r.add1Ms), fmtMs(r.add100Ms), fmtMs(r.query.p50), fmtMs(r.query.p95), fmtB(r.memoryBytes), fmtB(r.persistedBytes), fmtMs(r.coldOpenMs), r.overlapWithMiniSearch?.toFixed(2) ?? "—"])));
@@ -565,6 +579,31 @@ function report(R) {
   if (R.scale) out.push(scaleReport(R.scale));
   out.push("\n### Goals\n");
   out.push(table(["goal", "measured", "met"], goals(R).map((g) => [g.goal, g.measured, g.met === null ? "not measured" : typeof g.met === "string" ? g.met : g.met ? "yes" : "NO"])));
+  return out.join("\n");
+}
+
+/**
+ * A `T1-n+passages` corpus beside the same libraries' rows of `T1-n` (no passages) from the same
+ * run: units, build, BM25 top-10 for pages only and with passages, memory, persisted bytes, cold
+ * open (IndexedDB read + decode) and the first query after it (with passages where indexed).
+ */
+function passageTextReport(name, libs, plain) {
+  const first = Object.values(libs).find((r) => r.sources);
+  const head = first ? `${first.sources} sources of ${first.sourceWords.toFixed(0)} words on average (${fmtB(first.sourceBytes)} of markdown)` : "";
+  const out = [`\n### Text: ${name} — ${head}; top-10 = BM25, k 10; with passages: the top 10 of each collection\n`];
+  const rows = [];
+  for (const [lib, r] of Object.entries(libs)) {
+    const p = plain?.[lib];
+    for (const [label, x] of [["pages only", p], ["+ passages", r]]) {
+      if (!x) continue;
+      if (x.error) { rows.push([lib, label, `error: ${x.error.slice(0, 60)}`, "", "", "", "", "", "", "", ""]); continue; }
+      const units = x.units ? `${x.units.pages} + ${x.units.passages}` : `${x.pages} + 0`;
+      rows.push([lib, label, units, fmtMs(x.buildMs), `${fmtMs(x.query.p50)} / ${fmtMs(x.query.p95)}`, x.queryPassages ? `${fmtMs(x.queryPassages.p50)} / ${fmtMs(x.queryPassages.p95)}` : "—", fmtB(x.memoryBytes), fmtB(x.persistedBytes),
+        x.coldOpenMs === undefined || x.coldOpenMs === null ? "—" : `${fmtMs(x.coldOpenMs)} (${fmtMs(x.idbReadMs)} + ${fmtMs(x.decodeMs)})`, fmtMs(x.firstQueryMs),
+        `${x.overlapWithMiniSearch?.toFixed(2) ?? "—"} / ${x.passageOverlapWithMiniSearch?.toFixed(2) ?? "—"}`, (x.loadavg ?? NaN).toFixed(1)]);
+    }
+  }
+  out.push(table(["library", "index", "units (pages + passages)", "build", "top-10 p50 / p95, pages", "top-10 p50 / p95, with passages", "memory", "persisted", "cold open (IDB read + decode)", "first query", "top-10 overlap w/ MiniSearch: pages / passages", "load"], rows));
   return out.join("\n");
 }
 
@@ -673,6 +712,14 @@ function goals(R) {
   add("memory at 10k ≤ 0.5× MiniSearch", ratio(ours?.memoryBytes, ms?.memoryBytes), 0.5);
   add("cold open at 10k ≤ 0.25× MiniSearch loadJSON", ratio(ours?.coldOpenMs, ms?.coldOpenMs), 0.25);
   add("cold open at 10k ≤ 300 ms", ours?.coldOpenMs, 300, fmtMs);
+  // The same goals with source passages indexed (T1-10000+passages: one source per 10 pages).
+  const p10 = R.text?.["T1-10000+passages"];
+  const oursP = p10?.["llm-wiki"], msP = p10?.minisearch;
+  const np = oursP?.units ? ` (${oursP.units.pages} pages + ${oursP.units.passages} passages)` : "";
+  add(`BM25 top-10 p50 at 10k ≤ 0.25× MiniSearch, passages indexed${np}: pages-only queries`, ratio(oursP?.query?.p50, msP?.query?.p50), 0.25);
+  add("BM25 top-10 p50 at 10k ≤ 0.25× MiniSearch, passages indexed: passages: true (both lists)", ratio(oursP?.queryPassages?.p50, msP?.queryPassages?.p50), 0.25);
+  add("cold open at 10k ≤ 0.25× MiniSearch loadJSON, passages indexed", ratio(oursP?.coldOpenMs, msP?.coldOpenMs), 0.25);
+  add("cold open at 10k ≤ 300 ms, passages indexed", oursP?.coldOpenMs, 300, fmtMs);
   for (const kind of CFG.vecKinds) for (const n of CFG.vecSizes) {
     const find = (lib) => R.vectors?.find((r) => r.kind === kind && r.n === n && r.lib === lib && !r.skipped && !r.error);
     const p = find("llm-wiki-product");
@@ -720,7 +767,10 @@ async function main() {
     // corpus is too small to hold 101 pages back from the build).
     const t2Corpus = t2 && { kind: "docs", docs: [...t2.docs.map(({ id, title, body }) => ({ id, title, body })), ...t2.docs.slice(0, 101).map(({ id, title, body }) => ({ id: `${id}#copy`, title, body }))] };
     const corpora = [...CFG.textSizes.map((n) => [`T1-${n}`, { kind: "zipf", n, seed: CFG.seed }]), ...(t2Corpus ? [["T2", t2Corpus]] : [])];
-    if (CFG.phases.includes("text")) { R.text = await textPhase(corpora); save(); }
+    // The text phase also runs each T1 size of BENCH_TEXT_PASSAGES with sources (after its
+    // plain run, so the two rows of a library come from one run).
+    const textCorpora = corpora.flatMap(([name, c]) => [[name, c], ...(c.kind === "zipf" && CFG.textPassages.includes(c.n) ? [[`${name}+passages`, { ...c, sources: Math.round(c.n / 10) }]] : [])]);
+    if (CFG.phases.includes("text")) { R.text = await textPhase(textCorpora); save(); }
     if (CFG.phases.includes("hybrid")) {
       R.hybrid = {};
       for (const [name, corpus] of corpora) {

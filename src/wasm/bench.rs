@@ -13,11 +13,14 @@ use super::interop::{error_to_js, js_to_rust_or_default};
 use super::Wiki;
 
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
+use crate::markdown::passages::Cut;
 use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
 use crate::search::{
-    DocFields, Embedding, IndexBuilder, QueryVector, SearchConfig, SearchIndex, SearchMode,
-    SearchOptions,
+    DocFields, Embedding, IndexBuilder, NewPassage, QueryVector, SearchConfig, SearchIndex,
+    SearchMode, SearchOptions,
 };
+use crate::text::{normalize_source_text, sha256_hex};
+use crate::wiki::source_passages;
 
 /// Calls `f` with each page of the parallel arrays, stopping at the first error.
 fn each_page(
@@ -39,6 +42,17 @@ fn each_page(
 
 fn js_err(e: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
+}
+
+/// A source's passages as the product indexes them (`NewPassage`s borrowing the cuts).
+fn new_passages(cuts: &[Cut]) -> Vec<NewPassage<'_>> {
+    cuts.iter()
+        .map(|c| NewPassage {
+            heading: &c.heading,
+            text: &c.text,
+            lines: c.lines,
+        })
+        .collect()
 }
 
 /// A [`SearchIndex`] (BM25F + vectors + fusion) with no storage around it.
@@ -177,7 +191,9 @@ impl BenchIndex {
 
     /// `SearchIndex::search` without explanations: the keys of the hits, best first. `mode` is
     /// "bm25", "vector" or "hybrid"; `vector` (of `model`) is the query embedding; `depth` is the
-    /// fusion depth (the product's default is 50).
+    /// fusion depth (the product's default is 50); `passages` (default false) is the option of
+    /// that name: up to `k` passage hits follow the page hits.
+    #[allow(clippy::too_many_arguments)]
     pub fn search(
         &self,
         query: &str,
@@ -186,8 +202,42 @@ impl BenchIndex {
         model: &str,
         vector: Option<Vec<f32>>,
         depth: usize,
+        passages: Option<bool>,
     ) -> Vec<String> {
-        self.search_with(query, k, mode, model, vector, depth, false, false)
+        let passages = passages.unwrap_or(false);
+        self.search_with(query, k, mode, model, vector, depth, false, passages)
+    }
+
+    /// Indexes the passages of sources the way the product does when it builds the index of a
+    /// wiki that has sources (`Wiki::sync_passages`): each stored text (`storedSource`: what
+    /// `addSource` stored, normalised, and its version) cut by the product's cutter
+    /// (`wiki::source_passages`), and the given sources indexed with one
+    /// `set_many_source_passages` (one BM25 merge; the product takes `syncSourcesBatch()`
+    /// sources per step). No embeddings. The three arrays are parallel. Returns the passages
+    /// indexed.
+    #[wasm_bindgen(js_name = addSources)]
+    pub fn add_sources(
+        &mut self,
+        keys: Vec<String>,
+        versions: Vec<String>,
+        texts: Vec<String>,
+    ) -> usize {
+        let cuts: Vec<Vec<Cut>> = texts.iter().map(|t| source_passages(t)).collect();
+        let news: Vec<Vec<NewPassage<'_>>> = cuts.iter().map(|c| new_passages(c)).collect();
+        self.index
+            .set_many_source_passages(
+                keys.iter()
+                    .zip(&versions)
+                    .zip(&news)
+                    .map(|((k, v), n)| (k.as_str(), v.as_str(), n.as_slice())),
+            )
+            .added
+    }
+
+    /// Indexed passages.
+    #[wasm_bindgen(js_name = passageCount)]
+    pub fn passage_count(&self) -> usize {
+        self.index.passage_count()
     }
 
     /// Like `search`, with the per-term BM25 explanations the product's `wiki.search` returns by
@@ -260,11 +310,14 @@ impl BenchIndex {
         self.index.is_empty()
     }
 
-    /// Bytes the BM25 index and the active vectors account for on the Rust heap.
+    /// Bytes the BM25 index and the active vectors account for on the Rust heap, the passages'
+    /// own included.
     #[wasm_bindgen(js_name = heapBytes)]
     pub fn heap_bytes(&self) -> f64 {
-        (self.index.bm25().heap_bytes() + self.index.vectors().map_or(0, VectorStore::heap_bytes))
-            as f64
+        let of = |i: &SearchIndex| {
+            i.bm25().heap_bytes() + i.vectors().map_or(0, VectorStore::heap_bytes)
+        };
+        (of(&self.index) + self.index.passage_index().map_or(0, of)) as f64
     }
 }
 
@@ -394,6 +447,45 @@ impl BenchVectors {
 #[wasm_bindgen(js_name = distanceEvaluations)]
 pub fn distance_evaluations() -> f64 {
     crate::search::vectors::distance_evaluations() as f64
+}
+
+/// Sources per step when the product indexes the passages of many sources
+/// (`Wiki::sync_passages`, one BM25 merge per step).
+#[wasm_bindgen(js_name = syncSourcesBatch)]
+pub fn sync_sources_batch() -> usize {
+    crate::wiki::SYNC_SOURCES
+}
+
+/// A source text as `addSource` stores it (normalised) and its content version (SHA-256):
+/// `[text, version]`, what an index build reads back per source.
+#[wasm_bindgen(js_name = storedSource)]
+pub fn stored_source(text: &str) -> Array {
+    let text = normalize_source_text(text);
+    let version = sha256_hex(text.as_bytes());
+    let out = Array::new();
+    out.push(&JsValue::from_str(&text));
+    out.push(&JsValue::from_str(&version));
+    out
+}
+
+/// The passages the product cuts source `key` with text `text` into, as `addSources` indexes
+/// them: `[passageKey, heading, text]` each, in text order (the keys from an index of that one
+/// source), so another library can be given the same units.
+#[wasm_bindgen(js_name = sourcePassages)]
+pub fn source_passage_units(key: &str, text: &str) -> Array {
+    let text = normalize_source_text(text);
+    let cuts = source_passages(&text);
+    let mut index = SearchIndex::default();
+    index.set_source_passages(key, "", &new_passages(&cuts));
+    let out = Array::new();
+    for (k, c) in index.source_passage_keys(key).iter().zip(&cuts) {
+        let unit = Array::new();
+        unit.push(&JsValue::from_str(k));
+        unit.push(&JsValue::from_str(&c.heading));
+        unit.push(&JsValue::from_str(&c.text));
+        out.push(&unit);
+    }
+    out
 }
 
 /// The built-in offline embedding (`offline-hash-v1`) of `text`.

@@ -23,7 +23,7 @@ use crate::text::TokenEstimator;
 use super::Wiki;
 
 /// Sources cut per step of [`Wiki::sync_passages`] (one BM25 merge each): bounds the texts held.
-const SYNC_SOURCES: usize = 64;
+pub(crate) const SYNC_SOURCES: usize = 64;
 
 /// What a batch does to the sources: per source key, its new record (`None`: deleted). The
 /// last write of a key wins, as in the commit.
