@@ -711,6 +711,12 @@ async function scaleCheckpoint({ queries, questions, coreRounds = 3 }) {
   const core = await wiki.benchSearchCore(queries, opts, coreRounds);
   out.searchCore = { core: stats(Array.from(core.core)), index: stats(Array.from(core.index)), rounds: coreRounds };
   out.searchCore.boundaryP50 = out.search.p50 - out.searchCore.core.p50;
+  // The same queries with `passages: true`: up to k source-passage hits follow the page hits.
+  const optsP = { ...opts, passages: true };
+  const sp = await timedWithIo(queries, (q) => wiki.search(q, optsP));
+  out.searchPassages = { p50: sp.p50, p95: sp.p95, mean: sp.mean, max: sp.max, n: sp.n, io: sp.io, hitsMean: mean(sp.results.map((r) => r.hits.length)), passageHitsMean: mean(sp.results.map((r) => r.hits.filter((h) => h.kind === "passage").length)) };
+  const coreP = await wiki.benchSearchCore(queries, optsP, coreRounds);
+  out.searchCorePassages = { core: stats(Array.from(coreP.core)), index: stats(Array.from(coreP.index)), rounds: coreRounds };
   mem("search");
   if (S.mode === "offline" && questions.length) {
     const a = await timedWithIo(questions, (q) => wiki.ask(q));

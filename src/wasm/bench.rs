@@ -14,11 +14,17 @@ use super::Wiki;
 
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::markdown::passages::Cut;
+use crate::records::SEARCH_OP_KEY;
+use crate::search::persist::{
+    KEY_BM25, KEY_BM25_DELTA, KEY_HNSW, KEY_META, KEY_STAGING, KEY_STAGING_DELTA, KEY_VECTORS,
+    KEY_VECTORS_DELTA,
+};
 use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
 use crate::search::{
     DocFields, Embedding, IndexBuilder, NewPassage, QueryVector, SearchConfig, SearchIndex,
     SearchMode, SearchOptions,
 };
+use crate::storage::{Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
 use crate::wiki::source_passages;
 
@@ -579,6 +585,86 @@ impl Wiki {
                 &js_sys::Float64Array::from(alone.as_slice()).into(),
             )?;
             set("hits", &JsValue::from_f64(hits as f64))?;
+            Ok(out.into())
+        })
+    }
+
+    /// The stored search index opened alone, with or without the source passages' records, to
+    /// tell their share of a cold open apart (the product always opens both): the records read
+    /// from storage — with `passages`, every record of the `search` store, as
+    /// `Wiki::search_index` reads them; without, the pages' records only (`get_many` of their
+    /// keys: what an index without passages reads) — then decoded (`SearchIndex::from_records`),
+    /// then one BM25 top-10 search of `query` without explanations (with `passages`: pages and
+    /// passages), each step timed inside wasm. Call it in a fresh page. Resolves to
+    /// `{ readMs, decodeMs, searchMs, records, bytes, pages, passages, hits }`.
+    #[wasm_bindgen(js_name = benchOpenIndex)]
+    pub fn bench_open_index(&self, passages: bool, query: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let storage = inner.core.storage();
+            let t0 = performance_now();
+            let records: Vec<(String, Vec<u8>)> = if passages {
+                storage
+                    .scan(Store::Search, "")
+                    .await
+                    .map_err(|e| error_to_js(&e))?
+                    .into_iter()
+                    .map(|(k, r)| (k, r.data))
+                    .collect()
+            } else {
+                let keys: Vec<String> = [
+                    KEY_META,
+                    KEY_BM25,
+                    KEY_BM25_DELTA,
+                    KEY_VECTORS,
+                    KEY_VECTORS_DELTA,
+                    KEY_HNSW,
+                    KEY_STAGING,
+                    KEY_STAGING_DELTA,
+                ]
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+                let found = storage
+                    .get_many(Store::Search, &keys)
+                    .await
+                    .map_err(|e| error_to_js(&e))?;
+                keys.into_iter()
+                    .zip(found)
+                    .filter_map(|(k, r)| Some((k, r?.data)))
+                    .collect()
+            };
+            let t1 = performance_now();
+            let index = SearchIndex::from_records(
+                records
+                    .iter()
+                    .filter(|(k, _)| k != SEARCH_OP_KEY)
+                    .map(|(k, d)| (k.as_str(), d.as_slice())),
+            )
+            .map_err(|e| error_to_js(&e))?;
+            let t2 = performance_now();
+            let options = SearchOptions {
+                k: 10,
+                mode: SearchMode::Bm25,
+                explain: false,
+                passages,
+                ..SearchOptions::default()
+            };
+            let hits = index.search(&query, &options).hits.len();
+            let t3 = performance_now();
+            let out = js_sys::Object::new();
+            let set = |k: &str, v: f64| Reflect::set(&out, &JsValue::from_str(k), &v.into());
+            set("readMs", t1 - t0)?;
+            set("decodeMs", t2 - t1)?;
+            set("searchMs", t3 - t2)?;
+            set("records", records.len() as f64)?;
+            set(
+                "bytes",
+                records.iter().map(|(_, d)| d.len()).sum::<usize>() as f64,
+            )?;
+            set("pages", index.len() as f64)?;
+            set("passages", index.passage_count() as f64)?;
+            set("hits", hits as f64)?;
             Ok(out.into())
         })
     }
