@@ -391,6 +391,7 @@ async function scalePhase() {
         for (const s of sources) {
           const r = await call("scaleStep", { n: s.n, key: s.key, title: s.title, content: texts.get(s.n) });
           r.path = s.path;
+          r.loadavg = os.loadavg()[0];
           M.steps.push(r);
           if (r.failed) log(`  source ${s.n} ${s.path}: ${r.failed} failed: ${r.failures.map((f) => `${f.code} ${f.message}`).join("; ")}`);
           if (Date.now() - lastLog > 30_000 || s.n === n) {
@@ -409,6 +410,7 @@ async function scalePhase() {
             cp.queries = queries.length;
             cp.questions = mode === "offline" ? questions.length : 0;
             cp.wallMs = Date.now() - tc;
+            cp.loadavg = os.loadavg()[0];
             M.checkpoints.push(cp);
             log(`  checkpoint ${s.n}: search p50 ${fmtMs(cp.search.p50)} (core ${fmtMs(cp.searchCore.core.p50)}; passages: true ${fmtMs(cp.searchPassages.p50)}), ${cp.coldIndex.all.passages} passages, index ${fmtB(cp.coldIndex.pages.bytes)} / ${fmtB(cp.coldIndex.all.bytes)} with them, ask p50 ${fmtMs(cp.ask?.p50)}, lint ${fmtMs(cp.lint.ms)}, cold open ${fmtMs(cp.cold.fromNavigationMs)}, export ${fmtMs(cp.export.ms)} (${fmtB(cp.export.bytes)}), import ${fmtMs(cp.import.ms)}; ${fmtMs(cp.wallMs)} in all`);
           }
@@ -424,7 +426,9 @@ async function scalePhase() {
       }
       M.compileWallMs = M.steps.reduce((a, x) => a + x.addMs + x.compileMs, 0);
       M.checkpointWallMs = M.checkpoints.reduce((a, x) => a + x.wallMs, 0);
-      log(`scale ${mode}: whole mode ${fmtMs(M.wallMs)} (addSource + compile ${fmtMs(M.compileWallMs)}, checkpoints ${fmtMs(M.checkpointWallMs)})`);
+      const loads = M.steps.map((x) => x.loadavg);
+      M.loadavg = loads.length ? { mean: mean(loads), max: Math.max(...loads) } : undefined;
+      log(`scale ${mode}: whole mode ${fmtMs(M.wallMs)} (addSource + compile ${fmtMs(M.compileWallMs)}, checkpoints ${fmtMs(M.checkpointWallMs)}); 1-minute load average ${M.loadavg ? `${M.loadavg.mean.toFixed(1)} mean, ${M.loadavg.max.toFixed(1)} max` : "—"}`);
     }
   } finally { endpoint?.stop(); }
   return out;
@@ -620,14 +624,14 @@ function scaleReport(S) {
   const fmtS = (ms) => (ms === undefined ? "—" : ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${((ms % 60_000) / 1000).toFixed(0)} s` : fmtMs(ms));
   const fmtMiB = (b) => (b === undefined ? "—" : `${(b / 2 ** 20).toFixed(1)} MiB`);
   out.push(`\n### Real size: ${S.sources} sources one at a time (${fmtB(S.corpusBytes)} of markdown; ${S.listed} listed)\n`);
-  out.push(table(["mode", "sources done", "pages", "whole mode", "addSource + compile", "checkpoints", "compile p50 / p95 / max", "failed", "peak wasm", "total pages", "largest page", "pages > 64 KiB", "storage usage", "page reads ÷ writes per commit: all / median / max (commits > 3×)"],
+  out.push(table(["mode", "sources done", "pages", "whole mode", "addSource + compile", "checkpoints", "compile p50 / p95 / max", "failed", "peak wasm", "total pages", "largest page", "pages > 64 KiB", "storage usage", "page reads ÷ writes per commit: all / median / max (commits > 3×)", "load mean / max"],
     modes.map((M) => {
       const st = M.steps, last = st[st.length - 1] || {};
       const c = st.map((s) => s.compileMs), io = commitIo(st);
       return [M.mode + (M.error ? " (ERROR)" : ""), st.length, last.pages ?? "—", fmtS(M.wallMs), fmtS(M.compileWallMs), fmtS(M.checkpointWallMs),
         `${fmtMs(median(c))} / ${fmtMs(pct(c, 0.95))} / ${fmtMs(Math.max(...c))}`, st.reduce((a, s) => a + s.failed, 0), fmtMiB(peakWasm(M)),
         fmtB(last.totalPageBytes), fmtB(Math.max(0, ...st.map((s) => s.largestBytes))), Math.max(0, ...st.map((s) => s.over64k)), fmtB(last.storageUsage),
-        `${fmtX(io.ratio)} / ${fmtX(io.medianRatio)} / ${fmtX(io.maxRatio)} (${io.over3}/${io.commits})`];
+        `${fmtX(io.ratio)} / ${fmtX(io.medianRatio)} / ${fmtX(io.maxRatio)} (${io.over3}/${io.commits})`, M.loadavg ? `${M.loadavg.mean.toFixed(1)} / ${M.loadavg.max.toFixed(1)}` : "—"];
     })));
   for (const M of modes) {
     if (!M.checkpoints.length) continue;
@@ -644,11 +648,11 @@ function scaleReport(S) {
     const P = c.coldIndex.pages, A = c.coldIndex.all;
     const ro = (x) => x.readMs + x.decodeMs;
     return [M.mode, c.n, A.pages, A.passages, `${fmtB(P.bytes)} / ${fmtB(A.bytes)}`, `${fmtMs(P.readMs)} / ${fmtMs(A.readMs)}`, `${fmtMs(P.decodeMs)} / ${fmtMs(A.decodeMs)}`, `${fmtMs(ro(P))} / ${fmtMs(ro(A))}`,
-      `${fmtMs(c.search.p50)} / ${fmtMs(c.searchPassages.p50)}`, `${fmtMs(c.searchCore.core.p50)} / ${fmtMs(c.searchCorePassages.core.p50)}`, `${fmtMs(c.searchCore.index.p50)} / ${fmtMs(c.searchCorePassages.index.p50)}`, c.searchPassages.passageHitsMean.toFixed(1), fmtMs(c.cold.fromNavigationMs)];
+      `${fmtMs(c.search.p50)} / ${fmtMs(c.searchPassages.p50)}`, `${fmtMs(c.searchCore.core.p50)} / ${fmtMs(c.searchCorePassages.core.p50)}`, `${fmtMs(c.searchCore.index.p50)} / ${fmtMs(c.searchCorePassages.index.p50)}`, c.searchPassages.passageHitsMean.toFixed(1), fmtMs(c.cold.fromNavigationMs), c.loadavg?.toFixed(1) ?? "—"];
   }));
   if (passageRows.length) {
     out.push("\nThe search index without / with the source passages (bytes: the `search` store's records; read, decode: the index opened alone in a new page, inside wasm; search: the checkpoint's queries, k 10, bm25, pages only / `passages: true`; the product's cold open, last column, opens both):\n");
-    out.push(table(["mode", "sources", "pages", "passages", "index bytes", "IDB read", "decode", "read + decode", "search JS p50", "core p50", "index p50", "passage hits / query", "product cold open (nav)"], passageRows));
+    out.push(table(["mode", "sources", "pages", "passages", "index bytes", "IDB read", "decode", "read + decode", "search JS p50", "core p50", "index p50", "passage hits / query", "product cold open (nav)", "load"], passageRows));
   }
   // Records one commit reads, per store: the median over the 10 sources up to each checkpoint.
   const storeRows = [];
