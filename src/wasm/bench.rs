@@ -26,7 +26,7 @@ use crate::search::{
 };
 use crate::storage::{Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
-use crate::wiki::source_passages;
+use crate::wiki::{new_passages, source_passages};
 
 /// Calls `f` with each page of the parallel arrays, stopping at the first error.
 fn each_page(
@@ -48,17 +48,6 @@ fn each_page(
 
 fn js_err(e: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
-}
-
-/// A source's passages as the product indexes them (`NewPassage`s borrowing the cuts).
-fn new_passages(cuts: &[Cut]) -> Vec<NewPassage<'_>> {
-    cuts.iter()
-        .map(|c| NewPassage {
-            heading: &c.heading,
-            text: &c.text,
-            lines: c.lines,
-        })
-        .collect()
 }
 
 /// A [`SearchIndex`] (BM25F + vectors + fusion) with no storage around it.

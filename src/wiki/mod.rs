@@ -34,7 +34,7 @@ pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
 pub use source_passages::{source_passages, PassageText};
 // The benchmark build feeds sources to an index in the steps the product builds it in.
 #[cfg(all(feature = "bench", target_arch = "wasm32"))]
-pub(crate) use source_passages::SYNC_SOURCES;
+pub(crate) use source_passages::{new_passages, SYNC_SOURCES};
 pub(crate) use sources::put_source_flag;
 pub use sources::{source_key, SourceSpan};
 

@@ -77,7 +77,7 @@ pub fn source_passages(text: &str) -> Vec<Cut> {
     )
 }
 
-fn new_passages(cuts: &[Cut]) -> Vec<NewPassage<'_>> {
+pub(crate) fn new_passages(cuts: &[Cut]) -> Vec<NewPassage<'_>> {
     cuts.iter()
         .map(|c| NewPassage {
             heading: &c.heading,
