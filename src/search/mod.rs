@@ -438,6 +438,22 @@ impl SearchIndex {
         self.dirty_meta = true;
     }
 
+    /// Removes every page whose key is not in `seen` (what [`SearchIndex::sync`] was not
+    /// given); returns how many.
+    fn remove_missing(&mut self, seen: &std::collections::HashSet<&str>) -> usize {
+        let gone: Vec<String> = self
+            .docs
+            .by_key
+            .keys()
+            .filter(|k| !seen.contains(k.as_str()))
+            .cloned()
+            .collect();
+        for key in &gone {
+            self.remove(key);
+        }
+        gone.len()
+    }
+
     /// Starts a full build fed in batches ([`IndexBuilder`]): the way a rebuild indexes a wiki
     /// without holding every page at once. The result has this index's settings and no vectors.
     pub fn builder(config: SearchConfig) -> IndexBuilder {
@@ -471,17 +487,7 @@ impl SearchIndex {
                 }
             }
         }
-        let gone: Vec<String> = self
-            .docs
-            .by_key
-            .keys()
-            .filter(|k| !seen.contains(k.as_str()))
-            .cloned()
-            .collect();
-        for key in &gone {
-            self.remove(key);
-        }
-        report.removed = gone.len();
+        report.removed = self.remove_missing(&seen);
         if !changed.is_empty() {
             self.upsert_many(changed);
         }

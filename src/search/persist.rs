@@ -61,6 +61,17 @@ pub const KEY_HNSW: &str = "hnsw";
 pub const KEY_STAGING: &str = "staging";
 /// Record key: the re-embedding vectors' delta.
 pub const KEY_STAGING_DELTA: &str = "staging-delta";
+/// Every record key of the pages' index (what an index that leaves the passages out reads).
+pub const PAGE_KEYS: [&str; 8] = [
+    KEY_META,
+    KEY_BM25,
+    KEY_BM25_DELTA,
+    KEY_VECTORS,
+    KEY_VECTORS_DELTA,
+    KEY_HNSW,
+    KEY_STAGING,
+    KEY_STAGING_DELTA,
+];
 /// Prefix of the records of the passages' index (`passages/meta`, `passages/bm25`, …).
 pub const PASSAGES_PREFIX: &str = "passages/";
 /// Record key: the passage table.
@@ -224,20 +235,11 @@ pub(crate) struct Persisted {
 
 /// Every record key a passages index can have.
 fn passage_keys() -> Vec<String> {
-    [
-        KEY_META,
-        KEY_BM25,
-        KEY_BM25_DELTA,
-        KEY_VECTORS,
-        KEY_VECTORS_DELTA,
-        KEY_HNSW,
-        KEY_STAGING,
-        KEY_STAGING_DELTA,
-    ]
-    .iter()
-    .map(|k| format!("{PASSAGES_PREFIX}{k}"))
-    .chain([KEY_PASSAGE_TABLE.to_string()])
-    .collect()
+    PAGE_KEYS
+        .iter()
+        .map(|k| format!("{PASSAGES_PREFIX}{k}"))
+        .chain([KEY_PASSAGE_TABLE.to_string()])
+        .collect()
 }
 
 fn table_record(p: &Passages) -> Vec<u8> {

@@ -75,17 +75,7 @@ impl SearchIndex {
             self.docs.hashes[doc as usize] = hash;
             docs.push((doc, fields));
         }
-        let gone: Vec<String> = self
-            .docs
-            .by_key
-            .keys()
-            .filter(|k| !seen.contains(k.as_str()))
-            .cloned()
-            .collect();
-        for key in &gone {
-            self.remove(key);
-        }
-        report.removed = gone.len();
+        report.removed = self.remove_missing(&seen);
         // A new base (its generation derived from the old one, so records of the two never
         // combine): every page tokenized by this build's tokenizer.
         self.bm25.build(&docs);

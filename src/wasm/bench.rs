@@ -15,10 +15,7 @@ use super::Wiki;
 use crate::llm::offline::{OfflineEmbedder, OFFLINE_DIMENSION, OFFLINE_MODEL};
 use crate::markdown::passages::Cut;
 use crate::records::SEARCH_OP_KEY;
-use crate::search::persist::{
-    KEY_BM25, KEY_BM25_DELTA, KEY_HNSW, KEY_META, KEY_STAGING, KEY_STAGING_DELTA, KEY_VECTORS,
-    KEY_VECTORS_DELTA,
-};
+use crate::search::persist::PAGE_KEYS;
 use crate::search::vectors::{HnswParams, VectorStore, HNSW_MIN_ROWS};
 use crate::search::{
     DocFields, Embedding, IndexBuilder, NewPassage, QueryVector, SearchConfig, SearchIndex,
@@ -601,19 +598,7 @@ impl Wiki {
                     .map(|(k, r)| (k, r.data))
                     .collect()
             } else {
-                let keys: Vec<String> = [
-                    KEY_META,
-                    KEY_BM25,
-                    KEY_BM25_DELTA,
-                    KEY_VECTORS,
-                    KEY_VECTORS_DELTA,
-                    KEY_HNSW,
-                    KEY_STAGING,
-                    KEY_STAGING_DELTA,
-                ]
-                .iter()
-                .map(|k| k.to_string())
-                .collect();
+                let keys: Vec<String> = PAGE_KEYS.iter().map(|k| k.to_string()).collect();
                 let found = storage
                     .get_many(Store::Search, &keys)
                     .await
