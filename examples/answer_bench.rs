@@ -454,8 +454,10 @@ fn print_rows(set: &str, mode: &str, qs: &[Question], rows: &[Row]) {
 
 /// The decline threshold the calibrate halves of every table call for: the largest relevance
 /// below which at most 5 % of their answerable questions in the script of their text fall
-/// (Decision 16), with the unanswerable ones it would decline there.
-fn calibrate(tables: &[(&str, &str, Vec<Question>, Vec<Row>)]) -> (f32, usize, usize) {
+/// (Decision 16), with the unanswerable ones it would decline there and the lowest threshold
+/// that declines those same ones (the highest of their scores: any threshold above it, up to
+/// the largest, declines them all).
+fn calibrate(tables: &[(&str, &str, Vec<Question>, Vec<Row>)]) -> (f32, f32, usize, usize) {
     let cal: Vec<&Row> = tables
         .iter()
         .flat_map(|(_, _, qs, rows)| qs.iter().zip(rows))
@@ -475,8 +477,13 @@ fn calibrate(tables: &[(&str, &str, Vec<Question>, Vec<Row>)]) -> (f32, usize, u
     // (ties aside).
     let threshold = answerable.get(allowed).copied().unwrap_or(0.0);
     let un: Vec<&&Row> = cal.iter().filter(|r| !r.answerable).collect();
-    let declined = un.iter().filter(|r| r.relevance < threshold).count();
-    (threshold, declined, un.len())
+    let below: Vec<f32> = un
+        .iter()
+        .map(|r| r.relevance)
+        .filter(|&s| s < threshold)
+        .collect();
+    let lowest = below.iter().copied().fold(0.0, f32::max);
+    (threshold, lowest, below.len(), un.len())
 }
 
 /// One table row per half and overall.
@@ -567,9 +574,9 @@ fn main() {
             print_rows(set, mode, qs, rows);
         }
     }
-    let (threshold, declined, of) = calibrate(&tables);
+    let (threshold, lowest, declined, of) = calibrate(&tables);
     println!(
-        "\ncalibrate halves: decline below {threshold:.3} (declines {declined} of {of} unanswerable there); the product's default is {:.3}",
+        "\ncalibrate halves: decline below {threshold:.3} (declines {declined} of {of} unanswerable there, as does any threshold above {lowest:.3}); the product's default is {:.3}",
         llm_wiki::query::DECLINE_BELOW
     );
     eprintln!("total {:.0} s", t0.elapsed().as_secs_f64());
