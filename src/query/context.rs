@@ -1,8 +1,8 @@
 //! The answer's context, step 2 of [`Wiki::ask`]: the passages of the routed and hopped pages
 //! and the source passages that best match the question, ranked together ([`passages::select`]),
 //! within the answer budget and the room the context window leaves.
-//! *Invariant:* the answer request never exceeds the context window, and every routed page is
-//! given, by its title and lead at least (so it can be cited).
+//! *Invariant:* the answer request never exceeds the context window, and every routed page
+//! whose title and lead fit it is given, by them at least (so it can be cited).
 
 use std::collections::BTreeMap;
 
@@ -135,7 +135,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .count();
             !sentences.is_empty() && already * 2 >= sentences.len()
         };
-        let picks = passages::select(
+        let passages::Selection {
+            chosen: picks,
+            shown,
+        } = passages::select(
             &rank_query,
             units,
             answer_budget,
@@ -145,8 +148,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             by_meaning || semantic(options.query_vector.as_ref()),
         );
         let mut given: Vec<Given> = Vec::new();
-        for (p, picked) in units[..pages].iter().zip(&picks) {
-            if !picked.is_empty() || p.role == passages::Role::Routed {
+        for ((p, picked), &shown) in units[..pages].iter().zip(&picks).zip(&shown) {
+            // Only what fits the context room: a routed page whose lead did not fit is left out.
+            if shown {
                 given.push(Given {
                     key: p.key.clone(),
                     title: p.title.clone(),

@@ -141,9 +141,20 @@ pub struct PageText {
     pub role: Role,
 }
 
-/// Which passages fill an answer: per unit (index-aligned with `units`), the passage orders to
-/// give, ascending. A unit with none chosen is not given, except a [`Role::Routed`] page, which
-/// is always given (by its title and lead when nothing else).
+/// What [`select`] gives, index-aligned with its `units`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// Per unit, the passage orders to give, ascending.
+    pub chosen: Vec<Vec<usize>>,
+    /// Per unit, whether it is given at all: a unit with passages chosen, or a
+    /// [`Role::Routed`] page whose title and lead fit the hard cap (given by them alone when
+    /// nothing else).
+    pub shown: Vec<bool>,
+}
+
+/// Which passages fill an answer ([`Selection`]). A unit with none chosen is not given, except
+/// a [`Role::Routed`] page whose title and lead fit `limit`: it is given by them alone, so it
+/// can be cited. A routed page that does not fit is not given: the hard cap holds.
 ///
 /// One ranking fills the budget (BM25F over all the units' passages together, [`rank`]), so the
 /// text that best matches the question is given whether a page or a source holds it:
@@ -168,7 +179,7 @@ pub fn select(
     est: &TokenEstimator,
     quoted: &dyn Fn(usize, &[Vec<usize>]) -> bool,
     unmatched: bool,
-) -> Vec<Vec<usize>> {
+) -> Selection {
     let mut contexts: Vec<String> = Vec::new();
     let mut owner: Vec<(usize, usize)> = Vec::new(); // (unit, passage index)
     for (pi, p) in units.iter().enumerate() {
@@ -260,7 +271,7 @@ pub fn select(
     for c in &mut chosen {
         crate::util::sort(c);
     }
-    chosen
+    Selection { chosen, shown }
 }
 
 /// The fixed cost of showing a page: its title line and lead line (estimated tokens; the lead is
