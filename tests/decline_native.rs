@@ -219,3 +219,44 @@ fn a_small_wiki_declines_only_a_question_none_of_whose_words_it_holds() {
     let a = ask_offline(&w, "What is the capital of Peru?", &AskOptions::default());
     assert!(a.declined && a.relevance == 0.0, "{a:?}");
 }
+
+#[test]
+fn a_question_in_another_script_that_only_a_source_passage_matches_is_not_declined() {
+    // Chinese notes, never compiled (no page at all), one of which names a Zettelkasten. An
+    // English question naming it matches that source passage by the one word the scripts share;
+    // its other words cannot match Chinese text, so the score cannot tell, and the question is
+    // declined only when none of its words occurs.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "decline-xling");
+    const WORDS: [&str; 12] = [
+        "蜂箱", "酵母", "海葵", "书脊", "陶窑", "苍鹭", "凝乳", "罗盘", "折纸", "星云", "泡菜",
+        "毛线",
+    ];
+    const ASPECTS: [&str; 4] = ["历史", "工具", "保养", "错误"];
+    for (i, a) in WORDS.iter().enumerate() {
+        let mut text = format!("# 笔记{a}\n\n");
+        for (j, aspect) in ASPECTS.iter().enumerate() {
+            let b = WORDS[(i + j + 1) % WORDS.len()];
+            text.push_str(&format!(
+                "## {a}的{aspect}\n\n关于{aspect}：{a}比{b}更重要。第{i}.{j}条笔记把{a}和{b}分开。\n\n"
+            ));
+        }
+        add(&w, &format!("notes/{i:02}.md"), &text);
+    }
+    add(
+        &w,
+        "zettel.md",
+        "# 卡片盒\n\n卢曼用 Zettelkasten 管理他的九万张卡片，每张卡片都有编号和链接。\n",
+    );
+    let a = ask_offline(
+        &w,
+        "How did Luhmann number the cards in his Zettelkasten?",
+        &AskOptions::default(),
+    );
+    assert!(a.cross_lingual, "{a:?}");
+    assert!(!a.declined, "{a:?}");
+    assert!(a.answer.contains("Zettelkasten"), "{}", a.answer);
+    // A question none of whose words the wiki holds is still declined.
+    let a = ask_offline(&w, "What is the capital of Peru?", &AskOptions::default());
+    assert!(a.declined, "{a:?}");
+}

@@ -24,6 +24,9 @@ const RELEVANCE_PAGES: usize = 10;
 
 /// Source passages searched for a question (the best of all sources).
 const SOURCE_CANDIDATES: usize = 8;
+/// The best source passages found that, with the pages found, say which script the question
+/// would be answered from ([`cross_script`]).
+const SCRIPT_PASSAGES: usize = 3;
 /// Passages of the routed pages' own sources added to them (the drill-down).
 const DRILL_DOWN: usize = 3;
 
@@ -184,9 +187,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// offer, the pages BM25 ranks best (whether the wiki knows is asked of them too, not only
     /// of the pages routing will choose: a router may miss the page that holds the words), and
     /// the question's relevance to them, cross-lingual when the question is in another script
-    /// than those pages' titles and leads ([`cross_script`]).
+    /// than those pages' titles and leads and the best [`SCRIPT_PASSAGES`] source passages
+    /// found ([`cross_script`]).
     ///
-    /// Errors: storage errors reading the search index.
+    /// Errors: storage errors reading the search index and those passages' source texts.
     pub(super) async fn search_first(
         &self,
         question: &str,
@@ -219,13 +223,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .chain(passages.iter().map(|k| (HitKind::Passage, k.clone())))
             .collect();
         let mut relevance = relevance(&index, &rank_query, &units);
-        // The pages found, by their titles and leads, stand for the text the question would be
-        // answered from.
-        let nearest: Vec<String> = pages
+        // The pages found, by their titles and leads, and the best source passages found stand
+        // for the text the question would be answered from (a term may be in a source only).
+        let mut nearest: Vec<String> = pages
             .iter()
             .filter_map(|k| table.get(k))
             .map(|r| format!("{} {}", r.title, r.summary))
             .collect();
+        let best = &passages[..passages.len().min(SCRIPT_PASSAGES)];
+        nearest.extend(
+            self.passage_texts(&index, best)
+                .await?
+                .into_iter()
+                .map(|p| p.text),
+        );
+        drop(index);
         relevance.cross_lingual = cross_script(question, nearest.iter().map(String::as_str));
         Ok(Found {
             rank_query,
