@@ -101,6 +101,40 @@ fn auto_routing_skips_the_routing_call_only_when_one_place_holds_the_whole_quest
         Router::Search,
     );
     assert_eq!((a.route, calls), (Some(RouteMethod::Search), 0), "{a:?}");
+    // A question of function words alone is "held" anywhere, which says nothing about where
+    // its answer is: the model routes it.
+    let (a, calls) = ask("What is it?", Router::Auto);
+    assert_eq!(calls, 1, "{a:?}");
+}
+
+#[test]
+fn search_routes_a_follow_up_with_the_question_before_it() {
+    let (_b, w) = compiled();
+    let llm = Recording::default();
+    let model = LlmQuery {
+        llm: &llm,
+        max_output_tokens: Some(1024),
+    };
+    // "Who makes it?" names nothing; the turn before names Widgetron.
+    let options = AskOptions {
+        router: Router::Search,
+        history: vec![Turn {
+            question: "When was Widgetron first released?".into(),
+            answer: "In 2015 [[Widgetron]].".into(),
+        }],
+        ..Default::default()
+    };
+    let a = block_on(w.ask(
+        &model,
+        "Who makes it?",
+        &options,
+        budget(16_384),
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    assert_eq!(a.route, Some(RouteMethod::Search), "{a:?}");
+    assert!(a.routed.contains(&"Widgetron".to_string()), "{a:?}");
 }
 
 #[test]

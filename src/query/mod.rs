@@ -114,24 +114,37 @@ pub struct AskOptions {
     pub router: Router,
 }
 
+/// Whether search routes the question without a routing call ([`Router`]).
+fn search_routes_alone(options: &AskOptions, found: &relevance::Relevance) -> bool {
+    match options.router {
+        Router::Search => true,
+        Router::Model => false,
+        // A question of function words alone ("what is it?") is held anywhere: the model
+        // routes it.
+        Router::Auto => options.history.is_empty() && found.slots > 0 && found.held >= ROUTE_HELD,
+    }
+}
+
 /// Who routes a question to pages ([`AskOptions::router`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub enum Router {
-    /// The model routes, unless the question has no earlier turn and one page or source
-    /// passage the search ranks best holds all of it ([`relevance::Relevance::held`] ≥
-    /// [`route::ROUTE_HELD`]): search has found where the answer is, and a routing call could
-    /// only add a page worded otherwise than the question. The search's pages are then routed
-    /// ([`RouteMethod::Search`]). A question worded otherwise than the wiki, or a follow-up
-    /// whose words are in the turn before, goes to the model. This is adaptive retrieval
+    /// The model routes, unless the question has no earlier turn, has a content word, and one
+    /// page or source passage the search ranks best holds all of it
+    /// ([`relevance::Relevance::held`] ≥ [`route::ROUTE_HELD`]): search has found where the
+    /// answer is, and a routing call could only add a page worded otherwise than the question.
+    /// The search's pages are then routed ([`RouteMethod::Search`]). A question worded
+    /// otherwise than the wiki, one of function words alone, or a follow-up whose words are in
+    /// the turn before, goes to the model. This is adaptive retrieval
     /// (Jeong et al., "Adaptive-RAG", NAACL 2024): the costlier step only where the cheap one
     /// is unsure.
     #[default]
     Auto,
     /// The model routes every question (over index.md or the search shortlist).
     Model,
-    /// Search routes every question; no routing call is made.
+    /// Search routes every question (a follow-up with the question before it); no routing
+    /// call is made.
     Search,
 }
 
@@ -423,13 +436,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 },
             ));
         }
-        let search_alone = match options.router {
-            Router::Search => true,
-            Router::Model => false,
-            Router::Auto => options.history.is_empty() && found.relevance.held >= ROUTE_HELD,
-        };
-        let routed = if search_alone {
-            self.route_by_search(question, options).await?
+        let routed = if search_routes_alone(options, &found.relevance) {
+            // A follow-up is searched with the question before it, as the passages were.
+            self.route_by_search(&found.rank_query, options).await?
         } else {
             self.route_question(model, question, options, budget, &table, cancel)
                 .await?

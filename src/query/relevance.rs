@@ -70,6 +70,9 @@ pub struct Relevance {
     pub cross_lingual: bool,
     /// The units the weights were counted over (`N` of the idf).
     pub collection: u32,
+    /// How many content slots the question has: 0 when it is only function words ("what is
+    /// it?"), whose score of 1 says nothing about where the answer is.
+    pub slots: usize,
 }
 
 /// The fewest units ([`Relevance::collection`]) whose idf tells a rare word from a common one.
@@ -280,6 +283,7 @@ pub fn relevance(index: &SearchIndex, question: &str, units: &[(HitKind, String)
             unmatched: Vec::new(),
             cross_lingual: false,
             collection,
+            slots: 0,
         };
     }
     slots.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -323,6 +327,7 @@ pub fn relevance(index: &SearchIndex, question: &str, units: &[(HitKind, String)
                 .collect(),
             cross_lingual: false,
             collection,
+            slots: slots.len(),
         },
         None => Relevance {
             score: known / 2.0,
@@ -332,6 +337,7 @@ pub fn relevance(index: &SearchIndex, question: &str, units: &[(HitKind, String)
             unmatched: slots.iter().map(|(t, ..)| t.token.clone()).collect(),
             cross_lingual: false,
             collection,
+            slots: slots.len(),
         },
     }
 }
