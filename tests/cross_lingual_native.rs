@@ -243,3 +243,42 @@ fn an_endpoint_embedding_that_is_not_cross_lingual_does_not_find_it() {
         a.passages
     );
 }
+
+#[test]
+fn a_follow_up_is_embedded_with_the_question_before_it() {
+    // "And where did he live?" names nothing the vectors could place; with the question before
+    // it, the endpoint's embedding finds the Chinese source again, as its words are searched.
+    let (_b, w) = wiki();
+    endpoint(&w, MODEL);
+    let transport = InProcess::new(vec![]);
+    embed(&w, &transport);
+    let before = transport.requests_to("/embeddings").len();
+    let options = AskOptions {
+        history: vec![llm_wiki::query::Turn {
+            question: QUESTION.into(),
+            answer: "Bi Sheng, with clay type; Shen Kuo wrote it down.".into(),
+        }],
+        ..AskOptions::default()
+    };
+    let a = block_on(w.ask_configured(
+        transport.clone(),
+        "And where did he live?",
+        &options,
+        None,
+        &Cancel::new(),
+    ))
+    .unwrap();
+    let asked = transport.requests_to("/embeddings");
+    assert!(
+        asked[before..].iter().any(|r| {
+            let input = r["body"]["input"].to_string();
+            input.contains("movable type") && input.contains("where did he live")
+        }),
+        "the follow-up was not embedded with the question before it"
+    );
+    assert!(
+        a.passages.iter().any(|p| p.starts_with(MOVABLE_TYPE)),
+        "{:?}",
+        a.passages
+    );
+}

@@ -197,10 +197,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         options: &AskOptions,
         table: &PageTable,
     ) -> Result<Found> {
-        let rank_query = match options.history.last() {
-            Some(t) => format!("{} {question}", t.question),
-            None => question.to_string(),
-        };
+        let rank_query = super::search_text(question, &options.history);
         let passages = self.source_candidates(&rank_query, options).await?;
         let index = self.search_index_shared().await?;
         let pages: Vec<String> = index

@@ -114,6 +114,16 @@ pub struct AskOptions {
     pub router: Router,
 }
 
+/// What `ask` searches and embeds for `question`: the question itself, or, for a follow-up
+/// ("where are they based?"), the question before it and this one, so that the words naming
+/// the topic are searched too.
+fn search_text(question: &str, history: &[Turn]) -> String {
+    match history.last() {
+        Some(t) => format!("{} {question}", t.question),
+        None => question.to_string(),
+    }
+}
+
 /// Whether search routes the question without a routing call ([`Router`]).
 fn search_routes_alone(options: &AskOptions, found: &relevance::Relevance) -> bool {
     match options.router {
@@ -390,12 +400,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Err(Error::InvalidInput("the question is empty".into()));
         }
         let t0 = self.clock.now_ms();
-        // The question is embedded once (the built-in offline embedding, when configured and no
-        // endpoint's vector was given); every search below reuses it.
+        // The question is embedded once, a follow-up with the question before it (the built-in
+        // offline embedding, when configured and no endpoint's vector was given); every search
+        // below reuses it.
         let embedded;
         let options = if options.query_vector.is_none() {
             embedded = AskOptions {
-                query_vector: self.query_vector(question).await?,
+                query_vector: self
+                    .query_vector(&search_text(question, &options.history))
+                    .await?,
                 ..options.clone()
             };
             &embedded
@@ -547,11 +560,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         // The question's embedding from the configured embedder (an endpoint's even when the
         // chat is offline), when the stored vectors are of its model; an endpoint error leaves
-        // the search steps on BM25 (the answer does not depend on it).
+        // the search steps on BM25 (the answer does not depend on it). A follow-up is embedded
+        // with the question before it, as it is searched.
         let mut options = options.clone();
         if options.query_vector.is_none() {
+            let text = search_text(question, &options.history);
             options.query_vector = self
-                .query_vector_configured(&transport, question, cancel)
+                .query_vector_configured(&transport, &text, cancel)
                 .await
                 .unwrap_or(None);
         }
