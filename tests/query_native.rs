@@ -54,23 +54,11 @@ fn auto_routing_skips_the_routing_call_only_when_one_place_holds_the_whole_quest
     let (_b, w) = compiled();
     let ask = |question: &str, router: Router| {
         let llm = Recording::default();
-        let model = LlmQuery {
-            llm: &llm,
-            max_output_tokens: Some(1024),
-        };
         let options = AskOptions {
             router,
             ..Default::default()
         };
-        let a = block_on(w.ask(
-            &model,
-            question,
-            &options,
-            budget(16_384),
-            None,
-            &Cancel::new(),
-        ))
-        .unwrap();
+        let a = ask_model(&w, &llm, question, &options, budget(16_384));
         let routing_calls = llm
             .prompts
             .borrow()
@@ -196,19 +184,13 @@ fn routes_answers_with_valid_citations_and_writes_back() {
 fn chinese_questions_route_to_chinese_pages() {
     let (_b, w) = compiled();
     let llm = Recording::default();
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
-    let a = block_on(w.ask(
-        &model,
+    let a = ask_model(
+        &w,
+        &llm,
         "背压是什么？",
         &AskOptions::default(),
         budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    );
     assert!(a.routed.contains(&"背压".to_string()), "{a:?}");
     assert!(a.answer.contains("背压是一种流量控制机制"), "{}", a.answer);
     assert!(
@@ -224,19 +206,13 @@ fn f32_citations_to_pages_not_given_are_removed() {
         answer_override: Some("Tokio uses a work-stealing scheduler [[Widgetron]] and beats Node [[Benchmarks 2024]].".into()),
         ..Default::default()
     };
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
-    let a = block_on(w.ask(
-        &model,
+    let a = ask_model(
+        &w,
+        &llm,
         "Widgetron release",
         &AskOptions::default(),
         budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    );
     assert_eq!(a.removed_citations, vec!["Benchmarks 2024"]);
     assert_eq!(a.citations, vec!["Widgetron"]);
     assert_eq!(
@@ -249,19 +225,13 @@ fn f32_citations_to_pages_not_given_are_removed() {
 fn unanswerable_questions_are_said_so() {
     let (_b, w) = compiled();
     let llm = Recording::default();
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
-    let a = block_on(w.ask(
-        &model,
+    let a = ask_model(
+        &w,
+        &llm,
         "What is the capital of Peru?",
         &AskOptions::default(),
         budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    );
     assert!(a.citations.is_empty());
     // No word of it occurs in the wiki: declined, without an answer call.
     assert!(a.declined && a.relevance == 0.0, "{a:?}");
@@ -455,25 +425,28 @@ fn filler(n: usize, cjk: bool) -> String {
         .collect()
 }
 
-fn ask_with(w: &W, llm: &Recording, question: &str, answer_budget: u64) -> llm_wiki::query::Answer {
+/// `w.ask` through an endpoint model over `llm` (output cap 1024 tokens).
+fn ask_model<L: llm_wiki::llm::Llm>(
+    w: &W,
+    llm: &L,
+    question: &str,
+    options: &AskOptions,
+    budget: AskBudget,
+) -> llm_wiki::query::Answer {
     let model = LlmQuery {
         llm,
         max_output_tokens: Some(1024),
     };
+    block_on(w.ask(&model, question, options, budget, None, &Cancel::new())).unwrap()
+}
+
+fn ask_with(w: &W, llm: &Recording, question: &str, answer_budget: u64) -> llm_wiki::query::Answer {
     let options = AskOptions {
         answer_budget,
         hop_pages: 0,
         ..Default::default()
     };
-    block_on(w.ask(
-        &model,
-        question,
-        &options,
-        budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap()
+    ask_model(w, llm, question, &options, budget(16_384))
 }
 
 #[test]
@@ -568,10 +541,6 @@ fn routed_pages_whose_leads_do_not_fit_the_context_window_are_left_out() {
         + 200;
     let window = 1024 + overhead + 70;
     let llm = Recording::default();
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
     let options = AskOptions {
         router: Router::Search,
         max_pages: 12,
@@ -579,19 +548,12 @@ fn routed_pages_whose_leads_do_not_fit_the_context_window_are_left_out() {
         history,
         ..Default::default()
     };
-    let a = block_on(w.ask(
-        &model,
-        question,
-        &options,
-        AskBudget {
-            context_window: window,
-            max_output_tokens: 1024,
-            estimator: est,
-        },
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    let budget = AskBudget {
+        context_window: window,
+        max_output_tokens: 1024,
+        estimator: est,
+    };
+    let a = ask_model(&w, &llm, question, &options, budget);
     assert!(a.routed.len() >= 6, "{a:?}");
     let blocks = llm.answer_blocks();
     assert!(
@@ -815,19 +777,13 @@ fn an_answer_without_a_valid_citation_is_ungrounded_and_not_saved() {
     assert_eq!(block_on(w.all_pages()).unwrap().len(), pages_before);
     // A cited answer is grounded and saved.
     let llm = Recording::default();
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
-    let a = block_on(w.ask(
-        &model,
+    let a = ask_model(
+        &w,
+        &llm,
         "When was Widgetron released?",
         &options,
         budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    );
     assert!(a.grounded && !a.declined, "{a:?}");
     assert!(a.saved.is_some());
 }
