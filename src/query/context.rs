@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::model::Page;
 use crate::page_table::PageTable;
 use crate::storage::{Storage, Store};
-use crate::wiki::Wiki;
+use crate::wiki::{PassageText, Wiki};
 
 use super::model::{Given, GivenPassage};
 use super::relevance::{cross_script, relevance, Relevance};
@@ -118,8 +118,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // The pages' passages and the source passages compete in one ranking for the budget.
         let mut units = chosen_pages;
         let pages = units.len();
-        let (source_units, found): (Vec<_>, Vec<_>) =
-            self.source_units(&candidates).await?.into_iter().unzip();
+        let (source_units, found): (Vec<_>, Vec<_>) = self
+            .source_units(&candidates, found.texts)
+            .await?
+            .into_iter()
+            .unzip();
         units.extend(source_units);
         // A source passage half of whose sentences the page text chosen before it holds
         // verbatim is already given.
@@ -228,15 +231,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|r| format!("{} {}", r.title, r.summary))
             .collect();
         let best = &passages[..passages.len().min(SCRIPT_PASSAGES)];
-        nearest.extend(
-            self.passage_texts(&index, best)
-                .await?
-                .into_iter()
-                .map(|p| p.text),
-        );
+        let texts = self.passage_texts(&index, best).await?;
         drop(index);
+        nearest.extend(texts.iter().map(|p| p.text.clone()));
         relevance.cross_lingual = cross_script(question, nearest.iter().map(String::as_str));
         Ok(Found {
+            texts,
             rank_query,
             passages,
             pages,
@@ -310,17 +310,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// The candidate passages as units of the answer's ranking ([`passages::Role::Source`]:
     /// titled with their source's title, their heading path as their section), each with where
-    /// it is; in candidate order. A passage whose source text cannot be read is left out.
+    /// it is; in candidate order. The texts in `read` (of some candidates, read before) are not
+    /// read again. A passage whose source text cannot be read is left out.
     async fn source_units(
         &self,
         candidates: &[String],
+        read: Vec<PassageText>,
     ) -> Result<Vec<(passages::PageText, GivenPassage)>> {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
+        let mut by_key: BTreeMap<String, PassageText> =
+            read.into_iter().map(|t| (t.key.clone(), t)).collect();
+        let unread: Vec<String> = candidates
+            .iter()
+            .filter(|k| !by_key.contains_key(*k))
+            .cloned()
+            .collect();
         let index = self.search_index_shared().await?;
-        let texts = self.passage_texts(&index, candidates).await?;
+        by_key.extend(
+            self.passage_texts(&index, &unread)
+                .await?
+                .into_iter()
+                .map(|t| (t.key.clone(), t)),
+        );
         drop(index);
+        let texts = candidates.iter().filter_map(|k| by_key.remove(k));
         let mut titles: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
         let mut out = Vec::new();
         for p in texts {
@@ -375,6 +390,9 @@ pub(super) struct Found {
     pub(super) pages: Vec<String>,
     /// The question's relevance to those pages and passages.
     pub(super) relevance: Relevance,
+    /// The texts of the best [`SCRIPT_PASSAGES`] passages, read for the script check and
+    /// given to the answer's ranking as they are.
+    pub(super) texts: Vec<PassageText>,
 }
 
 /// Hybrid search options for the `k` best passages.
