@@ -99,10 +99,6 @@ fn auto_routing_skips_the_routing_call_only_when_one_place_holds_the_whole_quest
 fn search_routes_a_follow_up_with_the_question_before_it() {
     let (_b, w) = compiled();
     let llm = Recording::default();
-    let model = LlmQuery {
-        llm: &llm,
-        max_output_tokens: Some(1024),
-    };
     // "Who makes it?" names nothing; the turn before names Widgetron.
     let options = AskOptions {
         router: Router::Search,
@@ -112,15 +108,7 @@ fn search_routes_a_follow_up_with_the_question_before_it() {
         }],
         ..Default::default()
     };
-    let a = block_on(w.ask(
-        &model,
-        "Who makes it?",
-        &options,
-        budget(16_384),
-        None,
-        &Cancel::new(),
-    ))
-    .unwrap();
+    let a = ask_model(&w, &llm, "Who makes it?", &options, budget(16_384));
     assert_eq!(a.route, Some(RouteMethod::Search), "{a:?}");
     assert!(a.routed.contains(&"Widgetron".to_string()), "{a:?}");
 }
