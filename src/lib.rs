@@ -40,6 +40,7 @@ pub mod storage;
 pub mod text;
 pub mod util;
 pub mod vault;
+pub mod vault_files;
 pub mod views;
 pub mod wiki;
 

@@ -182,26 +182,3 @@ pub fn mime_for(name: &str) -> String {
     }
     .to_string()
 }
-
-pub(super) fn extension_for(mime: &str) -> &'static str {
-    match mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "text/html" => "html",
-        "application/pdf" => "pdf",
-        "text/plain" => "txt",
-        "text/markdown" => "md",
-        "application/json" => "json",
-        "image/png" => "png",
-        "image/jpeg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/svg+xml" => "svg",
-        _ => "bin",
-    }
-}

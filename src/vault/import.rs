@@ -7,15 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde_json::Value;
-
-use super::export::vault_json_error;
 use super::files::{is_app_document, mime_for, note_title, page_from_file, plan_asset, put_asset};
-use super::zip::read_zip;
-use super::{
-    Asset, ImportOptions, ImportReport, TemplateNotes, VaultKind, VaultManifest, VAULT_FORMAT,
-    VAULT_VERSION,
-};
+use super::{ImportOptions, ImportReport, TemplateNotes, VaultKind};
 use crate::clock::Clock;
 use crate::documents::{self, INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
@@ -31,6 +24,8 @@ use crate::records::{
 };
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
+use crate::vault_files::read::{bad, read_manifest, read_our_vault, OurVault};
+use crate::vault_files::zip::read_zip;
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -295,94 +290,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         report.op = Some(op.id);
         Ok(report)
     }
-}
-
-/// The `.llm-wiki/` files of a vault of ours, each read into its type.
-struct OurVault {
-    manifest: VaultManifest,
-    records: Vec<Page>,
-    sources: Vec<Source>,
-    revisions: Vec<Revision>,
-    operations: Vec<Operation>,
-    assets: Vec<Asset>,
-    claims: BTreeMap<String, Value>,
-    ledger: BTreeMap<String, Value>,
-    meta: BTreeMap<String, Value>,
-    undo: Vec<crate::records::undo::UndoRecord>,
-    config: Value,
-}
-
-/// An error in a vault's contents.
-fn bad(m: String) -> Error {
-    Error::InvalidInput(format!("vault: {m}"))
-}
-
-// Each file straight into its type (the deserializers the storage reader has, no `Value`
-// in between). A missing file or `null` gives the default.
-fn typed<T: serde::de::DeserializeOwned + Default>(
-    files: &BTreeMap<String, Vec<u8>>,
-    name: &str,
-) -> Result<T> {
-    let path = format!(".llm-wiki/{name}");
-    let Some(b) = files.get(&path) else {
-        return Ok(T::default());
-    };
-    serde_json::from_slice::<Option<T>>(b)
-        .map(Option::unwrap_or_default)
-        .map_err(|e| vault_json_error(&path, name, &e))
-}
-
-/// Reads the manifest of a vault of ours. Errors: [`Error::InvalidInput`] for a format or
-/// version this build does not read, or a manifest that does not parse.
-fn read_manifest(files: &BTreeMap<String, Vec<u8>>) -> Result<VaultManifest> {
-    let manifest: VaultManifest = serde_json::from_slice(
-        files
-            .get(".llm-wiki/vault.json")
-            .map_or(&b"null"[..], Vec::as_slice),
-    )
-    .map_err(|e| vault_json_error(".llm-wiki/vault.json", ".llm-wiki/vault.json", &e))?;
-    if manifest.format != VAULT_FORMAT || manifest.version > VAULT_VERSION {
-        return Err(bad(format!(
-            "format {:?} version {} is not one this build reads ({VAULT_FORMAT} ≤ {VAULT_VERSION}); update the app",
-            manifest.format, manifest.version
-        )));
-    }
-    Ok(manifest)
-}
-
-/// Reads the record files of a vault of ours. Errors: [`Error::InvalidInput`] for a file that
-/// does not parse.
-fn read_our_vault(files: &BTreeMap<String, Vec<u8>>, manifest: VaultManifest) -> Result<OurVault> {
-    let parse = |path: &str| -> Result<Value> {
-        match files.get(path) {
-            Some(b) => serde_json::from_slice(b).map_err(|e| bad(format!("{path}: {e}"))),
-            None => Ok(Value::Null),
-        }
-    };
-    let records: Vec<Page> = typed(files, "pages.json")?;
-    let sources: Vec<Source> = typed(files, "sources.json")?;
-    let revisions: Vec<Revision> = typed(files, "revisions.json")?;
-    let operations: Vec<Operation> = typed(files, "operations.json")?;
-    let assets: Vec<Asset> = typed(files, "assets.json")?;
-    let claims: BTreeMap<String, Value> = typed(files, "claims.json")?;
-    let ledger: BTreeMap<String, Value> = typed(files, "ledger.json")?;
-    let meta: BTreeMap<String, Value> = typed(files, "meta.json")?;
-    let undo: Vec<crate::records::undo::UndoRecord> = typed(files, "undo.json")?;
-    let config = parse(".llm-wiki/config.json")?;
-
-    Ok(OurVault {
-        manifest,
-        records,
-        sources,
-        revisions,
-        operations,
-        assets,
-        claims,
-        ledger,
-        meta,
-        undo,
-        config,
-    })
 }
 
 /// Adds every record of a vault of ours but the pages to `batch`: documents, raw texts and

@@ -1,25 +1,7 @@
 //! The vault: page views with backlinks, attachments, rename and delete that keep every link
 //! working, and export/import as a zip (Decisions 10 and 15).
 //!
-//! Vault layout (every path inside the zip, sorted; every entry dated 1980-01-01 00:00, deflated at
-//! level 6, mode 0644, so the same wiki always exports to the same bytes):
-//!
-//! ```text
-//! index.md  log.md  schema.md           documents, byte for byte
-//! wiki/<kind>/<key>.md                  pages: one frontmatter block + body (markdown::page)
-//! raw/text/<version>.md                 source texts, content-addressed (SHA-256 of the text)
-//! raw/original/<sha256>.<ext>           original artifacts (clipped HTML, PDF…)
-//! raw/assets/<name>                     attachments (images, files)
-//! .llm-wiki/vault.json                  format marker, version, last operation id, documents
-//! .llm-wiki/pages.json                  page records without bodies (the bodies are the .md files)
-//! .llm-wiki/sources.json  revisions.json  operations.json  assets.json     model records
-//! .llm-wiki/claims.json  ledger.json  meta.json  config.json               records by key
-//! .llm-wiki/undo.json                   undo records of the operations (rollback; never a secret)
-//! ```
-//!
-//! `config.json` and `meta.json` never hold a secret: any field named like an API key, token,
-//! secret, password or authorization is removed, at any depth. The search store is not exported
-//! (it is derived from the pages and rebuilt).
+//! The files of a vault (its layout, the JSON shapes and the zip) are [`crate::vault_files`].
 //!
 //! Importing a vault of ours ([`Wiki::import_vault`]) restores all of that exactly into an empty
 //! wiki; pages edited, added or deleted in Obsidian since the export become one `import` operation
@@ -45,19 +27,11 @@ mod export;
 mod files;
 mod import;
 mod rename;
-mod zip;
 
 pub use files::{asset_name, mime_for};
 use files::{plan_asset, put_asset};
 
-/// Format marker in `.llm-wiki/vault.json`.
-pub const VAULT_FORMAT: &str = "llm-wiki-vault";
-/// The vault format version this build writes and the newest it reads.
-pub const VAULT_VERSION: u32 = 1;
-/// Largest single file accepted from a zip (256 MiB).
-pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
-/// Largest total of uncompressed bytes accepted from a zip (1 GiB).
-pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
+pub use crate::vault_files::{MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, VAULT_FORMAT, VAULT_VERSION};
 
 pub use crate::records::strip_secrets;
 
@@ -192,16 +166,6 @@ pub enum TemplateNotes {
 pub struct ImportOptions {
     /// What template notes (Templater `<% … %>`, core `{{date}}`/`{{title}}`) become.
     pub templates: TemplateNotes,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct VaultManifest {
-    format: String,
-    version: u32,
-    schema_version: u32,
-    last_op: OpId,
-    documents: Vec<String>,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {

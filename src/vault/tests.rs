@@ -2,13 +2,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::export::vault_json_error;
 use super::files::*;
-use super::zip::*;
 use super::*;
 use crate::error::Error;
 use crate::model::Page;
 use crate::text::sha256_hex;
+use crate::vault_files::json::vault_json_error;
+use crate::vault_files::zip::*;
 
 /// `.llm-wiki/*.json` files are read straight into their types; errors keep the wording of
 /// parsing into a `Value` first and converting second. (A file with both a shape error and a

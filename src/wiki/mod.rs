@@ -22,6 +22,7 @@
 
 mod assets;
 mod config;
+mod files;
 mod pages;
 mod rename;
 mod search;

@@ -12,7 +12,7 @@ use super::{MAX_ENTRY_BYTES, MAX_TOTAL_BYTES};
 use crate::error::{Error, Result};
 
 /// A zip path without `..`, absolute roots, drive letters or backslashes; `None` when unsafe.
-pub(super) fn safe_path(name: &str) -> Option<String> {
+pub fn safe_path(name: &str) -> Option<String> {
     let name = name.replace('\\', "/");
     if name.starts_with('/') {
         return None;
@@ -31,7 +31,7 @@ pub(super) fn safe_path(name: &str) -> Option<String> {
 }
 
 /// Writes `files` (path → bytes, in path order) as a zip with fixed metadata.
-pub(super) fn write_zip(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>> {
+pub fn write_zip(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>> {
     use zip::write::SimpleFileOptions;
     let zip_err = |e: zip::result::ZipError| Error::Storage(format!("zip: {e}"));
     let options = SimpleFileOptions::default()
@@ -51,7 +51,7 @@ pub(super) fn write_zip(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>> {
 /// Reads every file of a zip (path → bytes), with limits, safe paths in Unicode NFC, and a
 /// folder that wraps the whole vault removed. Two entries whose names are one in NFC are an
 /// [`Error::InvalidInput`].
-pub(super) fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
+pub fn read_zip(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
     let bad = |m: String| Error::InvalidInput(format!("vault zip: {m}"));
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| bad(e.to_string()))?;
     let mut files = BTreeMap::new();

@@ -1,0 +1,115 @@
+//! Reading the `.llm-wiki/` files of a vault of ours into their types.
+//!
+//! *Invariant:* a file that does not parse is an [`Error::InvalidInput`] naming it; a missing
+//! file reads as empty.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::json::vault_json_error;
+use super::{VaultManifest, VAULT_FORMAT, VAULT_VERSION};
+use crate::error::{Error, Result};
+use crate::model::{Asset, Operation, Page, Revision, Source};
+
+/// The `.llm-wiki/` files of a vault of ours, each read into its type.
+pub struct OurVault {
+    /// `vault.json`.
+    pub manifest: VaultManifest,
+    /// Page records without bodies (`pages.json`).
+    pub records: Vec<Page>,
+    /// Source records.
+    pub sources: Vec<Source>,
+    /// Page revisions, every page.
+    pub revisions: Vec<Revision>,
+    /// Operation records.
+    pub operations: Vec<Operation>,
+    /// Attachment records.
+    pub assets: Vec<Asset>,
+    /// Claims by id.
+    pub claims: BTreeMap<String, Value>,
+    /// Contradiction records by id.
+    pub ledger: BTreeMap<String, Value>,
+    /// Other meta records by key (`meta.json`).
+    pub meta: BTreeMap<String, Value>,
+    /// Undo records of the operations.
+    pub undo: Vec<crate::records::undo::UndoRecord>,
+    /// The configuration, without secrets (`null` when absent).
+    pub config: Value,
+}
+
+/// An error in a vault's contents.
+pub fn bad(m: String) -> Error {
+    Error::InvalidInput(format!("vault: {m}"))
+}
+
+// Each file straight into its type (the deserializers the storage reader has, no `Value`
+// in between). A missing file or `null` gives the default.
+fn typed<T: serde::de::DeserializeOwned + Default>(
+    files: &BTreeMap<String, Vec<u8>>,
+    name: &str,
+) -> Result<T> {
+    let path = format!(".llm-wiki/{name}");
+    let Some(b) = files.get(&path) else {
+        return Ok(T::default());
+    };
+    serde_json::from_slice::<Option<T>>(b)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| vault_json_error(&path, name, &e))
+}
+
+/// Reads the manifest of a vault of ours. Errors: [`Error::InvalidInput`] for a format or
+/// version this build does not read, or a manifest that does not parse.
+pub fn read_manifest(files: &BTreeMap<String, Vec<u8>>) -> Result<VaultManifest> {
+    let manifest: VaultManifest = serde_json::from_slice(
+        files
+            .get(".llm-wiki/vault.json")
+            .map_or(&b"null"[..], Vec::as_slice),
+    )
+    .map_err(|e| vault_json_error(".llm-wiki/vault.json", ".llm-wiki/vault.json", &e))?;
+    if manifest.format != VAULT_FORMAT || manifest.version > VAULT_VERSION {
+        return Err(bad(format!(
+            "format {:?} version {} is not one this build reads ({VAULT_FORMAT} ≤ {VAULT_VERSION}); update the app",
+            manifest.format, manifest.version
+        )));
+    }
+    Ok(manifest)
+}
+
+/// Reads the record files of a vault of ours. Errors: [`Error::InvalidInput`] for a file that
+/// does not parse.
+pub fn read_our_vault(
+    files: &BTreeMap<String, Vec<u8>>,
+    manifest: VaultManifest,
+) -> Result<OurVault> {
+    let parse = |path: &str| -> Result<Value> {
+        match files.get(path) {
+            Some(b) => serde_json::from_slice(b).map_err(|e| bad(format!("{path}: {e}"))),
+            None => Ok(Value::Null),
+        }
+    };
+    let records: Vec<Page> = typed(files, "pages.json")?;
+    let sources: Vec<Source> = typed(files, "sources.json")?;
+    let revisions: Vec<Revision> = typed(files, "revisions.json")?;
+    let operations: Vec<Operation> = typed(files, "operations.json")?;
+    let assets: Vec<Asset> = typed(files, "assets.json")?;
+    let claims: BTreeMap<String, Value> = typed(files, "claims.json")?;
+    let ledger: BTreeMap<String, Value> = typed(files, "ledger.json")?;
+    let meta: BTreeMap<String, Value> = typed(files, "meta.json")?;
+    let undo: Vec<crate::records::undo::UndoRecord> = typed(files, "undo.json")?;
+    let config = parse(".llm-wiki/config.json")?;
+
+    Ok(OurVault {
+        manifest,
+        records,
+        sources,
+        revisions,
+        operations,
+        assets,
+        claims,
+        ledger,
+        meta,
+        undo,
+        config,
+    })
+}
