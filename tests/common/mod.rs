@@ -8,9 +8,11 @@ use llm_wiki::clock::ManualClock;
 use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
 use llm_wiki::llm::transport::Transport;
 use llm_wiki::llm::Cancel;
+use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::OpenOptions;
-use llm_wiki::wiki::{NewSource, Wiki};
+use llm_wiki::storage::{Batch, Expect, Store};
+use llm_wiki::wiki::{NewSource, PageEdit, Wiki};
 
 /// A wiki as the native tests open it.
 pub type W = Wiki<MemoryStorage, ManualClock>;
@@ -266,4 +268,107 @@ impl llm_wiki::llm::Llm for Recording {
             model: "rec".into(),
         })
     }
+}
+
+/// Adds a page by `put_page`; returns its key.
+pub fn new_page(w: &W, title: &str, kind: PageKind, body: &str) -> String {
+    block_on(w.put_page(PageEdit {
+        title: Some(title.into()),
+        kind: Some(kind),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .expect("put_page")
+    .key
+}
+
+/// A wiki with a bit of everything: CJK pages and links, a table link, an attachment, a source
+/// with an original, a corrected source, a rename, a delete, claims, a ledger record and a
+/// config holding an API key.
+pub fn populated(backend: &MemoryBackend, name: &str) -> W {
+    let w = open(backend, name);
+    block_on(w.add_source(NewSource {
+        key: Some("https://example.org/ai".into()),
+        url: Some("https://example.org/ai".into()),
+        mime: "text/markdown".into(),
+        content: "# 人工智能\n机器学习是人工智能的一个分支。\n".into(),
+        original: Some(b"<html><body>original</body></html>".to_vec()),
+        original_mime: Some("text/html".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_source(NewSource {
+        key: Some("notes/w.md".into()),
+        mime: "text/markdown".into(),
+        content: "Widgetron was first released in 2015.\n".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_source(NewSource {
+        key: Some("notes/w.md".into()),
+        mime: "text/markdown".into(),
+        content: "Widgetron was first released in 2016.\n".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.add_attachment("diagram.png", "image/png", b"\x89PNG fake")).unwrap();
+    block_on(w.put_page(PageEdit {
+        title: Some("人工智能".into()),
+        kind: Some(PageKind::Concept),
+        aliases: Some(vec!["Artificial Intelligence".into()]),
+        tags: Some(vec!["ai".into()]),
+        summary: Some("Machines that learn: an overview".into()),
+        body: Some(
+            "---\ncssclass: wide\n---\n## 概述\n见 [[机器学习]]。\n\n![[diagram.png]]\n".into(),
+        ),
+        ..Default::default()
+    }))
+    .unwrap();
+    new_page(
+        &w,
+        "机器学习",
+        PageKind::Concept,
+        "## 监督学习\n属于 [[人工智能|AI]]。\n",
+    );
+    new_page(
+        &w,
+        "Rust: Ownership",
+        PageKind::Concept,
+        "| Page | Note |\n|---|---|\n| [[机器学习|ML]] | x |\n",
+    );
+    new_page(
+        &w,
+        "Temp",
+        PageKind::Entity,
+        "Links [[Rust： Ownership]].\n",
+    );
+    let mut b = Batch::new();
+    b.put(
+        Store::Claims,
+        "c1",
+        r#"{"id":"c1","page":"机器学习","text":"t","sourceKey":"https://example.org/ai","sourceVersion":"v","quote":"q","verified":true}"#.as_bytes().to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Ledger,
+        "x1",
+        r#"{"id":"x1","pages":["人工智能","机器学习"],"claims":["c1"],"description":"d","status":"open","openedBy":1}"#.as_bytes().to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Meta,
+        "config",
+        br#"{"provider":"openai-compatible","baseUrl":"https://api.openai.com/v1","model":"m","maxOutputTokens":1024}"#.to_vec(),
+        Expect::Absent,
+    );
+    b.put(
+        Store::Meta,
+        "secrets",
+        br#"{"apiKey":"sk-SECRET","headers":{"x-api-key":"sk-SECRET"}}"#.to_vec(),
+        Expect::Absent,
+    );
+    commit_as_another_build(&w, b);
+    block_on(w.rename_page("机器学习", "机器学习 (ML)")).unwrap();
+    block_on(w.delete_page("Temp")).unwrap();
+    w
 }
