@@ -87,6 +87,17 @@ pub enum Error {
     #[error("storage error: {0}")]
     Storage(String),
 
+    /// A file of a mirrored folder could not be listed, read, written or removed (no permission,
+    /// the folder was moved or deleted, the disk is full), with the browser's message. What the
+    /// wiki holds is unchanged; the mirror catches up on its next run.
+    #[error("folder {path:?}: {message}")]
+    Folder {
+        /// The path inside the folder.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+
     /// A fault injected by a test (see [`crate::storage::FaultInjection`]).
     #[error("injected fault: {0}")]
     InjectedFault(String),
@@ -306,6 +317,7 @@ impl Error {
             Error::SchemaTooNew { .. } => "SCHEMA_TOO_NEW",
             Error::Conflict { .. } => "CONFLICT",
             Error::Storage(_) => "STORAGE",
+            Error::Folder { .. } => "FOLDER",
             Error::InjectedFault(_) => "INJECTED_FAULT",
             Error::Corrupt { .. } => "CORRUPT",
             Error::InvalidInput(_) => "INVALID_INPUT",
@@ -358,6 +370,10 @@ mod tests {
             },
             Error::Storage("x".into()),
             Error::InjectedFault("x".into()),
+            Error::Folder {
+                path: "p".into(),
+                message: "m".into(),
+            },
             Error::Corrupt {
                 store: Store::Pages,
                 key: "k".into(),

@@ -47,6 +47,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("llm", 2),
     ("injection", 2),
     ("documents", 2),
+    ("folder", 2),
     // 3: records
     ("records", 3),
     ("page_table", 3),
@@ -60,6 +61,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("lint", 5),
     ("history", 5),
     ("vault", 5),
+    ("mirror", 5),
     ("search_ops", 5),
     ("settings", 5),
     // What an app shows beside the pages (answer rendering, open records, recall): composed of

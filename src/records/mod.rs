@@ -36,6 +36,9 @@ pub const META_SECRETS: &str = "secrets";
 pub const META_LEARNED: &str = "llm-learned";
 /// Meta record holding the findings of the last LLM lint run.
 pub const META_LINT_LLM: &str = "lint-llm";
+/// Meta record of the folder mirror's state (which operation the folder holds, the hash of every
+/// file written): local to this browser, never exported, journaled or rolled back.
+pub const META_MIRROR: &str = "mirror";
 /// Meta key prefix of the attachment records (`asset/<name>`).
 pub const ASSET_PREFIX: &str = "asset/";
 /// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
@@ -187,6 +190,9 @@ pub enum MetaRecord {
     /// The configuration ([`META_CONFIG`]): exported in its own file (through
     /// [`portable_meta_value`]), journaled without secrets.
     Config,
+    /// The folder mirror's state ([`META_MIRROR`]): what this browser wrote to a folder, so
+    /// never exported, journaled or rolled back.
+    Mirror,
     /// Any other record (flags, failures, proposals…): exported in `meta.json`, journaled.
     Other,
 }
@@ -200,6 +206,7 @@ impl MetaRecord {
             META_LEARNED => MetaRecord::Learned,
             META_LINT_LLM => MetaRecord::LintCache,
             META_CONFIG => MetaRecord::Config,
+            META_MIRROR => MetaRecord::Mirror,
             _ if key.starts_with(UNDO_PREFIX) => MetaRecord::Undo,
             _ if key.starts_with(ASSET_PREFIX) => MetaRecord::Asset,
             _ if is_derived(key) => MetaRecord::Derived,
@@ -217,6 +224,7 @@ impl MetaRecord {
                 | MetaRecord::Learned
                 | MetaRecord::Derived
                 | MetaRecord::LintCache
+                | MetaRecord::Mirror
         )
     }
 
@@ -239,6 +247,7 @@ impl MetaRecord {
                 | MetaRecord::Learned
                 | MetaRecord::Undo
                 | MetaRecord::Derived
+                | MetaRecord::Mirror
         )
     }
 }
@@ -276,6 +285,8 @@ mod tests {
             &own
         ));
         assert!(!journaled(Store::Meta, "secrets", &own));
+        assert!(!journaled(Store::Meta, META_MIRROR, &own));
+        assert!(!MetaRecord::of(META_MIRROR).exported());
         assert!(!journaled(Store::Meta, META_OPS, &own));
         assert!(!journaled(Store::Meta, &undo_key(3), &own));
         assert!(journaled(Store::Meta, "config", &own));

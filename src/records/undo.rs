@@ -28,6 +28,11 @@ pub struct UndoRecord {
     pub op: OpId,
     /// One entry per record written, in batch order.
     pub entries: Vec<UndoEntry>,
+    /// The keys of the page revisions the operation wrote or deleted (a rename moves a page's
+    /// history), sorted. Revisions are history, never restored by a rollback; the folder
+    /// mirror copies them. `None` in records written before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisions: Option<Vec<String>>,
 }
 
 /// The state of one record before an operation wrote it.
@@ -65,8 +70,12 @@ pub(crate) async fn undo_record<S: Storage>(
     let own = operation_key(op);
     let mut seen: BTreeSet<(Store, String)> = BTreeSet::new();
     let mut todo: Vec<(Store, String, Expect)> = Vec::new();
+    let mut revisions: BTreeSet<String> = BTreeSet::new();
     for w in &batch.writes {
         let (store, key) = (w.store(), w.key());
+        if store == Store::Revisions {
+            revisions.insert(key.to_string());
+        }
         if journaled(store, key, &own) && seen.insert((store, key.to_string())) {
             todo.push((store, key.to_string(), w.expect()));
         }
@@ -113,7 +122,11 @@ pub(crate) async fn undo_record<S: Storage>(
             before,
         });
     }
-    Ok(UndoRecord { op, entries })
+    Ok(UndoRecord {
+        op,
+        entries,
+        revisions: Some(revisions.into_iter().collect()),
+    })
 }
 
 /// A page record's before-image: the revision holding exactly this state, else the bytes.

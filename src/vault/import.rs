@@ -24,12 +24,13 @@ use crate::records::{
 };
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::text::{normalize_source_text, sha256_hex};
+use crate::vault_files::ops::settle_unfinished_run;
 use crate::vault_files::read::{bad, read_manifest, read_our_vault, OurVault};
 use crate::vault_files::zip::read_zip;
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    async fn import_ours(&self, files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
+    async fn import_ours(&self, mut files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
         let manifest = read_manifest(&files)?;
         // One record of each store is enough to tell.
         let mut nonempty = false;
@@ -42,11 +43,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ));
         }
         let vault = read_our_vault(&files, manifest)?;
+        let settled = settle_unfinished_run(&vault, &mut files)?;
         let mut batch = Batch::new();
         let mut report = ImportReport {
             kind: Some(VaultKind::LlmWiki),
             ..Default::default()
         };
+        for path in vault.unfinished.iter().chain(&settled) {
+            report.skipped.push(format!(
+                "{path}: written by a mirror run that did not finish"
+            ));
+        }
         put_our_records(&mut batch, &files, &vault, &mut report)?;
         let last_op = vault
             .manifest

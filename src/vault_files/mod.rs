@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{OpId, PageKind};
 
 pub mod json;
+pub mod ops;
 pub mod read;
 pub mod zip;
 
@@ -39,8 +40,10 @@ pub mod zip;
 pub const VAULT_FORMAT: &str = "llm-wiki-vault";
 /// The vault format version this build writes into a zip.
 pub const ZIP_VERSION: u32 = 1;
+/// The vault format version of a folder mirror (the zip layout plus one file per operation).
+pub const FOLDER_VERSION: u32 = 2;
 /// The newest vault format version this build reads.
-pub const VAULT_VERSION: u32 = 1;
+pub const VAULT_VERSION: u32 = 2;
 /// Largest single file accepted from a zip (256 MiB).
 pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).
@@ -56,12 +59,33 @@ pub struct VaultManifest {
     pub format: String,
     /// The format version it was written in.
     pub version: u32,
+    /// The file layout: absent in a zip, `"folder"` in a folder mirror.
+    #[serde(default, skip_serializing_if = "Layout::is_zip")]
+    pub layout: Layout,
     /// The storage schema version of the wiki it was written from.
     pub schema_version: u32,
-    /// The id of the last operation its records hold.
+    /// The id of the last operation its `.llm-wiki/*.json` files hold (in a folder, the operation
+    /// files after it hold the rest).
     pub last_op: OpId,
     /// The documents it holds (`index.md`, `log.md`, `schema.md`), by path.
     pub documents: Vec<String>,
+}
+
+/// How a vault's records are laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Layout {
+    /// Every record in the `.llm-wiki/*.json` files (a zip export).
+    #[default]
+    Zip,
+    /// Those files as of `last_op`, then one file per later operation (a folder mirror).
+    Folder,
+}
+
+impl Layout {
+    fn is_zip(&self) -> bool {
+        *self == Layout::Zip
+    }
 }
 
 /// A page's file: `wiki/<kind>/<key>.md`.

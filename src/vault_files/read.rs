@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::vault_json_error;
-use super::{VaultManifest, VAULT_FORMAT, VAULT_VERSION};
+use super::ops::replay;
+use super::{Layout, VaultManifest, VAULT_FORMAT, VAULT_VERSION};
 use crate::error::{Error, Result};
 use crate::model::{Asset, Operation, Page, Revision, Source};
 
@@ -36,6 +37,8 @@ pub struct OurVault {
     pub undo: Vec<crate::records::undo::UndoRecord>,
     /// The configuration, without secrets (`null` when absent).
     pub config: Value,
+    /// Operation files of a folder left out: their mirror run did not finish.
+    pub unfinished: Vec<String>,
 }
 
 /// An error in a vault's contents.
@@ -76,7 +79,8 @@ pub fn read_manifest(files: &BTreeMap<String, Vec<u8>>) -> Result<VaultManifest>
     Ok(manifest)
 }
 
-/// Reads the record files of a vault of ours. Errors: [`Error::InvalidInput`] for a file that
+/// Reads the record files of a vault of ours: in a folder, the `.llm-wiki/*.json` files and then
+/// the operation files after them ([`super::ops::replay`]). Errors: [`Error::InvalidInput`] for a file that
 /// does not parse.
 pub fn read_our_vault(
     files: &BTreeMap<String, Vec<u8>>,
@@ -99,7 +103,7 @@ pub fn read_our_vault(
     let undo: Vec<crate::records::undo::UndoRecord> = typed(files, "undo.json")?;
     let config = parse(".llm-wiki/config.json")?;
 
-    Ok(OurVault {
+    let mut vault = OurVault {
         manifest,
         records,
         sources,
@@ -111,5 +115,10 @@ pub fn read_our_vault(
         meta,
         undo,
         config,
-    })
+        unfinished: Vec::new(),
+    };
+    if vault.manifest.layout == Layout::Folder {
+        vault.unfinished = replay(&mut vault, files)?;
+    }
+    Ok(vault)
 }

@@ -14,13 +14,13 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::markdown::page::page_file;
 use crate::model::{Page, Revision};
-use crate::records::{from_json, portable_meta_value, MetaRecord, META_OPS};
+use crate::records::{from_json, portable_meta_value, MetaRecord};
 use crate::storage::{Storage, Store, SCHEMA_VERSION};
 use crate::vault_files::json::{json_array, json_map, json_one};
 use crate::vault_files::zip::safe_path;
 use crate::vault_files::{
-    page_path, raw_original_path, raw_text_path, VaultManifest, MANIFEST_PATH, VAULT_FORMAT,
-    ZIP_VERSION,
+    page_path, raw_original_path, raw_text_path, Layout, VaultManifest, MANIFEST_PATH,
+    VAULT_FORMAT, ZIP_VERSION,
 };
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -76,11 +76,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let revisions: Vec<Revision> = self.read_all(Store::Revisions, "").await?;
         let operations = self.operations().await?;
-        let last_op = self
-            .read::<Value>(Store::Meta, META_OPS)
-            .await?
-            .and_then(|(v, _)| v.get("last").and_then(Value::as_u64))
-            .unwrap_or(0);
+        let last_op = self.last_op().await?;
         let mut meta = BTreeMap::new();
         let mut config = Value::Null;
         for (k, r) in self.storage.scan(Store::Meta, "").await? {
@@ -99,6 +95,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let manifest = VaultManifest {
             format: VAULT_FORMAT.into(),
             version: ZIP_VERSION,
+            layout: Layout::Zip,
             schema_version: SCHEMA_VERSION,
             last_op,
             documents,

@@ -1,0 +1,197 @@
+//! The folder mirror (issue #24; Decision 10): the wiki kept as files in a folder the user picked,
+//! so Obsidian, git or a sync tool sees it as it changes.
+//!
+//! The mirror writes under one folder of its own inside the picked one (`root`, by default
+//! [`DEFAULT_ROOT`]), in the vault's folder layout ([`crate::vault_files`]): the zip layout as of
+//! the first run, then one file per operation. Each run after the first writes only the files the
+//! operations since the last run changed (a compile that touched 12 pages writes those 12 files,
+//! index.md, log.md, any new raw files and one file per operation), and never a file whose bytes
+//! are already there. The run's last operation file is written last: a run cut short leaves a
+//! folder whose readers see the operation before it, and the next run finishes the job.
+//!
+//! What this browser wrote (the hash of every file, the last operation the folder holds, the run
+//! in progress) is a meta record local to the browser ([`crate::records::META_MIRROR`]): never
+//! exported, journaled or rolled back.
+//!
+//! A run reads the wiki but never writes a record of it other than that state; the app runs it
+//! after each operation, in the tab that holds the wiki's write lock.
+//!
+//! *Invariants:* nothing is written outside `root`; a first run writes only into an empty or
+//! missing `root`; after a finished run, importing the folder gives the wiki's records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::folder::{check_path, Folder};
+use crate::model::{OpId, Store};
+use crate::records::{from_json, to_json, META_MIRROR};
+use crate::storage::{Batch, Expect, Storage};
+use crate::vault_files::MANIFEST_PATH;
+use crate::wiki::Wiki;
+
+mod plan;
+mod run;
+#[cfg(test)]
+mod tests;
+
+/// The folder the mirror writes into, inside the picked folder, unless the app names another.
+pub const DEFAULT_ROOT: &str = "llm-wiki";
+
+/// What this browser wrote to the folder ([`crate::records::META_MIRROR`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MirrorState {
+    /// The mirror's folder inside the picked one.
+    root: String,
+    /// The last operation the folder holds (its run finished).
+    synced: OpId,
+    /// SHA-256 of every file the mirror wrote and keeps (all but the operation files), by path
+    /// inside `root`.
+    files: BTreeMap<String, String>,
+    /// The files of a run in progress: path → SHA-256 of the bytes being written, or `None` for
+    /// a removal. Empty between runs; after a crash, how to tell the run's own writes from
+    /// edits made outside.
+    #[serde(default)]
+    pending: BTreeMap<String, Option<String>>,
+}
+
+/// What one mirror run did (JS: `mirror(folder)`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorReport {
+    /// The mirror's folder inside the picked one.
+    pub root: String,
+    /// The last operation the folder holds now.
+    pub synced: OpId,
+    /// Whether the run wrote the whole wiki (the first run, or one that found no undo record
+    /// to tell what an operation changed).
+    pub whole: bool,
+    /// Files written, by path inside `root`, in the order written (the operation files last).
+    pub written: Vec<String>,
+    /// Files removed, by path inside `root`.
+    pub removed: Vec<String>,
+    /// Files the run had to write that already held those bytes (not rewritten).
+    pub unchanged: u64,
+    /// Files the run left as they are because they changed in the folder since the mirror
+    /// wrote them, or because the mirror never wrote them: an edit made outside, which the
+    /// folder keeps until it is read back into the wiki.
+    pub held: Vec<String>,
+}
+
+/// The mirror's state as the app shows it (JS: `mirrorStatus()`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorStatus {
+    /// The mirror's folder inside the picked one.
+    pub root: String,
+    /// The last operation the folder holds.
+    pub synced: OpId,
+    /// Operations done since that the folder does not hold yet.
+    pub behind: u64,
+    /// Files the mirror keeps there (not counting one file per operation).
+    pub files: u64,
+    /// Whether a run was cut short (the next run finishes it).
+    pub interrupted: bool,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Brings the folder mirror in `folder`/`root` up to date with the wiki: the first time, the
+    /// whole wiki; then the files the operations since the last run changed (see the module
+    /// docs). Another `root` than the last run's starts a new mirror there. Run it after each
+    /// operation, in the tab holding the write lock.
+    ///
+    /// Errors: [`Error::InvalidInput`] when `root` is not a relative path, or when a first run
+    /// finds files in `root` (the mirror never writes over files it did not write: pick another
+    /// name); [`Error::Folder`] when a file cannot be listed, read, written or removed (the
+    /// wiki is unchanged, and the next run resumes); storage errors.
+    pub async fn mirror<F: Folder>(&self, folder: &F, root: &str) -> Result<MirrorReport> {
+        check_path(root).map_err(|_| {
+            Error::InvalidInput(format!("mirror folder {root:?} is not a relative path"))
+        })?;
+        let (state, rev) = self.mirror_state().await?;
+        let last = self.last_op().await?;
+        let state = match state {
+            Some(s) if s.root == root => s,
+            _ => {
+                if !folder.list(root).await?.is_empty() {
+                    return Err(Error::InvalidInput(format!(
+                        "{root}/ already holds files: the mirror writes only into a new folder; \
+                         pick another name or an empty folder"
+                    )));
+                }
+                let fresh = MirrorState {
+                    root: root.to_string(),
+                    ..Default::default()
+                };
+                return self.mirror_whole(folder, fresh, rev, last).await;
+            }
+        };
+        let manifest = format!("{root}/{MANIFEST_PATH}");
+        if folder.read(&manifest).await?.is_none() {
+            // The folder lost the mirror (moved, emptied): write it again.
+            return self.mirror_whole(folder, state, rev, last).await;
+        }
+        if state.synced >= last && state.pending.is_empty() {
+            return Ok(MirrorReport {
+                root: state.root,
+                synced: state.synced,
+                ..Default::default()
+            });
+        }
+        self.mirror_since(folder, state, rev, last).await
+    }
+
+    /// The mirror's state, or `None` when this wiki has no mirror in this browser.
+    ///
+    /// Errors: storage errors; [`Error::Corrupt`] for an unreadable state record.
+    pub async fn mirror_status(&self) -> Result<Option<MirrorStatus>> {
+        let (state, _) = self.mirror_state().await?;
+        let last = self.last_op().await?;
+        Ok(state.map(|s| MirrorStatus {
+            behind: last.saturating_sub(s.synced),
+            files: s.files.len() as u64,
+            interrupted: !s.pending.is_empty(),
+            root: s.root,
+            synced: s.synced,
+        }))
+    }
+
+    /// Stops mirroring: forgets what was written (the folder's files stay). The next
+    /// [`Wiki::mirror`] starts a new mirror.
+    ///
+    /// Errors: storage errors.
+    pub async fn forget_mirror(&self) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.delete(Store::Meta, META_MIRROR, Expect::Any);
+        self.storage.commit(batch).await?;
+        Ok(())
+    }
+
+    async fn mirror_state(&self) -> Result<(Option<MirrorState>, Option<u64>)> {
+        Ok(match self.storage.get(Store::Meta, META_MIRROR).await? {
+            Some(r) => (
+                Some(from_json(Store::Meta, META_MIRROR, &r.data)?),
+                Some(r.rev),
+            ),
+            None => (None, None),
+        })
+    }
+
+    /// Saves the state; returns its new revision.
+    async fn save_mirror_state(&self, state: &MirrorState, rev: Option<u64>) -> Result<u64> {
+        let mut batch = Batch::new();
+        batch.put(
+            Store::Meta,
+            META_MIRROR,
+            to_json(state),
+            Expect::from_read(rev),
+        );
+        let revs = self.storage.commit(batch).await?;
+        Ok(revs.first().copied().unwrap_or(1))
+    }
+}

@@ -1,0 +1,171 @@
+//! What a mirror run writes for the records some operations wrote: their files as they are now,
+//! their records as the operation files carry them, and the revisions the operations added.
+//!
+//! *Invariant:* only the records the operations wrote are read (one page, source or attachment
+//! at a time), never the whole wiki.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use crate::clock::Clock;
+use crate::documents::{INDEX_MD, LOG_MD};
+use crate::error::Result;
+use crate::markdown::page::page_file;
+use crate::model::{Asset, Page, PageKind, Source, Store};
+use crate::records::{from_json, portable_meta_value, MetaRecord, ASSET_PREFIX};
+use crate::storage::Storage;
+use crate::vault_files::ops::{carried, RecordAfter};
+use crate::vault_files::{page_path, raw_original_path, raw_text_path};
+use crate::wiki::Wiki;
+
+/// Files to write (path inside the mirror's root → bytes) or remove (`None`).
+pub(super) type Plan = BTreeMap<String, Option<Vec<u8>>>;
+
+/// The records some operations wrote, by store and key.
+pub(super) type Touched = BTreeSet<(Store, String)>;
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The files of the records in `touched` as they are now, plus index.md and log.md (which
+    /// every operation may change); `kept` (the files the mirror keeps, path → hash) tells where
+    /// a page or original of a removed record was.
+    pub(super) async fn touched_files(
+        &self,
+        touched: &Touched,
+        kept: &BTreeMap<String, String>,
+    ) -> Result<Plan> {
+        let mut plan = Plan::new();
+        let mut originals: Vec<&str> = Vec::new();
+        for (store, key) in touched {
+            match store {
+                Store::Pages => {
+                    let page = self.page(key).await?.filter(|p| p.key == *key);
+                    let now = page.as_ref().map(|p| page_path(p.kind, &p.key));
+                    for kind in PageKind::ALL {
+                        let path = page_path(kind, key);
+                        if Some(&path) != now.as_ref() && kept.contains_key(&path) {
+                            plan.insert(path, None);
+                        }
+                    }
+                    if let (Some(p), Some(path)) = (page, now) {
+                        plan.insert(path, Some(page_file(&p).into_bytes()));
+                    }
+                }
+                Store::Raw => {
+                    if let Some(version) = key.strip_prefix("text/") {
+                        let bytes = self.storage.get(Store::Raw, key).await?.map(|r| r.data);
+                        plan.insert(raw_text_path(version), bytes);
+                    } else if let Some(sha) = key.strip_prefix("original/") {
+                        originals.push(sha);
+                    }
+                }
+                Store::Meta if MetaRecord::of(key) == MetaRecord::Asset => {
+                    let name = key.strip_prefix(ASSET_PREFIX).unwrap_or(key);
+                    let path = format!("raw/assets/{name}");
+                    let asset = self.read::<Asset>(Store::Meta, key).await?;
+                    let bytes = match asset {
+                        Some((a, _)) => self.asset_bytes(&a.sha256).await?,
+                        None => None,
+                    };
+                    plan.insert(path, bytes);
+                }
+                Store::Documents if key != INDEX_MD && key != LOG_MD => {
+                    let bytes = self
+                        .storage
+                        .get(Store::Documents, key)
+                        .await?
+                        .map(|r| r.data);
+                    plan.insert(key.clone(), bytes);
+                }
+                _ => {}
+            }
+        }
+        if !originals.is_empty() {
+            self.plan_originals(touched, &originals, kept, &mut plan)
+                .await?;
+        }
+        for doc in [INDEX_MD, LOG_MD] {
+            let bytes = self
+                .storage
+                .get(Store::Documents, doc)
+                .await?
+                .map(|r| r.data);
+            plan.insert(doc.to_string(), bytes);
+        }
+        Ok(plan)
+    }
+
+    /// The original artifacts among the touched raw records: their path needs the MIME type
+    /// their source records, found among the touched sources, else among all.
+    async fn plan_originals(
+        &self,
+        touched: &Touched,
+        originals: &[&str],
+        kept: &BTreeMap<String, String>,
+        plan: &mut Plan,
+    ) -> Result<()> {
+        let mut mime: HashMap<String, String> = HashMap::new();
+        let note = |s: &Source, mime: &mut HashMap<String, String>| {
+            if let Some(a) = &s.original {
+                mime.insert(a.sha256.clone(), a.mime.clone());
+            }
+        };
+        for (store, key) in touched {
+            if *store == Store::Sources {
+                if let Some((s, _)) = self.read::<Source>(Store::Sources, key).await? {
+                    note(&s, &mut mime);
+                }
+            }
+        }
+        if originals.iter().any(|sha| !mime.contains_key(*sha)) {
+            for s in self.sources().await? {
+                note(&s, &mut mime);
+            }
+        }
+        for sha in originals {
+            let key = format!("original/{sha}");
+            let bytes = self.storage.get(Store::Raw, &key).await?.map(|r| r.data);
+            let prefix = format!("raw/original/{sha}.");
+            let path = raw_original_path(sha, mime.get(*sha).map_or("", String::as_str));
+            for old in kept
+                .keys()
+                .filter(|p| p.starts_with(&prefix) && **p != path)
+            {
+                plan.insert(old.clone(), None);
+            }
+            plan.insert(path, bytes);
+        }
+        Ok(())
+    }
+
+    /// The records in `touched` that a vault carries, as they are now (pages without bodies,
+    /// meta records without secrets).
+    pub(super) async fn records_after(&self, touched: &Touched) -> Result<Vec<RecordAfter>> {
+        let mut out = Vec::new();
+        for (store, key) in touched {
+            if !carried(*store, key) {
+                continue;
+            }
+            let value = match self.storage.get(*store, key).await? {
+                None => None,
+                Some(r) => {
+                    let mut v: Value = from_json(*store, key, &r.data)?;
+                    if *store == Store::Pages {
+                        let mut page: Page = from_json(*store, key, &r.data)?;
+                        page.body = String::new();
+                        v = serde_json::to_value(&page).unwrap_or(Value::Null);
+                    } else if *store == Store::Meta {
+                        portable_meta_value(key, &mut v);
+                    }
+                    Some(v)
+                }
+            };
+            out.push(RecordAfter {
+                store: *store,
+                key: key.clone(),
+                value,
+            });
+        }
+        Ok(out)
+    }
+}

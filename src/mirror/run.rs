@@ -1,0 +1,288 @@
+//! A mirror run: the whole wiki (first run), or the operations since the last run; both write
+//! the run's plan first to the state as pending, then the files, then the commit mark.
+
+use std::collections::BTreeMap;
+
+use super::plan::{Plan, Touched};
+use super::{MirrorReport, MirrorState};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::folder::Folder;
+use crate::model::{OpId, Operation, Store};
+use crate::records::undo::UndoRecord;
+use crate::records::{from_json, operation_key, undo_key};
+use crate::storage::Storage;
+use crate::text::sha256_hex;
+use crate::vault_files::json::json_one;
+use crate::vault_files::ops::{op_path, OpFile, RunFile, OPS_DIR, RUN_PATH};
+use crate::vault_files::read::read_manifest;
+use crate::vault_files::{Layout, FOLDER_VERSION, MANIFEST_PATH};
+use crate::wiki::Wiki;
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The first run (or one that cannot tell what an operation changed): every file of the
+    /// wiki in the folder layout as of operation `last`, written where its bytes differ; the
+    /// files the mirror kept that the wiki no longer has and every operation file removed; the
+    /// manifest last.
+    pub(super) async fn mirror_whole<F: Folder>(
+        &self,
+        folder: &F,
+        mut state: MirrorState,
+        rev: Option<u64>,
+        last: OpId,
+    ) -> Result<MirrorReport> {
+        // A first run goes into an empty folder (checked by the caller): nothing to read first.
+        let check = !state.files.is_empty();
+        let mut files = self.vault_snapshot().await?;
+        let mut manifest = read_manifest(&files)?;
+        manifest.version = FOLDER_VERSION;
+        manifest.layout = Layout::Folder;
+        manifest.last_op = last;
+        files.remove(MANIFEST_PATH);
+        let mut plan: Plan = files.into_iter().map(|(p, b)| (p, Some(b))).collect();
+        for old in state.files.keys() {
+            plan.entry(old.clone()).or_insert(None);
+        }
+        let root = state.root.clone();
+        for e in folder.list(&format!("{root}/{OPS_DIR}")).await? {
+            let path = e.path[root.len() + 1..].to_string();
+            plan.insert(path, None);
+        }
+        let mut report = MirrorReport {
+            root: root.clone(),
+            whole: true,
+            ..Default::default()
+        };
+        let run = Run {
+            plan,
+            marks: vec![(MANIFEST_PATH.to_string(), json_one(&manifest))],
+            check,
+            whole: true,
+            last,
+        };
+        let rev = self
+            .mirror_apply(folder, &mut state, rev, run, &mut report)
+            .await?;
+        state.synced = last;
+        self.save_mirror_state(&state, Some(rev)).await?;
+        report.synced = last;
+        Ok(report)
+    }
+
+    /// A run over operations `state.synced + 1 ..= last`, from their undo records; without one
+    /// of them, [`Wiki::mirror_whole`].
+    pub(super) async fn mirror_since<F: Folder>(
+        &self,
+        folder: &F,
+        mut state: MirrorState,
+        rev: Option<u64>,
+        last: OpId,
+    ) -> Result<MirrorReport> {
+        let ids: Vec<OpId> = (state.synced + 1..=last).collect();
+        let keys: Vec<String> = ids.iter().map(|id| undo_key(*id)).collect();
+        let mut undo: Vec<UndoRecord> = Vec::new();
+        for (k, r) in keys
+            .iter()
+            .zip(self.storage.get_many(Store::Meta, &keys).await?)
+        {
+            match r {
+                Some(r) => undo.push(from_json(Store::Meta, k, &r.data)?),
+                None => return self.mirror_whole(folder, state, rev, last).await,
+            }
+        }
+        let op_keys: Vec<String> = ids.iter().map(|id| operation_key(*id)).collect();
+        let mut operations: Vec<Operation> = Vec::new();
+        for (k, r) in op_keys
+            .iter()
+            .zip(self.storage.get_many(Store::Operations, &op_keys).await?)
+        {
+            let r = r.ok_or_else(|| Error::Corrupt {
+                store: Store::Operations,
+                key: k.clone(),
+                message: "an operation with an undo record has no record".into(),
+            })?;
+            operations.push(from_json(Store::Operations, k, &r.data)?);
+        }
+        if undo.iter().any(|u| u.revisions.is_none()) {
+            // Written by an older build: which revisions it wrote is unknown.
+            return self.mirror_whole(folder, state, rev, last).await;
+        }
+        let touched: Touched = undo
+            .iter()
+            .flat_map(|u| {
+                let revisions = u.revisions.iter().flatten();
+                u.entries
+                    .iter()
+                    .map(|e| (e.store, e.key.clone()))
+                    .chain(revisions.map(|k| (Store::Revisions, k.clone())))
+            })
+            .collect();
+        let plan = self.touched_files(&touched, &state.files).await?;
+        let mut records = Some(self.records_after(&touched).await?);
+        // Operation files, the run's last one at the end: the commit mark.
+        let mut marks = Vec::new();
+        for (operation, undo) in operations.into_iter().zip(undo).rev() {
+            let id = operation.id;
+            let file = OpFile {
+                operation,
+                undo: Some(undo),
+                run_last: last,
+                records: records.take().unwrap_or_default(),
+            };
+            marks.push((op_path(id), json_one(&file)));
+        }
+        marks.reverse();
+        let mut report = MirrorReport {
+            root: state.root.clone(),
+            ..Default::default()
+        };
+        let run = Run {
+            plan,
+            marks,
+            check: true,
+            whole: false,
+            last,
+        };
+        let rev = self
+            .mirror_apply(folder, &mut state, rev, run, &mut report)
+            .await?;
+        state.synced = last;
+        self.save_mirror_state(&state, Some(rev)).await?;
+        report.synced = last;
+        Ok(report)
+    }
+
+    /// Writes a run (see the module docs of [`crate::vault_files::ops`]): the state with the
+    /// run pending, `run.json`, the plan's files whose bytes differ from what the mirror kept,
+    /// the marks in order (always written), then the removals of raw files (content-addressed,
+    /// so they go only once nothing counted needs them). A file the mirror did not write, or
+    /// whose bytes changed in the folder since, is left as it is and listed in `report.held`.
+    /// Removes only files the mirror wrote. Returns the state record's revision; `state.files`
+    /// then holds the new hashes and `state.pending` is empty (the caller saves it).
+    async fn mirror_apply<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        rev: Option<u64>,
+        run: Run,
+        report: &mut MirrorReport,
+    ) -> Result<u64> {
+        let mut todo: Vec<Step> = Vec::new();
+        for (path, bytes) in run.plan {
+            let kept = state.files.get(&path);
+            match bytes {
+                Some(b) => {
+                    let sha = sha256_hex(&b);
+                    if kept == Some(&sha) {
+                        report.unchanged += 1;
+                    } else {
+                        todo.push((path, Some((b, sha))));
+                    }
+                }
+                None if kept.is_some() || path.starts_with(OPS_DIR) => todo.push((path, None)),
+                None => {}
+            }
+        }
+        // Raw files are removed last.
+        crate::util::sort_by(&mut todo, &|a, b| {
+            let late =
+                |(p, b): &(String, Option<(Vec<u8>, String)>)| b.is_none() && p.starts_with("raw/");
+            late(a).cmp(&late(b))
+        });
+        let planned: BTreeMap<String, Option<String>> = todo
+            .iter()
+            .map(|(p, b)| (p.clone(), b.as_ref().map(|(_, sha)| sha.clone())))
+            .collect();
+        let run_file = RunFile {
+            run_last: run.last,
+            whole: run.whole,
+            files: planned.clone(),
+        };
+        let mut pending = planned;
+        for (p, b) in &run.marks {
+            pending.insert(p.clone(), Some(sha256_hex(b)));
+        }
+        // A run cut short left its files: they are the mirror's own writes too.
+        let earlier = std::mem::replace(&mut state.pending, pending);
+        let rev = self.save_mirror_state(state, rev).await?;
+        let root = state.root.clone();
+        folder
+            .write(&format!("{root}/{RUN_PATH}"), &json_one(&run_file))
+            .await?;
+        let mut marks = Some(run.marks);
+        for (path, bytes) in todo {
+            if bytes.is_none() && path.starts_with("raw/") {
+                if let Some(marks) = marks.take() {
+                    self.write_marks(folder, state, marks, report).await?;
+                }
+            }
+            let full = format!("{root}/{path}");
+            if run.check && !path.starts_with(OPS_DIR) {
+                if let Some(there) = folder.read(&full).await? {
+                    let there = sha256_hex(&there);
+                    let ours = bytes.as_ref().map(|(_, sha)| sha);
+                    let own = state.files.get(&path) == Some(&there)
+                        || ours == Some(&there)
+                        || earlier
+                            .get(&path)
+                            .is_some_and(|e| e.as_ref() == Some(&there));
+                    if !own {
+                        report.held.push(path);
+                        continue;
+                    }
+                }
+            }
+            match bytes {
+                Some((b, sha)) => {
+                    folder.write(&full, &b).await?;
+                    state.files.insert(path.clone(), sha);
+                    report.written.push(path);
+                }
+                None => {
+                    folder.remove(&full).await?;
+                    state.files.remove(&path);
+                    report.removed.push(path);
+                }
+            }
+        }
+        if let Some(marks) = marks.take() {
+            self.write_marks(folder, state, marks, report).await?;
+        }
+        state.pending.clear();
+        Ok(rev)
+    }
+
+    async fn write_marks<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        marks: Vec<(String, Vec<u8>)>,
+        report: &mut MirrorReport,
+    ) -> Result<()> {
+        for (path, b) in marks {
+            folder.write(&format!("{}/{path}", state.root), &b).await?;
+            if !path.starts_with(OPS_DIR) {
+                state.files.insert(path.clone(), sha256_hex(&b));
+            }
+            report.written.push(path);
+        }
+        Ok(())
+    }
+}
+
+/// One file of a run: its path, and its bytes with their SHA-256 (`None`: remove it).
+type Step = (String, Option<(Vec<u8>, String)>);
+
+/// What one run writes.
+struct Run {
+    /// The files (see [`Plan`]).
+    plan: Plan,
+    /// The commit marks, written after the plan's files in this order.
+    marks: Vec<(String, Vec<u8>)>,
+    /// Read each file before writing over it (off only for a first run into an empty folder).
+    check: bool,
+    /// Whether the run writes the whole wiki again.
+    whole: bool,
+    /// The run's last operation.
+    last: OpId,
+}

@@ -1,0 +1,327 @@
+//! One file per operation, the folder layout's log (Decision 10): `.llm-wiki/ops/<id>.json` holds
+//! the operation record and its undo record. A mirror run writes the files of one or more
+//! operations; the last one's file also holds every record the run changed (page revisions
+//! among them), as it was after that operation, and is written after the run's other files.
+//! It is the run's commit mark: a reader counts an operation only when the file of its run's
+//! last operation exists.
+//!
+//! Before anything else, a run writes `.llm-wiki/run.json` ([`RunFile`]): its last operation
+//! and every file it is about to write, with the bytes' SHA-256. A reader that finds the run
+//! unfinished puts back what the counted operations say for each file the run had already
+//! written ([`settle_unfinished_run`]), so a run cut short leaves the folder at the operation
+//! before it.
+//!
+//! *Invariant:* replaying the counted operation files over the `.llm-wiki/*.json` files of the
+//! manifest's `last_op` gives the records the wiki held after the last counted operation.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::read::{bad, OurVault};
+use crate::error::Result;
+use crate::model::{Asset, OpId, Operation, Page, Revision, Source, Store};
+use crate::records::undo::UndoRecord;
+use crate::records::MetaRecord;
+
+/// The folder of operation files.
+pub const OPS_DIR: &str = ".llm-wiki/ops";
+
+/// The file of operation `id`: `.llm-wiki/ops/<id, 12 digits>.json`.
+pub fn op_path(id: OpId) -> String {
+    format!("{OPS_DIR}/{id:012}.json")
+}
+
+/// `.llm-wiki/ops/<id>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpFile {
+    /// The operation record.
+    pub operation: Operation,
+    /// Its undo record (`None` for an operation that has none, such as an import's).
+    #[serde(default)]
+    pub undo: Option<UndoRecord>,
+    /// The last operation of the mirror run that wrote this file: this file counts only when
+    /// that operation's file exists.
+    pub run_last: OpId,
+    /// In the run's last file only: every record the run's operations wrote, as it was after
+    /// the run (`None`: deleted). Pages without their bodies (the `.md` files hold them), meta
+    /// records without secrets, only what a vault carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<RecordAfter>,
+}
+
+/// A record as a mirror run left it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordAfter {
+    /// The store.
+    pub store: Store,
+    /// The key.
+    pub key: String,
+    /// The record, or `None` when the run deleted it.
+    pub value: Option<Value>,
+}
+
+/// Whether a vault carries a record of `store`/`key` in its `.llm-wiki/` files (the rest are
+/// files of their own, derived, or local to one browser).
+pub fn carried(store: Store, key: &str) -> bool {
+    match store {
+        Store::Pages
+        | Store::Revisions
+        | Store::Sources
+        | Store::Claims
+        | Store::Ledger
+        | Store::Operations => true,
+        Store::Meta => {
+            let kind = MetaRecord::of(key);
+            kind.exported() && kind != MetaRecord::Undo
+        }
+        Store::Raw | Store::Documents | Store::Search => false,
+    }
+}
+
+/// Replays the operation files among `files` that come after `vault.manifest.last_op` and are
+/// counted (see the module docs) onto `vault`, and moves its `last_op` to the last of them.
+/// Returns the paths of the files left out because their run did not finish.
+///
+/// Errors: [`crate::error::Error::InvalidInput`] for an operation file that does not parse.
+pub fn replay(vault: &mut OurVault, files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<String>> {
+    let mut ops: Vec<(String, OpFile)> = Vec::new();
+    let prefix = format!("{OPS_DIR}/");
+    for (path, data) in files.range(prefix.clone()..) {
+        if !path.starts_with(&prefix) {
+            break;
+        }
+        let f: OpFile = serde_json::from_slice(data).map_err(|e| bad(format!("{path}: {e}")))?;
+        if f.operation.id > vault.manifest.last_op {
+            ops.push((path.clone(), f));
+        }
+    }
+    crate::util::sort_by(&mut ops, &|a, b| a.1.operation.id.cmp(&b.1.operation.id));
+    let mut left_out = Vec::new();
+    let mut ids: HashMap<OpId, usize> = vault
+        .operations
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.id, i))
+        .collect();
+    for (path, f) in ops {
+        if !files.contains_key(&op_path(f.run_last)) || f.run_last < f.operation.id {
+            left_out.push(path);
+            continue;
+        }
+        let id = f.operation.id;
+        upsert_operation(&mut vault.operations, &mut ids, f.operation);
+        vault.undo.retain(|u| u.op != id);
+        vault.undo.extend(f.undo);
+        for r in f.records {
+            apply(vault, &mut ids, r)?;
+        }
+        vault.manifest.last_op = vault.manifest.last_op.max(id);
+    }
+    Ok(left_out)
+}
+
+fn upsert_operation(ops: &mut Vec<Operation>, ids: &mut HashMap<OpId, usize>, op: Operation) {
+    match ids.get(&op.id) {
+        Some(&i) => ops[i] = op,
+        None => {
+            ids.insert(op.id, ops.len());
+            ops.push(op);
+        }
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(r: &RecordAfter, v: &Value) -> Result<T> {
+    serde_json::from_value(v.clone()).map_err(|e| {
+        bad(format!(
+            "record {:?}/{} in an operation file: {e}",
+            r.store, r.key
+        ))
+    })
+}
+
+fn set<T>(list: &mut Vec<T>, same: impl Fn(&T) -> bool, value: Option<T>) {
+    match (list.iter().position(same), value) {
+        (Some(i), Some(v)) => list[i] = v,
+        (Some(i), None) => {
+            list.remove(i);
+        }
+        (None, Some(v)) => list.push(v),
+        (None, None) => {}
+    }
+}
+
+/// Applies one record of a run to `vault`.
+fn apply(vault: &mut OurVault, ids: &mut HashMap<OpId, usize>, r: RecordAfter) -> Result<()> {
+    let key = r.key.as_str();
+    match (r.store, &r.value) {
+        (Store::Pages, v) => {
+            let page: Option<Page> = v.as_ref().map(|v| typed(&r, v)).transpose()?;
+            set(&mut vault.records, |p| p.key == key, page);
+        }
+        (Store::Revisions, v) => {
+            let revision: Option<Revision> = v.as_ref().map(|v| typed(&r, v)).transpose()?;
+            let (page, number) = key.split_once('\u{0}').unwrap_or((key, ""));
+            let number: u64 = number.parse().unwrap_or(0);
+            set(
+                &mut vault.revisions,
+                |x| x.page == page && x.number == number,
+                revision,
+            );
+        }
+        (Store::Sources, v) => {
+            let source: Option<Source> = v.as_ref().map(|v| typed(&r, v)).transpose()?;
+            set(&mut vault.sources, |s| s.key == key, source);
+        }
+        (Store::Operations, Some(v)) => {
+            let op: Operation = typed(&r, v)?;
+            upsert_operation(&mut vault.operations, ids, op);
+        }
+        (Store::Claims | Store::Ledger | Store::Meta, v) => {
+            let map = match r.store {
+                Store::Claims => &mut vault.claims,
+                Store::Ledger => &mut vault.ledger,
+                _ => match MetaRecord::of(key) {
+                    MetaRecord::Asset => {
+                        let asset: Option<Asset> = v.as_ref().map(|v| typed(&r, v)).transpose()?;
+                        let name = key.strip_prefix(crate::records::ASSET_PREFIX);
+                        set(&mut vault.assets, |a| Some(a.name.as_str()) == name, asset);
+                        return Ok(());
+                    }
+                    MetaRecord::Config => {
+                        vault.config = v.clone().unwrap_or(Value::Null);
+                        return Ok(());
+                    }
+                    kind if kind.in_meta_json() => &mut vault.meta,
+                    _ => return Ok(()),
+                },
+            };
+            match v {
+                Some(v) => map.insert(r.key.clone(), v.clone()),
+                None => map.remove(key),
+            };
+        }
+        // Operation records are never deleted; raw bytes, revisions and documents are files
+        // or travel in the operation's own file.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The file a mirror run writes first.
+pub const RUN_PATH: &str = ".llm-wiki/run.json";
+
+/// `.llm-wiki/run.json`: the mirror run last started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFile {
+    /// Its last operation: the run finished when that operation's file exists (or, for a whole
+    /// run, when the manifest's `last_op` reached it).
+    pub run_last: OpId,
+    /// Whether it writes the whole wiki again (the `.llm-wiki/*.json` files among them).
+    #[serde(default)]
+    pub whole: bool,
+    /// Every file it writes or removes: path → SHA-256 of the new bytes, or `None`.
+    pub files: BTreeMap<String, Option<String>>,
+}
+
+/// Puts back, in `files`, what the counted operations say for every file an unfinished mirror
+/// run (see the module docs) had already written or removed: a page file as its recorded page
+/// and last counted revision give it (or no file, for a page the run created), index.md from
+/// the recorded pages, log.md without the entries of uncounted operations, and no file for a
+/// new source text, original or attachment. Files the run had not reached yet, or that changed
+/// since, stay as they are. Returns the paths put back; `run.json` itself is dropped.
+///
+/// Errors: [`crate::error::Error::InvalidInput`] for a `run.json` that does not parse, or an
+/// unfinished run that was writing the whole wiki again (its `.llm-wiki/*.json` files are
+/// mixed: the browser that mirrors the wiki finishes the run on its next start).
+pub fn settle_unfinished_run(
+    vault: &OurVault,
+    files: &mut BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<String>> {
+    let Some(bytes) = files.remove(RUN_PATH) else {
+        return Ok(Vec::new());
+    };
+    let run: RunFile =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("{RUN_PATH}: {e}")))?;
+    let last = vault.manifest.last_op;
+    if run.run_last <= last {
+        return Ok(Vec::new());
+    }
+    if run.whole {
+        return Err(bad(format!(
+            "a mirror run that writes the whole wiki again (up to operation {}) did not finish: \
+             open the wiki in the browser that mirrors it, so the run finishes, then import",
+            run.run_last
+        )));
+    }
+    let mut settled = Vec::new();
+    for (path, planned) in &run.files {
+        let there = files.get(path).map(|b| crate::text::sha256_hex(b));
+        if there != *planned {
+            continue; // not reached, or changed since: as it is
+        }
+        if path == crate::documents::LOG_MD {
+            if let Some(b) = files.get_mut(path) {
+                *b = log_up_to(b, last);
+            }
+        } else {
+            match committed_file(vault, path) {
+                Some(b) => files.insert(path.clone(), b),
+                None => files.remove(path),
+            };
+        }
+        settled.push(path.clone());
+    }
+    Ok(settled)
+}
+
+/// What the counted records say `path` holds (`None`: no such file).
+fn committed_file(vault: &OurVault, path: &str) -> Option<Vec<u8>> {
+    use crate::documents::{render_index, INDEX_MD};
+    if path == INDEX_MD {
+        return Some(render_index(&vault.records).into_bytes());
+    }
+    let (kind, key) = path
+        .strip_prefix("wiki/")?
+        .split_once('/')
+        .and_then(|(k, f)| Some((crate::model::PageKind::parse(k)?, f.strip_suffix(".md")?)))?;
+    let record = vault
+        .records
+        .iter()
+        .find(|p| p.key == key && p.kind == kind)?;
+    let body = vault
+        .revisions
+        .iter()
+        .filter(|r| r.page == key)
+        .max_by_key(|r| r.number)
+        .and_then(|r| r.page_state.as_ref())
+        .map(|s| s.body.clone())?;
+    let page = Page {
+        body,
+        ..record.clone()
+    };
+    Some(crate::markdown::page::page_file(&page).into_bytes())
+}
+
+/// log.md without the entries of operations after `last` (each entry is a `## [time] kind |
+/// summary` heading followed by `- op <id>`; see [`crate::documents::log_entry`]).
+fn log_up_to(log: &[u8], last: OpId) -> Vec<u8> {
+    let text = String::from_utf8_lossy(log);
+    let mut at = 0;
+    while let Some(i) = text[at..].find("\n## [") {
+        let start = at + i;
+        let id = text[start + 1..]
+            .split_once("\n\n- op ")
+            .and_then(|(_, rest)| rest.split('\n').next())
+            .and_then(|n| n.trim().parse::<OpId>().ok());
+        if id.is_some_and(|id| id > last) {
+            return text[..start].as_bytes().to_vec();
+        }
+        at = start + 1;
+    }
+    log.to_vec()
+}

@@ -1,0 +1,324 @@
+//! The folder mirror (issue #24) on an in-memory folder: a mirrored folder imports back to the
+//! same wiki, a run writes only what its operations changed, a run cut short at any write leaves
+//! the folder at the operation before it, and nothing of the user's is written over.
+
+use std::collections::BTreeMap;
+
+use futures::executor::block_on;
+use llm_wiki::folder::{Folder, MemoryFolder};
+use llm_wiki::model::PageKind;
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::vault::VaultKind;
+use llm_wiki::vault_files::zip::{read_zip, write_zip};
+use llm_wiki::wiki::{NewSource, PageEdit};
+use llm_wiki::Error;
+
+mod common;
+
+use common::{new_page, open, populated, W};
+
+const ROOT: &str = "llm-wiki";
+
+/// The files of the mirror's root, as a vault zip (the way a user would import the folder).
+fn folder_zip(folder: &MemoryFolder) -> Vec<u8> {
+    let files: BTreeMap<String, Vec<u8>> = folder
+        .snapshot()
+        .into_iter()
+        .filter_map(|(p, b)| Some((p.strip_prefix(&format!("{ROOT}/"))?.to_string(), b)))
+        .collect();
+    write_zip(&files).unwrap()
+}
+
+/// What a fresh wiki imported from the folder exports.
+fn reimported(folder: &MemoryFolder, name: &str) -> (Vec<u8>, llm_wiki::vault::ImportReport) {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, name);
+    let report = block_on(w.import_vault(&folder_zip(folder))).unwrap();
+    (block_on(w.export_vault()).unwrap(), report)
+}
+
+/// Asserts two vault zips hold the same files, naming the first that differs.
+fn assert_same(got: &[u8], want: &[u8], what: &str) {
+    let (got, want) = (read_zip(got).unwrap(), read_zip(want).unwrap());
+    for path in got.keys().chain(want.keys()) {
+        let (g, w) = (got.get(path), want.get(path));
+        if g != w {
+            let lines = |b: Option<&Vec<u8>>| -> Vec<String> {
+                b.map(|b| {
+                    String::from_utf8_lossy(b)
+                        .lines()
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+            };
+            let (gl, wl) = (lines(g), lines(w));
+            let at = (0..gl.len().max(wl.len()))
+                .find(|i| gl.get(*i) != wl.get(*i))
+                .unwrap_or(0);
+            panic!(
+                "{what}: {path} differs at line {at} (of {} / {})\n got: {:?}\nwant: {:?}",
+                gl.len(),
+                wl.len(),
+                gl.get(at),
+                wl.get(at)
+            );
+        }
+    }
+}
+
+fn mirror(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::MirrorReport {
+    block_on(w.mirror(folder, ROOT)).unwrap()
+}
+
+/// One operation of a test.
+type Step = Box<dyn Fn(&W)>;
+
+/// Operations of every kind after the first run: sources added and corrected, attachments,
+/// page edits, a rename, a delete, a rollback and settings.
+fn more_operations(w: &W, folder: &MemoryFolder, after_each: &mut dyn FnMut(&W, &MemoryFolder)) {
+    let steps: Vec<Step> = vec![
+        Box::new(|w| {
+            new_page(w, "检索", PageKind::Concept, "见 [[人工智能]]。\n");
+        }),
+        Box::new(|w| {
+            block_on(w.add_source(NewSource {
+                key: Some("clip/b".into()),
+                mime: "text/markdown".into(),
+                content: "# B\nBeta text.\n".into(),
+                original: Some(b"%PDF-1.4 fake".to_vec()),
+                original_mime: Some("application/pdf".into()),
+                ..Default::default()
+            }))
+            .unwrap();
+        }),
+        Box::new(|w| {
+            block_on(w.add_attachment("图 1.png", "image/png", b"\x89PNG two")).unwrap();
+        }),
+        Box::new(|w| {
+            block_on(w.put_page(PageEdit {
+                key: Some("检索".into()),
+                body: Some("改过的正文，链接 [[机器学习 (ML)]]。\n".into()),
+                ..Default::default()
+            }))
+            .unwrap();
+        }),
+        Box::new(|w| {
+            block_on(w.rename_page("检索", "信息检索")).unwrap();
+        }),
+        Box::new(|w| {
+            let op = block_on(w.delete_page("Rust： Ownership")).unwrap().op;
+            block_on(w.rollback(op)).unwrap();
+        }),
+        Box::new(|w| {
+            block_on(w.remove_source("clip/b")).unwrap();
+        }),
+    ];
+    for step in steps {
+        step(w);
+        after_each(w, folder);
+    }
+}
+
+#[test]
+fn a_mirrored_folder_imports_back_to_the_same_wiki() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "a");
+    let folder = MemoryFolder::new();
+    let first = mirror(&w, &folder);
+    assert!(first.whole);
+    assert_same(
+        &reimported(&folder, "b").0,
+        &block_on(w.export_vault()).unwrap(),
+        "after the first run",
+    );
+    let mut runs = 0;
+    more_operations(&w, &folder, &mut |w, folder| {
+        let r = mirror(w, folder);
+        assert!(!r.whole, "{r:?}");
+        runs += 1;
+        let (exported, report) = reimported(folder, &format!("r{runs}"));
+        assert_eq!(report.kind, Some(VaultKind::LlmWiki));
+        assert!(report.edited_pages.is_empty(), "{report:?}");
+        assert_same(
+            &exported,
+            &block_on(w.export_vault()).unwrap(),
+            &format!("after run {runs}"),
+        );
+    });
+    // Nothing outside the root.
+    assert!(folder.snapshot().keys().all(|p| p.starts_with("llm-wiki/")));
+}
+
+#[test]
+fn a_run_writes_only_the_files_its_operations_changed() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "w");
+    for i in 0..30 {
+        new_page(
+            &w,
+            &format!("Page {i}"),
+            PageKind::Concept,
+            &format!("Body {i}.\n"),
+        );
+    }
+    common::add(&w, "notes/a.md", "Alpha is a letter.\n");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    folder.take_log();
+    // Nothing happened: nothing is written.
+    let idle = mirror(&w, &folder);
+    assert!(
+        idle.written.is_empty() && idle.removed.is_empty(),
+        "{idle:?}"
+    );
+    // One page edited: the run's note, its file, the log and the operation file (index.md
+    // keeps its bytes).
+    block_on(w.put_page(PageEdit {
+        key: Some("Page 3".into()),
+        body: Some("Body three, edited.\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let r = mirror(&w, &folder);
+    let (written, removed) = folder.take_log();
+    let op = r.synced;
+    assert_eq!(
+        written,
+        vec![
+            "llm-wiki/.llm-wiki/run.json".to_string(),
+            "llm-wiki/log.md".to_string(),
+            "llm-wiki/wiki/concept/Page 3.md".to_string(),
+            format!("llm-wiki/.llm-wiki/ops/{op:012}.json"),
+        ]
+    );
+    assert!(removed.is_empty());
+    assert!(r.unchanged >= 1, "index.md was planned and kept: {r:?}");
+    // A source added: its text, the index and log, one operation file; no page file.
+    common::add(&w, "notes/b.md", "Beta is a letter.\n");
+    mirror(&w, &folder);
+    let (written, _) = folder.take_log();
+    assert!(written.iter().any(|p| p.starts_with("llm-wiki/raw/text/")));
+    assert!(
+        !written.iter().any(|p| p.starts_with("llm-wiki/wiki/")),
+        "{written:?}"
+    );
+    assert_eq!(written.iter().filter(|p| p.contains("/ops/")).count(), 1);
+    // Several operations in one run: one file each, the last one last.
+    new_page(&w, "New one", PageKind::Entity, "x\n");
+    new_page(&w, "New two", PageKind::Entity, "y\n");
+    let r = mirror(&w, &folder);
+    let (written, _) = folder.take_log();
+    let ops: Vec<&String> = written.iter().filter(|p| p.contains("/ops/")).collect();
+    assert_eq!(ops.len(), 2);
+    assert_eq!(
+        written.last().unwrap(),
+        &format!("llm-wiki/.llm-wiki/ops/{:012}.json", r.synced)
+    );
+}
+
+/// A mirrored wiki and three operations the folder does not hold yet (pages, a source, an
+/// attachment), with the exports before and after them.
+fn three_behind(backend: &MemoryBackend) -> (W, MemoryFolder, Vec<u8>, Vec<u8>) {
+    let w = populated(backend, "a");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    let before = block_on(w.export_vault()).unwrap();
+    new_page(&w, "检索", PageKind::Concept, "见 [[人工智能]]。\n");
+    common::add(&w, "notes/c.md", "Gamma.\n");
+    block_on(w.add_attachment("c.png", "image/png", b"\x89PNG c")).unwrap();
+    let after = block_on(w.export_vault()).unwrap();
+    (w, folder, before, after)
+}
+
+#[test]
+fn a_run_cut_short_at_any_write_leaves_the_operation_before_it() {
+    for cut in 0.. {
+        let backend = MemoryBackend::new();
+        let (w, folder, before, after) = three_behind(&backend);
+        folder.fail_after(cut);
+        let result = block_on(w.mirror(&folder, ROOT));
+        folder.heal();
+        let (exported, report) = reimported(&folder, &format!("t{cut}"));
+        match result {
+            Err(Error::Folder { .. }) => {
+                assert_same(&exported, &before, &format!("cut after {cut}: {report:?}"));
+                // The next run finishes the job, and takes its own writes for its own.
+                let done = block_on(w.mirror(&folder, ROOT)).unwrap();
+                assert!(done.held.is_empty(), "cut after {cut}: {done:?}");
+                assert_same(
+                    &reimported(&folder, "d").0,
+                    &after,
+                    &format!("cut after {cut}"),
+                );
+            }
+            Ok(r) => {
+                assert_same(&exported, &after, "a run not cut");
+                assert!(cut > 3, "the run wrote more than a few files: {r:?}");
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn the_mirror_never_writes_over_files_it_did_not_write() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "w");
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    let folder = MemoryFolder::new();
+    folder.put_outside("llm-wiki/notes.md", b"mine");
+    let e = block_on(w.mirror(&folder, ROOT)).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    assert_eq!(folder.snapshot().len(), 1, "nothing written");
+    for bad in ["../up", "/abs", "a/../../b", ""] {
+        assert!(block_on(w.mirror(&folder, bad)).is_err(), "{bad:?}");
+    }
+    // Another root is free.
+    mirror_at(&w, &folder, "llm-wiki 2");
+    // A page file edited outside since the last run is held, not written over.
+    folder.put_outside("llm-wiki 2/wiki/concept/Alpha.md", b"edited in Obsidian\n");
+    block_on(w.put_page(PageEdit {
+        key: Some("Alpha".into()),
+        body: Some("Edited in the app.\n".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    let r = block_on(w.mirror(&folder, "llm-wiki 2")).unwrap();
+    assert_eq!(r.held, vec!["wiki/concept/Alpha.md".to_string()]);
+    assert_eq!(
+        block_on(folder.read("llm-wiki 2/wiki/concept/Alpha.md")).unwrap(),
+        Some(b"edited in Obsidian\n".to_vec())
+    );
+    assert_eq!(folder.snapshot()["llm-wiki/notes.md"], b"mine");
+}
+
+fn mirror_at(w: &W, folder: &MemoryFolder, root: &str) {
+    let r = block_on(w.mirror(folder, root)).unwrap();
+    assert!(r.whole && r.held.is_empty(), "{r:?}");
+}
+
+#[test]
+fn the_status_says_how_far_behind_the_folder_is() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "w");
+    assert_eq!(block_on(w.mirror_status()).unwrap(), None);
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    new_page(&w, "Beta", PageKind::Concept, "Second.\n");
+    let s = block_on(w.mirror_status()).unwrap().unwrap();
+    assert_eq!((s.root.as_str(), s.behind, s.interrupted), (ROOT, 1, false));
+    folder.fail_after(0);
+    assert!(block_on(w.mirror(&folder, ROOT)).is_err());
+    assert!(block_on(w.mirror_status()).unwrap().unwrap().interrupted);
+    folder.heal();
+    mirror(&w, &folder);
+    let s = block_on(w.mirror_status()).unwrap().unwrap();
+    assert_eq!((s.behind, s.interrupted), (0, false));
+    // Forgetting the mirror keeps the files; the next run needs a free folder again.
+    block_on(w.forget_mirror()).unwrap();
+    assert_eq!(block_on(w.mirror_status()).unwrap(), None);
+    assert!(block_on(w.mirror(&folder, ROOT)).is_err());
+}
