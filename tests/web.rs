@@ -359,3 +359,88 @@ async fn without_indexeddb_open_fails_unless_memory_fallback_is_asked_for() {
     wiki.close();
     call(Wiki::delete("with-idb".into())).await.unwrap();
 }
+
+/// A fresh, empty folder in the origin-private file system.
+async fn opfs_folder(name: &str) -> llm_wiki::folder::handle::HandleFolder {
+    use llm_wiki::folder::handle::HandleFolder;
+    let root = HandleFolder::origin_private().await.unwrap();
+    root.remove_folder(name).await.unwrap();
+    root.subfolder(name).await.unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn opfs_folder_conformance() {
+    let folder = opfs_folder("conformance").await;
+    llm_wiki::folder::conformance::run(&folder).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn js_api_mirror_into_opfs() {
+    use llm_wiki::folder::Folder;
+    use llm_wiki::wasm::Wiki;
+    let name = "js-api-mirror";
+    call(Wiki::delete(name.into())).await.unwrap();
+    let wiki: Wiki = call(Wiki::open(name.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap()
+        .unchecked_into::<JsValue>()
+        .into_wiki();
+    let folder = opfs_folder("mirror-test").await;
+    let page = |body: &str| {
+        obj(&[
+            ("title", "流量控制".into()),
+            ("kind", "concept".into()),
+            ("body", body.into()),
+        ])
+    };
+    call(wiki.put_page(tsify::Ts::new_unchecked(page("第一版。"))))
+        .await
+        .unwrap();
+    let first = call(wiki.mirror(folder.handle().clone(), None))
+        .await
+        .unwrap();
+    assert_eq!(get(&first, "whole").as_bool(), Some(true));
+    let file = folder
+        .read("llm-wiki/wiki/concept/流量控制.md")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(String::from_utf8(file).unwrap().contains("第一版。"));
+    // Nothing changed: nothing written.
+    let idle = call(wiki.mirror(folder.handle().clone(), None))
+        .await
+        .unwrap();
+    assert_eq!(js_sys::Array::from(&get(&idle, "written")).length(), 0);
+    let edit = page("第二版。");
+    Reflect::set(&edit, &"key".into(), &"流量控制".into()).unwrap();
+    call(wiki.put_page(tsify::Ts::new_unchecked(edit)))
+        .await
+        .unwrap();
+    let next = call(wiki.mirror(folder.handle().clone(), None))
+        .await
+        .unwrap();
+    let written: Vec<String> = js_sys::Array::from(&get(&next, "written"))
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect();
+    assert!(
+        written.contains(&"wiki/concept/流量控制.md".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        written.last().unwrap().starts_with(".llm-wiki/ops/"),
+        "{written:?}"
+    );
+    let status = call(wiki.mirror_status()).await.unwrap();
+    assert_eq!(get(&status, "behind").as_f64(), Some(0.0));
+    // A first run into a folder that holds files is refused.
+    call(wiki.forget_mirror()).await.unwrap();
+    let err = call(wiki.mirror(folder.handle().clone(), None))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("INVALID_INPUT")
+    );
+    wiki.close();
+}

@@ -10,6 +10,8 @@
 //! writes to a swap file and commits on close), so a reader sees either the old bytes or the new.
 
 pub mod conformance;
+#[cfg(target_arch = "wasm32")]
+pub mod handle;
 mod memory;
 
 pub use memory::MemoryFolder;

@@ -7,6 +7,7 @@
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod interop;
+mod mirror;
 mod operations;
 mod pages;
 mod search;
