@@ -7,27 +7,23 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::files::{is_app_document, mime_for, note_title, page_from_file, plan_asset, put_asset};
-use super::{ImportOptions, ImportReport, TemplateNotes, VaultKind};
+use super::{ImportOptions, ImportReport, VaultKind};
 use crate::clock::Clock;
 use crate::documents::{self, INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::markdown::keys::{fold_key, page_key, unique_key};
-use crate::markdown::obsidian::{self, NoteShape};
 use crate::markdown::page::page_file;
-use crate::model::{
-    Artifact, Author, Operation, OperationKind, Page, PageKind, Revision, Source, SourceStatus,
-    TokenUsage,
-};
+use crate::model::{Author, Operation, OperationKind, Page, PageKind, Revision, TokenUsage};
 use crate::records::{
     operation_key, revision_key, to_json, undo_key, MetaRecord, META_CONFIG, META_OPS,
 };
 use crate::storage::{Batch, Expect, Storage, Store};
-use crate::text::{normalize_source_text, sha256_hex};
+use crate::text::sha256_hex;
+use crate::vault_files::notes::{mime_for, note_source, page_from_file, plan_asset, put_asset};
 use crate::vault_files::ops::settle_unfinished_run;
 use crate::vault_files::read::{bad, read_manifest, read_our_vault, OurVault};
 use crate::vault_files::zip::read_zip;
-use crate::wiki::Wiki;
+use crate::wiki::{NoteOutcome, Wiki};
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     async fn import_ours(&self, mut files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
@@ -167,7 +163,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let mut ob = self.begin(OperationKind::Import, String::new()).await?;
         let op = ob.op.id;
-        let now = ob.op.time;
         let mut assets = self.assets().await?;
         let mut written_assets = 0;
         let mut moves: Vec<(String, String)> = Vec::new();
@@ -187,90 +182,24 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             let lower = path.to_ascii_lowercase();
             if lower.ends_with(".md") || lower.ends_with(".markdown") {
-                let Some((title, text, original)) =
-                    note_source(path, data, ours, options, &mut ob.batch, &mut report)
-                else {
+                let Some((title, text, original)) = note_source(
+                    path,
+                    data,
+                    ours,
+                    options.templates,
+                    &mut ob.batch,
+                    &mut report.skipped,
+                ) else {
                     continue;
                 };
-                let version = sha256_hex(text.as_bytes());
-                let found = self.find_source(path).await?;
-                // A source stored earlier under the NFD form of this path moves to the path.
-                let moved_from = found
-                    .as_ref()
-                    .map(|(_, _, k)| k.clone())
-                    .filter(|k| k != path);
-                let existing = found.map(|(s, rev, _)| (s, rev));
-                if let (Some(old), Some((s, rev))) = (&moved_from, &existing) {
-                    ob.batch
-                        .delete(Store::Sources, old.clone(), Expect::Rev(*rev));
-                    moves.push((old.clone(), path.clone()));
-                    ob.op.sources.push(old.clone());
-                    if !s.version.is_empty() && s.version == version {
-                        let moved = Source {
-                            key: path.clone(),
-                            ..s.clone()
-                        };
-                        ob.batch.put(
-                            Store::Sources,
-                            path.clone(),
-                            to_json(&moved),
-                            Expect::Absent,
-                        );
-                        ob.op.sources.push(path.clone());
-                        report.sources_unchanged.push(path.clone());
-                        continue;
-                    }
+                match self
+                    .put_note_source(&mut ob, path, title, text, original, &mut moves)
+                    .await?
+                {
+                    NoteOutcome::Added => report.sources_added.push(path.clone()),
+                    NoteOutcome::Corrected => report.sources_corrected.push(path.clone()),
+                    NoteOutcome::Unchanged => report.sources_unchanged.push(path.clone()),
                 }
-                if let Some((s, _)) = &existing {
-                    if !s.version.is_empty() && s.version == version {
-                        report.sources_unchanged.push(path.clone());
-                        continue;
-                    }
-                }
-                ob.batch.put(
-                    Store::Raw,
-                    format!("text/{version}"),
-                    text.clone().into_bytes(),
-                    Expect::Any,
-                );
-                let (previous_versions, rev) = match &existing {
-                    Some((s, rev)) => {
-                        let mut pv = s.previous_versions.clone();
-                        if !s.version.is_empty() {
-                            pv.push(s.version.clone());
-                        }
-                        report.sources_corrected.push(path.clone());
-                        (pv, Some(*rev))
-                    }
-                    None => {
-                        report.sources_added.push(path.clone());
-                        (vec![], None)
-                    }
-                };
-                let source = Source {
-                    key: path.clone(),
-                    version,
-                    title,
-                    url: None,
-                    mime: "text/markdown".into(),
-                    captured_at: None,
-                    added_at: now,
-                    op,
-                    text_bytes: text.len() as u64,
-                    original,
-                    previous_versions,
-                    status: SourceStatus::Pending,
-                    summary_page: None,
-                    parts: vec![],
-                };
-                let expect = if moved_from.is_some() {
-                    Expect::Absent
-                } else {
-                    Expect::from_read(rev)
-                };
-                ob.batch
-                    .put(Store::Sources, path.clone(), to_json(&source), expect);
-                ob.op.sources.push(path.clone());
             } else {
                 let name = path.rsplit('/').next().unwrap_or(path);
                 let (asset, new) = plan_asset(&assets, name, &mime_for(name), data, op);
@@ -601,76 +530,4 @@ fn put_vault_edits(
         );
     }
     op
-}
-
-/// A note of a plain Obsidian vault as a source: its title, its text, and the original kept
-/// when the text is only part of the note (a drawing's text elements, whose whole note is added
-/// to `batch`); `None` when the note is skipped, with the reason in `report`.
-fn note_source(
-    path: &str,
-    data: &[u8],
-    ours: bool,
-    options: &ImportOptions,
-    batch: &mut Batch,
-    report: &mut ImportReport,
-) -> Option<(String, String, Option<Artifact>)> {
-    let Ok(raw) = std::str::from_utf8(data) else {
-        report.skipped.push(format!("{path}: not UTF-8 text"));
-        return None;
-    };
-    if is_app_document(path, raw, ours) {
-        report.skipped.push(format!(
-            "{path}: written by llm-wiki (its index, log or schema), not a note"
-        ));
-        return None;
-    }
-    let text = normalize_source_text(raw);
-    if text.trim().is_empty() {
-        report.skipped.push(format!("{path}: empty"));
-        return None;
-    }
-    let mut title = note_title(path, &text);
-    if obsidian::is_drawing(path, &text) {
-        // `Drawing 2024.excalidraw.md` is the drawing "Drawing 2024".
-        if let Some(stem) = title.strip_suffix(".excalidraw") {
-            title = stem.to_string();
-        }
-    }
-    let mut original = None;
-    let text = match obsidian::classify(path, &title, &text) {
-        NoteShape::Prose => text,
-        NoteShape::Template { .. } if options.templates == TemplateNotes::Import => text,
-        NoteShape::Template { marker } => {
-            report
-                .skipped
-                .push(format!("{path}: a template (it holds {marker})"));
-            return None;
-        }
-        NoteShape::Drawing { text: None } => {
-            report
-                .skipped
-                .push(format!("{path}: an Excalidraw drawing with no text"));
-            return None;
-        }
-        NoteShape::Drawing {
-            text: Some(elements),
-        } => {
-            // The drawing stays whole as the source's original; only its text
-            // elements are the source's text.
-            let sha = sha256_hex(data);
-            batch.put(
-                Store::Raw,
-                format!("original/{sha}"),
-                data.to_vec(),
-                Expect::Any,
-            );
-            original = Some(Artifact {
-                mime: "text/markdown".into(),
-                sha256: sha,
-                bytes: data.len() as u64,
-            });
-            normalize_source_text(&elements)
-        }
-    };
-    Some((title, text, original))
 }

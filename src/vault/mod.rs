@@ -24,12 +24,11 @@ use crate::storage::Storage;
 use crate::wiki::Wiki;
 
 mod export;
-mod files;
 mod import;
 mod rename;
 
-pub use files::{asset_name, mime_for};
-use files::{plan_asset, put_asset};
+pub use crate::vault_files::notes::{asset_name, mime_for, TemplateNotes};
+use crate::vault_files::notes::{plan_asset, put_asset};
 
 pub use crate::vault_files::{MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, VAULT_FORMAT, VAULT_VERSION};
 
@@ -145,18 +144,6 @@ pub struct ImportReport {
     pub skipped: Vec<String>,
     /// The `import` operation, when one was written.
     pub op: Option<OpId>,
-}
-
-/// What a plain Obsidian vault's template notes become (`importVault(bytes, { templates })`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
-pub enum TemplateNotes {
-    /// Left out, listed in `skipped` with the placeholder that marks them. The default.
-    #[default]
-    Skip,
-    /// Imported as sources like any note.
-    Import,
 }
 
 /// Options of a vault import; every field optional.

@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::files::*;
 use super::*;
 use crate::error::Error;
 use crate::model::Page;

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{OpId, PageKind};
 
 pub mod json;
+pub mod notes;
 pub mod ops;
 pub mod read;
 pub mod zip;

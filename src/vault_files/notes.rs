@@ -1,24 +1,29 @@
-//! Files of a vault: a page from its `.md` file, a note's title, the attachments' names, records
-//! and MIME types, and which notes are the app's own documents.
+//! Files of a vault read back: a page from its `.md` file, a note as a source's text (drawings
+//! and templates), a note's title, the attachments' names, records and MIME types, and which
+//! notes are the app's own documents. The zip import and the folder mirror's pull share them.
 //!
 //! *Invariant:* attachment names are portable file names, unique case-insensitively; the bytes
 //! of an attachment are stored once however many names point at them.
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
+
 use crate::documents::{INDEX_MD, LOG_MD, SCHEMA_MD};
 use crate::markdown::keys::legacy_page_key;
+use crate::markdown::obsidian::{self, NoteShape};
 use crate::markdown::page::{clean_page, parse_page_file, CleanOptions};
 use crate::markdown::resolve::fold_name;
+use crate::model::Artifact;
 use crate::model::Asset;
 use crate::model::{OpId, Page, PageKind};
 use crate::records::{to_json, ASSET_PREFIX};
 use crate::storage::{Batch, Expect, Store};
-use crate::text::sha256_hex;
+use crate::text::{normalize_source_text, sha256_hex};
 
 /// `base` with the fields a page file carries (kind from its folder; title, aliases, tags,
 /// summary, sources, unknown fields and body from the file).
-pub(super) fn page_from_file(base: &Page, kind: PageKind, text: &str) -> Page {
+pub fn page_from_file(base: &Page, kind: PageKind, text: &str) -> Page {
     let mut p = base.clone();
     p.kind = kind;
     let (fm, body) = match parse_page_file(text) {
@@ -39,7 +44,7 @@ pub(super) fn page_from_file(base: &Page, kind: PageKind, text: &str) -> Page {
 }
 
 /// A note's title: its frontmatter `title`, else its file name without `.md`.
-pub(super) fn note_title(path: &str, text: &str) -> String {
+pub fn note_title(path: &str, text: &str) -> String {
     let from_fm = crate::markdown::frontmatter::split(text)
         .and_then(|(yaml, _)| crate::markdown::frontmatter::parse_yaml_lenient(yaml).ok())
         .and_then(|(fm, _)| fm.title);
@@ -54,9 +59,21 @@ pub(super) fn note_title(path: &str, text: &str) -> String {
     })
 }
 
+/// What a plain Obsidian vault's template notes become (`importVault(bytes, { templates })`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum TemplateNotes {
+    /// Left out, listed in `skipped` with the placeholder that marks them. The default.
+    #[default]
+    Skip,
+    /// Imported as sources like any note.
+    Import,
+}
+
 /// Decides the record for an attachment: the existing one (same name, same bytes), or a new one
 /// with a free name. Returns it and whether it is new.
-pub(super) fn plan_asset(
+pub fn plan_asset(
     existing: &[Asset],
     name: &str,
     mime: &str,
@@ -109,7 +126,8 @@ pub(super) fn plan_asset(
     )
 }
 
-pub(super) fn put_asset(batch: &mut Batch, asset: &Asset, bytes: &[u8]) {
+/// Adds an attachment's bytes (content-addressed) and its record to `batch`.
+pub fn put_asset(batch: &mut Batch, asset: &Asset, bytes: &[u8]) {
     batch.put(
         Store::Raw,
         format!("assets/{}", asset.sha256),
@@ -128,7 +146,7 @@ pub(super) fn put_asset(batch: &mut Batch, asset: &Asset, bytes: &[u8]) {
 /// the vault root) rather than a person's note: it carries the mark the app writes into index.md
 /// and log.md, or the vault has the app's layout (`ours`: `wiki/<kind>/` folders). Such a file
 /// never becomes a source, so no page cites the app's own catalog (field case F46).
-pub(super) fn is_app_document(path: &str, text: &str, ours: bool) -> bool {
+pub fn is_app_document(path: &str, text: &str, ours: bool) -> bool {
     let name = path.to_ascii_lowercase();
     if ![INDEX_MD, LOG_MD, SCHEMA_MD].contains(&name.as_str()) {
         return false;
@@ -181,4 +199,72 @@ pub fn mime_for(name: &str) -> String {
         _ => "application/octet-stream",
     }
     .to_string()
+}
+
+/// A note of a plain Obsidian vault as a source: its title, its text, and the original kept
+/// when the text is only part of the note (a drawing's text elements, whose whole note is added
+/// to `batch`); `None` when the note is skipped, with the reason in `skipped`.
+pub fn note_source(
+    path: &str,
+    data: &[u8],
+    ours: bool,
+    templates: TemplateNotes,
+    batch: &mut Batch,
+    skipped: &mut Vec<String>,
+) -> Option<(String, String, Option<Artifact>)> {
+    let Ok(raw) = std::str::from_utf8(data) else {
+        skipped.push(format!("{path}: not UTF-8 text"));
+        return None;
+    };
+    if is_app_document(path, raw, ours) {
+        skipped.push(format!(
+            "{path}: written by llm-wiki (its index, log or schema), not a note"
+        ));
+        return None;
+    }
+    let text = normalize_source_text(raw);
+    if text.trim().is_empty() {
+        skipped.push(format!("{path}: empty"));
+        return None;
+    }
+    let mut title = note_title(path, &text);
+    if obsidian::is_drawing(path, &text) {
+        // `Drawing 2024.excalidraw.md` is the drawing "Drawing 2024".
+        if let Some(stem) = title.strip_suffix(".excalidraw") {
+            title = stem.to_string();
+        }
+    }
+    let mut original = None;
+    let text = match obsidian::classify(path, &title, &text) {
+        NoteShape::Prose => text,
+        NoteShape::Template { .. } if templates == TemplateNotes::Import => text,
+        NoteShape::Template { marker } => {
+            skipped.push(format!("{path}: a template (it holds {marker})"));
+            return None;
+        }
+        NoteShape::Drawing { text: None } => {
+            skipped.push(format!("{path}: an Excalidraw drawing with no text"));
+            return None;
+        }
+        NoteShape::Drawing {
+            text: Some(elements),
+        } => {
+            // The drawing stays whole as the source's original; only its text
+            // elements are the source's text.
+            let sha = sha256_hex(data);
+            batch.put(
+                Store::Raw,
+                format!("original/{sha}"),
+                data.to_vec(),
+                Expect::Any,
+            );
+            original = Some(Artifact {
+                mime: "text/markdown".into(),
+                sha256: sha,
+                bytes: data.len() as u64,
+            });
+            normalize_source_text(&elements)
+        }
+    };
+    Some((title, text, original))
 }
