@@ -121,3 +121,15 @@ mod tests {
         assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![1, 3]);
     }
 }
+
+/// `navigator.storage` of the current global scope (a window or a worker), if it has one: the
+/// IndexedDB estimate and persistence, and the origin-private file system's root.
+#[cfg(target_arch = "wasm32")]
+pub fn storage_manager() -> Option<web_sys::StorageManager> {
+    use wasm_bindgen::JsCast;
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    js_sys::Reflect::get(&navigator, &"storage".into())
+        .ok()?
+        .dyn_into::<web_sys::StorageManager>()
+        .ok()
+}

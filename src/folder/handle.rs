@@ -76,7 +76,7 @@ impl HandleFolder {
     /// Errors: [`Error::Folder`] when the browser has none (an opaque origin, or storage turned
     /// off).
     pub async fn origin_private() -> Result<Self> {
-        let manager = crate::storage::idb::storage_manager().ok_or_else(|| Error::Folder {
+        let manager = crate::util::storage_manager().ok_or_else(|| Error::Folder {
             path: String::new(),
             message: "navigator.storage is not available".into(),
         })?;

@@ -108,14 +108,7 @@ pub async fn estimate() -> (Option<u64>, Option<u64>) {
     (field("usage"), field("quota"))
 }
 
-/// `navigator.storage` of the current global scope, if it has one.
-pub fn storage_manager() -> Option<web_sys::StorageManager> {
-    let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
-    Reflect::get(&navigator, &"storage".into())
-        .ok()?
-        .dyn_into::<web_sys::StorageManager>()
-        .ok()
-}
+pub use crate::util::storage_manager;
 
 /// A quota error with this origin's figures filled in; any other error as it is.
 async fn with_figures(e: Error) -> Error {
