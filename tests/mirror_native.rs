@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use futures::executor::block_on;
 use llm_wiki::folder::{Folder, MemoryFolder};
+use llm_wiki::mirror::ConflictChoice;
 use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::MemoryBackend;
 use llm_wiki::vault::VaultKind;
@@ -321,4 +322,189 @@ fn the_status_says_how_far_behind_the_folder_is() {
     block_on(w.forget_mirror()).unwrap();
     assert_eq!(block_on(w.mirror_status()).unwrap(), None);
     assert!(block_on(w.mirror(&folder, ROOT)).is_err());
+}
+
+fn pull(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::PullReport {
+    block_on(w.mirror_pull(folder, ROOT)).unwrap()
+}
+
+fn edit(w: &W, key: &str, body: &str) {
+    block_on(w.put_page(PageEdit {
+        key: Some(key.into()),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+/// A wiki with two pages, mirrored.
+fn mirrored(backend: &MemoryBackend) -> (W, MemoryFolder) {
+    let w = open(backend, "w");
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    new_page(&w, "Beta", PageKind::Entity, "Second.\n");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    (w, folder)
+}
+
+#[test]
+fn a_pull_ignores_the_mirrors_own_writes_and_reads_a_file_once() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let first = pull(&w, &folder);
+    assert_eq!(first.op, None, "{first:?}");
+    assert!(first.read >= 2, "{first:?}");
+    let again = pull(&w, &folder);
+    assert_eq!((again.op, again.read), (None, 0), "{again:?}");
+    // After a run that rewrote a page, only that page is read.
+    edit(&w, "Alpha", "Edited in the app.\n");
+    mirror(&w, &folder);
+    let after = pull(&w, &folder);
+    assert_eq!((after.op, after.read), (None, 1), "{after:?}");
+}
+
+#[test]
+fn an_edit_a_new_page_and_an_inbox_note_come_in_as_one_operation() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let alpha = "llm-wiki/wiki/concept/Alpha.md";
+    let text = String::from_utf8(block_on(folder.read(alpha)).unwrap().unwrap()).unwrap();
+    folder.put_outside(
+        alpha,
+        text.replace("First.", "First, edited in Obsidian.")
+            .as_bytes(),
+    );
+    folder.put_outside(
+        "llm-wiki/wiki/concept/新页.md",
+        "新的页面，链接 [[Alpha]]。\n".as_bytes(),
+    );
+    folder.put_outside(
+        "llm-wiki/inbox/paper.md",
+        b"# Paper\nA note dropped in the inbox.\n",
+    );
+    folder.put_outside("llm-wiki/inbox/scan.pdf", b"%PDF-1.4");
+    folder.put_outside("llm-wiki/.obsidian/app.json", b"{}");
+    folder.put_outside("llm-wiki/my own.md", b"not a page");
+    let r = pull(&w, &folder);
+    assert!(r.op.is_some(), "{r:?}");
+    assert_eq!(r.edited, vec!["Alpha".to_string()]);
+    assert_eq!(r.added, vec!["新页".to_string()]);
+    assert_eq!(r.sources, vec!["paper.md".to_string()]);
+    assert_eq!(r.inbox_other, vec!["inbox/scan.pdf".to_string()]);
+    assert!(r.deleted.is_empty() && r.conflicts.is_empty(), "{r:?}");
+    let alpha_page = block_on(w.page("Alpha")).unwrap().unwrap();
+    assert!(alpha_page.body.contains("edited in Obsidian"));
+    let history = block_on(w.history("Alpha")).unwrap();
+    assert_eq!(
+        history.last().map(|r| r.author),
+        Some(llm_wiki::model::Author::Human)
+    );
+    assert!(block_on(w.page("新页")).unwrap().is_some());
+    assert!(block_on(w.source("paper.md")).unwrap().is_some());
+    // The note left the inbox; the next run writes its text under raw/.
+    assert_eq!(
+        block_on(folder.read("llm-wiki/inbox/paper.md")).unwrap(),
+        None
+    );
+    let run = mirror(&w, &folder);
+    assert!(
+        run.written.iter().any(|p| p.starts_with("raw/text/")),
+        "{run:?}"
+    );
+    assert!(
+        run.held.is_empty(),
+        "the pulled files are the mirror's own now: {run:?}"
+    );
+    assert_eq!(pull(&w, &folder).op, None);
+    assert_same(
+        &reimported(&folder, "r").0,
+        &block_on(w.export_vault()).unwrap(),
+        "after the pull and the run",
+    );
+}
+
+#[test]
+fn a_page_changed_on_both_sides_is_a_conflict_that_loses_nothing() {
+    for choice in ["mine", "theirs", "merge"] {
+        let backend = MemoryBackend::new();
+        let (w, folder) = mirrored(&backend);
+        let path = "llm-wiki/wiki/concept/Alpha.md";
+        edit(&w, "Alpha", "The app's version.\n");
+        let theirs = "---\ntitle: Alpha\n---\nThe folder's version.\n";
+        folder.put_outside(path, theirs.as_bytes());
+        let r = pull(&w, &folder);
+        assert_eq!(r.conflicts, vec!["Alpha".to_string()], "{choice}: {r:?}");
+        assert_eq!(r.op, None);
+        // The run holds the file; both versions are kept.
+        let run = mirror(&w, &folder);
+        assert_eq!(run.held, vec!["wiki/concept/Alpha.md".to_string()]);
+        assert_eq!(
+            block_on(folder.read(path)).unwrap().unwrap(),
+            theirs.as_bytes()
+        );
+        assert!(block_on(w.page("Alpha"))
+            .unwrap()
+            .unwrap()
+            .body
+            .contains("app's"));
+        let conflicts = block_on(w.mirror_conflicts()).unwrap();
+        assert_eq!(conflicts.len(), 1);
+        assert_eq!(conflicts[0].theirs, theirs);
+        // The same conflict is not reported again.
+        assert!(pull(&w, &folder).conflicts.is_empty());
+        let pick = match choice {
+            "mine" => ConflictChoice::Mine,
+            "theirs" => ConflictChoice::Theirs,
+            _ => ConflictChoice::Merge("---\ntitle: Alpha\n---\nBoth, merged.\n".into()),
+        };
+        let op = block_on(w.resolve_mirror_conflict(&folder, "Alpha", pick)).unwrap();
+        assert_eq!(op.is_some(), choice != "mine");
+        mirror(&w, &folder);
+        let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+        let file = String::from_utf8(block_on(folder.read(path)).unwrap().unwrap()).unwrap();
+        let want = match choice {
+            "mine" => "The app's version.",
+            "theirs" => "The folder's version.",
+            _ => "Both, merged.",
+        };
+        assert!(body.contains(want), "{choice}: {body}");
+        assert!(file.contains(want), "{choice}: {file}");
+        assert!(block_on(w.mirror_conflicts()).unwrap().is_empty());
+        assert_eq!(pull(&w, &folder).op, None, "{choice}");
+    }
+}
+
+#[test]
+fn a_page_file_deleted_outside_is_listed_and_not_written_again() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let path = "llm-wiki/wiki/entity/Beta.md";
+    block_on(folder.remove(path)).unwrap();
+    let r = pull(&w, &folder);
+    assert_eq!(r.deleted, vec!["Beta".to_string()]);
+    assert_eq!(r.op, None, "nothing is deleted before the person confirms");
+    assert!(block_on(w.page("Beta")).unwrap().is_some());
+    edit(&w, "Beta", "Edited while its file is gone.\n");
+    let run = mirror(&w, &folder);
+    assert_eq!(run.held, vec!["wiki/entity/Beta.md".to_string()]);
+    assert_eq!(block_on(folder.read(path)).unwrap(), None);
+    assert!(pull(&w, &folder).deleted.is_empty(), "listed once");
+    // Keep the page: its file comes back and is written again from then on.
+    block_on(w.restore_page_file(&folder, "Beta")).unwrap();
+    assert!(
+        String::from_utf8(block_on(folder.read(path)).unwrap().unwrap())
+            .unwrap()
+            .contains("Edited while")
+    );
+    edit(&w, "Beta", "Edited again.\n");
+    assert!(mirror(&w, &folder)
+        .written
+        .contains(&"wiki/entity/Beta.md".to_string()));
+    // Or delete it: the page goes, and nothing is held any more.
+    block_on(folder.remove(path)).unwrap();
+    assert_eq!(pull(&w, &folder).deleted, vec!["Beta".to_string()]);
+    block_on(w.delete_page("Beta")).unwrap();
+    let run = mirror(&w, &folder);
+    assert!(run.held.is_empty(), "{run:?}");
+    assert_eq!(block_on(w.mirror_status()).unwrap().unwrap().behind, 0);
 }

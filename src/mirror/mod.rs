@@ -14,12 +14,15 @@
 //! exported, journaled or rolled back.
 //!
 //! A run reads the wiki but never writes a record of it other than that state; the app runs it
-//! after each operation, in the tab that holds the wiki's write lock.
+//! after each operation, in the tab that holds the wiki's write lock. The other way, a pull
+//! (`pull`) brings what changed in the folder outside the app into the wiki, and holds what it
+//! cannot apply (a page changed on both sides, a page file deleted outside) until the person
+//! decides (`resolve`).
 //!
 //! *Invariants:* nothing is written outside `root`; a first run writes only into an empty or
 //! missing `root`; after a finished run, importing the folder gives the wiki's records.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -33,9 +36,11 @@ use crate::vault_files::MANIFEST_PATH;
 use crate::wiki::Wiki;
 
 mod plan;
+mod pull;
+mod resolve;
 mod run;
-#[cfg(test)]
-mod tests;
+
+pub use pull::{PullReport, INBOX};
 
 /// The folder the mirror writes into, inside the picked folder, unless the app names another.
 pub const DEFAULT_ROOT: &str = "llm-wiki";
@@ -56,6 +61,46 @@ struct MirrorState {
     /// edits made outside.
     #[serde(default)]
     pending: BTreeMap<String, Option<String>>,
+    /// Size and mtime of files whose hash the last pull checked, by path: a file that still
+    /// has them is not read again.
+    #[serde(default)]
+    seen: BTreeMap<String, (u64, i64)>,
+    /// Files the mirror does not write until the user decides: a page changed on both sides,
+    /// or a page file deleted outside.
+    #[serde(default)]
+    held: BTreeSet<String>,
+    /// The conflicts, by page key.
+    #[serde(default)]
+    conflicts: BTreeMap<String, MirrorConflict>,
+}
+
+/// A page changed both in the wiki and in the folder since the mirror last wrote it (JS:
+/// `mirrorConflicts()`). The wiki keeps its version, the folder's file keeps the other, until
+/// `resolveMirrorConflict`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorConflict {
+    /// The page.
+    pub key: String,
+    /// Its file, by path inside the mirror's root.
+    pub path: String,
+    /// The file's text (the folder's version).
+    pub theirs: String,
+}
+
+/// How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", tag = "keep", content = "text")]
+pub enum ConflictChoice {
+    /// The wiki's version: the file is written over with it.
+    Mine,
+    /// The folder's version: it becomes the page's next (human) revision.
+    Theirs,
+    /// A merge the person wrote (a whole page file): it becomes the page's next revision and
+    /// the file.
+    Merge(String),
 }
 
 /// What one mirror run did (JS: `mirror(folder)`).

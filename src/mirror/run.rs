@@ -217,6 +217,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
             let full = format!("{root}/{path}");
+            if state.held.contains(&path) {
+                if bytes.is_none() {
+                    // The page is gone from the wiki too: nothing left to decide.
+                    state.held.remove(&path);
+                    state.files.remove(&path);
+                } else {
+                    report.held.push(path);
+                }
+                continue;
+            }
             if run.check && !path.starts_with(OPS_DIR) {
                 if let Some(there) = folder.read(&full).await? {
                     let there = sha256_hex(&there);

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::interop::result_to_js;
 use super::{promise, Wiki};
 use crate::folder::handle::HandleFolder;
-use crate::mirror::DEFAULT_ROOT;
+use crate::mirror::{ConflictChoice, DEFAULT_ROOT};
 
 #[wasm_bindgen]
 impl Wiki {
@@ -46,5 +46,73 @@ impl Wiki {
     pub fn forget_mirror(&self) -> Promise {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.forget_mirror().await) })
+    }
+
+    /// Brings what changed in the mirror's folder outside the app into the wiki, as one
+    /// `import` operation: edited page files become human revisions, new ones pages, notes
+    /// dropped into `inbox/` sources (other inbox files are listed in `inboxOther` for the app
+    /// to convert and add). A page changed on both sides is listed in `conflicts`, a page file
+    /// deleted outside in `deleted`; neither is applied. Call it when `FileSystemObserver`
+    /// reports a change, else on focus and at most every 10 s while visible.
+    /// Throws `INVALID_INPUT` (no mirror in `root`), `FOLDER`.
+    #[wasm_bindgen(js_name = mirrorPull, unchecked_return_type = "Promise<PullReport>")]
+    pub fn mirror_pull(
+        &self,
+        folder: web_sys::FileSystemDirectoryHandle,
+        root: Option<String>,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        promise(async move {
+            let root = root.unwrap_or_else(|| DEFAULT_ROOT.to_string());
+            result_to_js(inner.core.mirror_pull(&folder, &root).await)
+        })
+    }
+
+    /// The pages changed both in the wiki and in the folder, each with the folder's text.
+    #[wasm_bindgen(js_name = mirrorConflicts, unchecked_return_type = "Promise<MirrorConflict[]>")]
+    pub fn mirror_conflicts(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.mirror_conflicts().await) })
+    }
+
+    /// Ends a conflict: `{ keep: "mine" }` writes the wiki's version over the file,
+    /// `{ keep: "theirs" }` or `{ keep: "merge", text }` makes that text the page's next
+    /// revision (resolves to its operation id). Throws `NOT_FOUND`, `FOLDER`.
+    #[wasm_bindgen(
+        js_name = resolveMirrorConflict,
+        unchecked_return_type = "Promise<number | undefined>"
+    )]
+    pub fn resolve_mirror_conflict(
+        &self,
+        folder: web_sys::FileSystemDirectoryHandle,
+        key: String,
+        choice: tsify::Ts<ConflictChoice>,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        let choice = crate::wasm::interop::ts_to_rust("conflict choice", choice);
+        promise(async move {
+            let choice = choice?;
+            result_to_js(
+                inner
+                    .core
+                    .resolve_mirror_conflict(&folder, &key, choice)
+                    .await,
+            )
+        })
+    }
+
+    /// Writes the file of page `key` back into the folder after it was deleted there (to delete
+    /// the page instead, `deletePage`). Throws `NOT_FOUND`, `FOLDER`.
+    #[wasm_bindgen(js_name = restorePageFile, unchecked_return_type = "Promise<void>")]
+    pub fn restore_page_file(
+        &self,
+        folder: web_sys::FileSystemDirectoryHandle,
+        key: String,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        promise(async move { result_to_js(inner.core.restore_page_file(&folder, &key).await) })
     }
 }

@@ -1,0 +1,313 @@
+//! Folder → wiki: what changed in the mirror's folder outside the app (Obsidian, a git pull, a
+//! sync tool) comes in as one `import` operation per pull.
+//!
+//! A pull lists the folder and reads only the page files and inbox files whose size or mtime
+//! differ from when it last saw them; a file whose hash is one the mirror wrote is its own
+//! write and is left alone. Then:
+//! - an edited page file becomes a human revision of its page, and a new one a new page;
+//! - a page changed on both sides since the mirror last wrote it becomes a conflict (both
+//!   versions kept: the page in the wiki, the file in the folder) until the user chooses;
+//! - a note dropped into `inbox/` becomes a source (through the vault's note parser) and leaves
+//!   the inbox (the mirror writes its text under `raw/`); other inbox files are listed for the
+//!   app to convert (HTML, PDF: Decision 2);
+//! - a page file deleted outside is listed for the user to confirm, and not written again
+//!   meanwhile.
+//!
+//! *Invariant:* a pull never writes a file of the folder other than removing inbox notes it
+//! took in, and never loses a version: what it does not apply it holds.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::{MirrorConflict, MirrorState};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::folder::Folder;
+use crate::markdown::page::page_file;
+use crate::model::{Author, OpId, OperationKind, Page, PageKind};
+use crate::storage::Storage;
+use crate::text::sha256_hex;
+use crate::vault_files::notes::{note_source, page_from_file, TemplateNotes};
+use crate::vault_files::page_path;
+use crate::wiki::Wiki;
+
+/// The folder a person drops files into, inside the mirror's root.
+pub const INBOX: &str = "inbox/";
+
+/// What one pull did (JS: `mirrorPull(folder)`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PullReport {
+    /// Pages whose file was edited outside: each got a human revision.
+    pub edited: Vec<String>,
+    /// Pages created from new page files.
+    pub added: Vec<String>,
+    /// Sources added or corrected from notes dropped into `inbox/`.
+    pub sources: Vec<String>,
+    /// Inbox files the core does not read (HTML, PDF, images…), by path inside the root: the
+    /// app converts each, adds it with `addSource` and removes it from the inbox.
+    pub inbox_other: Vec<String>,
+    /// Pages whose file was deleted outside, to confirm: delete the page, or write its file
+    /// back (`restorePageFile`). The file is not written again meanwhile.
+    pub deleted: Vec<String>,
+    /// Pages changed both in the wiki and in the folder since the mirror last wrote them: see
+    /// `mirrorConflicts`.
+    pub conflicts: Vec<String>,
+    /// Files left out, each with the reason.
+    pub skipped: Vec<String>,
+    /// The `import` operation, when something came in.
+    pub op: Option<OpId>,
+    /// Files listed.
+    pub listed: u64,
+    /// Files read (their size or mtime had changed since the last pull).
+    pub read: u64,
+}
+
+/// A page file's kind and key, from its path `wiki/<kind>/<key>.md` inside the root.
+pub(super) fn page_of_path(rel: &str) -> Option<(PageKind, &str)> {
+    let (kind, file) = rel.strip_prefix("wiki/")?.split_once('/')?;
+    let key = file.strip_suffix(".md")?;
+    (!key.contains('/') && !key.is_empty()).then_some(())?;
+    Some((PageKind::parse(kind)?, key))
+}
+
+/// A page with nothing but its key as title and its kind, created at `now` (a page file that
+/// has no page yet is read over it).
+pub(super) fn blank_page(key: &str, kind: PageKind, now: i64) -> Page {
+    Page {
+        key: key.to_string(),
+        title: key.to_string(),
+        kind,
+        summary: String::new(),
+        aliases: vec![],
+        tags: vec![],
+        sources: vec![],
+        created: now,
+        updated: now,
+        body: String::new(),
+        revision: 0,
+        extra_frontmatter: String::new(),
+        more_facts: vec![],
+    }
+}
+
+/// A file the pull read and found changed.
+struct Changed {
+    rel: String,
+    bytes: Vec<u8>,
+    sha: String,
+    stat: (u64, i64),
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Brings what changed in the mirror's folder outside the app into the wiki, as one
+    /// `import` operation (see the module docs). Run it when the folder reports a change
+    /// (`FileSystemObserver`), or on focus and at most every 10 s while visible.
+    ///
+    /// Errors: [`Error::InvalidInput`] when this wiki has no mirror in `root`; [`Error::Folder`]
+    /// when the folder cannot be listed or read (nothing applied); storage errors.
+    pub async fn mirror_pull<F: Folder>(&self, folder: &F, root: &str) -> Result<PullReport> {
+        let (state, rev) = self.mirror_state().await?;
+        let Some(mut state) = state.filter(|s| s.root == root) else {
+            return Err(Error::InvalidInput(format!(
+                "this wiki has no mirror in {root}/: run mirror first"
+            )));
+        };
+        let mut report = PullReport::default();
+        let (pages, inbox, present) = self.scan_folder(folder, &mut state, &mut report).await?;
+        for rel in state.files.keys() {
+            if let Some((_, key)) = page_of_path(rel) {
+                if !present.contains(rel) && state.held.insert(rel.clone()) {
+                    report.deleted.push(key.to_string());
+                }
+            }
+        }
+        let mut ob = self.begin(OperationKind::Import, String::new()).await?;
+        let mut accepted = Vec::new();
+        for c in pages {
+            if self.pull_page(&mut ob, &mut state, &c, &mut report).await? {
+                accepted.push(c);
+            }
+        }
+        // A file moved to another kind's folder is an edit of its page, not a deletion.
+        report.deleted.retain(|k| !report.edited.contains(k));
+        let mut taken = Vec::new();
+        let mut moves = Vec::new();
+        for c in inbox {
+            let name = &c.rel[INBOX.len()..];
+            let lower = name.to_ascii_lowercase();
+            if ![".md", ".markdown", ".txt"]
+                .iter()
+                .any(|e| lower.ends_with(e))
+            {
+                report.inbox_other.push(c.rel.clone());
+                continue;
+            }
+            let Some((title, text, original)) = note_source(
+                name,
+                &c.bytes,
+                false,
+                TemplateNotes::Skip,
+                &mut ob.batch,
+                &mut report.skipped,
+            ) else {
+                continue;
+            };
+            self.put_note_source(&mut ob, name, title, text, original, &mut moves)
+                .await?;
+            report.sources.push(name.to_string());
+            taken.push(c.rel.clone());
+        }
+        if !ob.op.pages.is_empty() || !ob.op.sources.is_empty() {
+            self.rekey_source_references(&mut ob, &moves).await?;
+            ob.op.summary = format!(
+                "folder: {} pages edited, {} added, {} notes from the inbox",
+                report.edited.len(),
+                report.added.len(),
+                report.sources.len()
+            );
+            report.op = Some(self.finish(ob).await?.id);
+        }
+        for c in accepted {
+            state.files.insert(c.rel.clone(), c.sha);
+            state.seen.insert(c.rel, c.stat);
+        }
+        self.save_mirror_state(&state, rev).await?;
+        // The notes are sources now; the mirror writes their text under raw/.
+        for rel in taken {
+            folder.remove(&format!("{root}/{rel}")).await?;
+        }
+        Ok(report)
+    }
+
+    /// Lists the folder and reads the page and inbox files whose size or mtime changed since the
+    /// last pull; returns the changed page files, the inbox files, and every path listed.
+    async fn scan_folder<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        report: &mut PullReport,
+    ) -> Result<(Vec<Changed>, Vec<Changed>, BTreeSet<String>)> {
+        let root = state.root.clone();
+        let (mut pages, mut inbox, mut present) = (Vec::new(), Vec::new(), BTreeSet::new());
+        for e in folder.list(&root).await? {
+            report.listed += 1;
+            let rel = e.path[root.len() + 1..].to_string();
+            if rel.split('/').any(|p| p.starts_with('.')) {
+                continue; // ours (.llm-wiki/), or hidden (.obsidian/, .trash/)
+            }
+            present.insert(rel.clone());
+            let is_inbox = rel.starts_with(INBOX);
+            if !is_inbox && page_of_path(&rel).is_none() {
+                continue; // raw/, index.md, log.md, and the person's own files
+            }
+            let stat = (e.size, e.modified);
+            if !is_inbox && state.seen.get(&rel) == Some(&stat) {
+                continue;
+            }
+            let Some(bytes) = folder.read(&e.path).await? else {
+                continue; // gone since the listing
+            };
+            report.read += 1;
+            let sha = sha256_hex(&bytes);
+            let own = state.files.get(&rel) == Some(&sha)
+                || state
+                    .pending
+                    .get(&rel)
+                    .is_some_and(|p| p.as_ref() == Some(&sha));
+            if own {
+                state.seen.insert(rel, stat);
+                continue;
+            }
+            let c = Changed {
+                rel,
+                bytes,
+                sha,
+                stat,
+            };
+            if is_inbox {
+                inbox.push(c);
+            } else {
+                pages.push(c);
+            }
+        }
+        Ok((pages, inbox, present))
+    }
+
+    /// Applies one changed page file to `ob` (an edit or a new page) or records it as a
+    /// conflict. Returns whether the file's bytes are now the page's (to remember its hash).
+    async fn pull_page(
+        &self,
+        ob: &mut crate::wiki::OpBuilder,
+        state: &mut MirrorState,
+        c: &Changed,
+        report: &mut PullReport,
+    ) -> Result<bool> {
+        let (kind, key) = page_of_path(&c.rel).expect("only page files come here");
+        let Ok(text) = std::str::from_utf8(&c.bytes) else {
+            report.skipped.push(format!("{}: not UTF-8 text", c.rel));
+            return Ok(false);
+        };
+        let current = self.page(key).await?;
+        if let Some(cur) = current.as_ref().filter(|p| p.key != key) {
+            report.skipped.push(format!(
+                "{}: the page {:?} has this name in another case",
+                c.rel, cur.key
+            ));
+            return Ok(false);
+        }
+        let now = ob.op.time;
+        let (op, rev, base) = match &current {
+            Some(cur) => {
+                let app = sha256_hex(page_file(cur).as_bytes());
+                if app == c.sha {
+                    return Ok(true); // both sides agree
+                }
+                if state.files.get(&c.rel) != Some(&app) {
+                    // The wiki changed it too since the mirror last wrote it.
+                    state.held.insert(c.rel.clone());
+                    state.seen.insert(c.rel.clone(), c.stat);
+                    state.conflicts.insert(
+                        key.to_string(),
+                        MirrorConflict {
+                            key: key.to_string(),
+                            path: c.rel.clone(),
+                            theirs: text.to_string(),
+                        },
+                    );
+                    report.conflicts.push(key.to_string());
+                    return Ok(false);
+                }
+                (
+                    ob.op.id,
+                    self.read::<Page>(crate::model::Store::Pages, key)
+                        .await?
+                        .map(|(_, r)| r),
+                    cur.clone(),
+                )
+            }
+            None => (ob.op.id, None, blank_page(key, kind, now)),
+        };
+        let mut page = page_from_file(&base, kind, text);
+        if current.as_ref() == Some(&page) {
+            return Ok(true);
+        }
+        page.revision = self.next_revision_number(key).await?;
+        page.updated = now;
+        self.put_page_revision(&mut ob.batch, &page, rev, Author::Human, op, now);
+        ob.op.pages.push(key.to_string());
+        if current.is_some() {
+            report.edited.push(key.to_string());
+        } else {
+            report.added.push(key.to_string());
+        }
+        if page_path(page.kind, key) != c.rel {
+            report
+                .skipped
+                .push(format!("{}: moved to its kind's folder", c.rel));
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,129 @@
+//! What the person decides about what a pull held: a conflict (keep the wiki's version, the
+//! folder's, or a merge) and a page file deleted outside (write it back; deleting the page is
+//! the ordinary `deletePage`).
+
+use super::{ConflictChoice, MirrorConflict, MirrorState};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::folder::Folder;
+use crate::markdown::page::page_file;
+use crate::model::{Author, OpId, OperationKind, Page, Store};
+use crate::storage::Storage;
+use crate::text::sha256_hex;
+use crate::vault_files::notes::page_from_file;
+use crate::vault_files::page_path;
+use crate::wiki::Wiki;
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The pages changed both in the wiki and in the mirror's folder, waiting for a choice.
+    ///
+    /// Errors: storage errors.
+    pub async fn mirror_conflicts(&self) -> Result<Vec<MirrorConflict>> {
+        let (state, _) = self.mirror_state().await?;
+        Ok(state
+            .map(|s| s.conflicts.into_values().collect())
+            .unwrap_or_default())
+    }
+
+    /// Ends the conflict on page `key`: [`ConflictChoice::Mine`] writes the wiki's version over
+    /// the file; [`ConflictChoice::Theirs`] and [`ConflictChoice::Merge`] make the folder's
+    /// version or the merge the page's next human revision (one `human-edit` operation,
+    /// returned), which the next mirror run writes to the file.
+    ///
+    /// Errors: [`Error::NotFound`] when the page has no conflict; [`Error::Folder`]; storage
+    /// errors.
+    pub async fn resolve_mirror_conflict<F: Folder>(
+        &self,
+        folder: &F,
+        key: &str,
+        choice: ConflictChoice,
+    ) -> Result<Option<OpId>> {
+        let (state, rev) = self.mirror_state().await?;
+        let mut state = state.ok_or_else(|| Error::NotFound("a mirror".into()))?;
+        let conflict = state
+            .conflicts
+            .remove(key)
+            .ok_or_else(|| Error::NotFound(format!("a conflict on page {key:?}")))?;
+        let full = format!("{}/{}", state.root, conflict.path);
+        let current = self.page(key).await?.filter(|p| p.key == key);
+        let text = match choice {
+            ConflictChoice::Mine => {
+                let Some(page) = current else {
+                    return Err(Error::NotFound(format!("page {key:?}")));
+                };
+                let bytes = page_file(&page).into_bytes();
+                folder.write(&full, &bytes).await?;
+                self.release(&mut state, &conflict.path, Some(sha256_hex(&bytes)));
+                self.save_mirror_state(&state, rev).await?;
+                return Ok(None);
+            }
+            ConflictChoice::Theirs => conflict.theirs.clone(),
+            ConflictChoice::Merge(text) => text,
+        };
+        let there = folder.read(&full).await?.map(|b| sha256_hex(&b));
+        let op = self.page_from_folder(&conflict, current, &text).await?;
+        self.release(&mut state, &conflict.path, there);
+        self.save_mirror_state(&state, rev).await?;
+        Ok(Some(op))
+    }
+
+    /// Writes the file of page `key` back into the mirror's folder after it was deleted there
+    /// (the pull listed it in `deleted`), and writes it again from then on.
+    ///
+    /// Errors: [`Error::NotFound`] for no such page or no mirror; [`Error::Folder`]; storage
+    /// errors.
+    pub async fn restore_page_file<F: Folder>(&self, folder: &F, key: &str) -> Result<()> {
+        let (state, rev) = self.mirror_state().await?;
+        let mut state = state.ok_or_else(|| Error::NotFound("a mirror".into()))?;
+        let page = self
+            .page(key)
+            .await?
+            .filter(|p| p.key == key)
+            .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
+        let path = page_path(page.kind, key);
+        let bytes = page_file(&page).into_bytes();
+        folder
+            .write(&format!("{}/{path}", state.root), &bytes)
+            .await?;
+        self.release(&mut state, &path, Some(sha256_hex(&bytes)));
+        self.save_mirror_state(&state, rev).await?;
+        Ok(())
+    }
+
+    /// The page's next human revision from a page file's `text`, in one operation.
+    async fn page_from_folder(
+        &self,
+        conflict: &MirrorConflict,
+        current: Option<Page>,
+        text: &str,
+    ) -> Result<OpId> {
+        let (kind, key) = super::pull::page_of_path(&conflict.path)
+            .ok_or_else(|| Error::InvalidInput(format!("{}: not a page file", conflict.path)))?;
+        let mut ob = self
+            .begin(
+                OperationKind::HumanEdit,
+                format!("folder conflict resolved: {key}"),
+            )
+            .await?;
+        let now = ob.op.time;
+        let stored = self.read::<Page>(Store::Pages, key).await?.map(|(_, r)| r);
+        let base = current.unwrap_or_else(|| super::pull::blank_page(key, kind, now));
+        let mut page = page_from_file(&base, kind, text);
+        page.revision = self.next_revision_number(key).await?;
+        page.updated = now;
+        let op = ob.op.id;
+        self.put_page_revision(&mut ob.batch, &page, stored, Author::Human, op, now);
+        ob.op.pages.push(key.to_string());
+        Ok(self.finish(ob).await?.id)
+    }
+
+    /// The mirror writes `path` again; `sha` is what the folder holds there now.
+    fn release(&self, state: &mut MirrorState, path: &str, sha: Option<String>) {
+        state.held.remove(path);
+        state.seen.remove(path);
+        match sha {
+            Some(sha) => state.files.insert(path.to_string(), sha),
+            None => state.files.remove(path),
+        };
+    }
+}
