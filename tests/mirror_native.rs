@@ -508,3 +508,39 @@ fn a_page_file_deleted_outside_is_listed_and_not_written_again() {
     assert!(run.held.is_empty(), "{run:?}");
     assert_eq!(block_on(w.mirror_status()).unwrap().unwrap().behind, 0);
 }
+
+#[test]
+fn downloads_of_changes_unzipped_in_turn_read_as_the_wiki() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "a");
+    let folder = MemoryFolder::new();
+    let unzip_over = |zip: &[u8]| {
+        for (p, b) in read_zip(zip).unwrap() {
+            folder.put_outside(&format!("{ROOT}/{p}"), &b);
+        }
+    };
+    let first = block_on(w.export_changes()).unwrap();
+    assert!(first.report.whole);
+    unzip_over(&first.zip);
+    let mut n = 0;
+    more_operations(&w, &MemoryFolder::new(), &mut |w, _| {
+        n += 1;
+        let next = block_on(w.export_changes()).unwrap();
+        assert!(!next.report.whole, "{:?}", next.report);
+        let files = read_zip(&next.zip).unwrap();
+        assert!(files.len() < 12, "only what changed: {:?}", files.keys());
+        unzip_over(&next.zip);
+        if let Some(list) = files.get(".llm-wiki/removed.txt") {
+            for p in String::from_utf8(list.clone()).unwrap().lines() {
+                block_on(folder.remove(&format!("{ROOT}/{p}"))).unwrap();
+            }
+        }
+        assert_same(
+            &reimported(&folder, &format!("d{n}")).0,
+            &block_on(w.export_vault()).unwrap(),
+            &format!("after download {n}"),
+        );
+    });
+    // The downloads keep their own state: a live mirror is still a first run.
+    assert_eq!(block_on(w.mirror_status()).unwrap(), None);
+}

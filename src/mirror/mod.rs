@@ -30,7 +30,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::folder::{check_path, Folder};
 use crate::model::{OpId, Store};
-use crate::records::{from_json, to_json, META_MIRROR};
+use crate::records::{from_json, to_json, META_DOWNLOAD, META_MIRROR};
 use crate::storage::{Batch, Expect, Storage};
 use crate::vault_files::MANIFEST_PATH;
 use crate::wiki::Wiki;
@@ -46,9 +46,13 @@ pub use pull::{PullReport, INBOX};
 pub const DEFAULT_ROOT: &str = "llm-wiki";
 
 /// What this browser wrote to the folder ([`crate::records::META_MIRROR`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct MirrorState {
+    /// The meta record it is kept in: [`META_MIRROR`], or [`META_DOWNLOAD`] for what the
+    /// downloads of changes held.
+    #[serde(skip, default = "mirror_record")]
+    record: &'static str,
     /// The mirror's folder inside the picked one.
     root: String,
     /// The last operation the folder holds (its run finished).
@@ -72,6 +76,36 @@ struct MirrorState {
     /// The conflicts, by page key.
     #[serde(default)]
     conflicts: BTreeMap<String, MirrorConflict>,
+}
+
+fn mirror_record() -> &'static str {
+    META_MIRROR
+}
+
+impl MirrorState {
+    fn new(record: &'static str, root: &str) -> Self {
+        MirrorState {
+            record,
+            root: root.to_string(),
+            synced: 0,
+            files: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            seen: BTreeMap::new(),
+            held: BTreeSet::new(),
+            conflicts: BTreeMap::new(),
+        }
+    }
+}
+
+/// What [`Wiki::export_changes`] gives: a zip of the files changed since the last download.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangesExport {
+    /// The zip: the mirror's folder layout under `llm-wiki/`, only the files that changed, and
+    /// `llm-wiki/.llm-wiki/removed.txt` listing the files to delete, one path per line, when
+    /// there are any.
+    pub zip: Vec<u8>,
+    /// What the run wrote (`whole` for the first download).
+    pub report: MirrorReport,
 }
 
 /// A page changed both in the wiki and in the folder since the mirror last wrote it (JS:
@@ -155,10 +189,45 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// name); [`Error::Folder`] when a file cannot be listed, read, written or removed (the
     /// wiki is unchanged, and the next run resumes); storage errors.
     pub async fn mirror<F: Folder>(&self, folder: &F, root: &str) -> Result<MirrorReport> {
+        self.mirror_at(folder, root, META_MIRROR).await
+    }
+
+    /// The files changed since the last call, as a zip to unzip over a folder (for browsers
+    /// without a directory picker): the first call gives the whole wiki in the mirror's folder
+    /// layout, each later one the files the operations since changed, in the same layout, so
+    /// the folder reads as a mirror. Files to delete are listed in `.llm-wiki/removed.txt`.
+    ///
+    /// Errors: storage errors.
+    pub async fn export_changes(&self) -> Result<ChangesExport> {
+        let folder = crate::folder::MemoryFolder::new();
+        let report = self.mirror_at(&folder, DEFAULT_ROOT, META_DOWNLOAD).await?;
+        let mut files = folder.snapshot();
+        if !report.removed.is_empty() {
+            let list: String = report.removed.iter().map(|p| format!("{p}\n")).collect();
+            files.insert(
+                format!("{DEFAULT_ROOT}/.llm-wiki/removed.txt"),
+                list.into_bytes(),
+            );
+        }
+        Ok(ChangesExport {
+            zip: crate::vault_files::zip::write_zip(&files)?,
+            report,
+        })
+    }
+
+    /// A run into `folder`/`root` with the state kept in `record`. A download (its `record`,
+    /// [`META_DOWNLOAD`]) goes into an empty folder each time: the folder is not checked.
+    async fn mirror_at<F: Folder>(
+        &self,
+        folder: &F,
+        root: &str,
+        record: &'static str,
+    ) -> Result<MirrorReport> {
         check_path(root).map_err(|_| {
             Error::InvalidInput(format!("mirror folder {root:?} is not a relative path"))
         })?;
-        let (state, rev) = self.mirror_state().await?;
+        let live = record == META_MIRROR;
+        let (state, rev) = self.mirror_state_at(record).await?;
         let last = self.last_op().await?;
         let state = match state {
             Some(s) if s.root == root => s,
@@ -169,15 +238,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                          pick another name or an empty folder"
                     )));
                 }
-                let fresh = MirrorState {
-                    root: root.to_string(),
-                    ..Default::default()
-                };
+                let fresh = MirrorState::new(record, root);
                 return self.mirror_whole(folder, fresh, rev, last).await;
             }
         };
         let manifest = format!("{root}/{MANIFEST_PATH}");
-        if folder.read(&manifest).await?.is_none() {
+        if live && folder.read(&manifest).await?.is_none() {
             // The folder lost the mirror (moved, emptied): write it again.
             return self.mirror_whole(folder, state, rev, last).await;
         }
@@ -218,11 +284,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     async fn mirror_state(&self) -> Result<(Option<MirrorState>, Option<u64>)> {
-        Ok(match self.storage.get(Store::Meta, META_MIRROR).await? {
-            Some(r) => (
-                Some(from_json(Store::Meta, META_MIRROR, &r.data)?),
-                Some(r.rev),
-            ),
+        self.mirror_state_at(META_MIRROR).await
+    }
+
+    async fn mirror_state_at(
+        &self,
+        record: &'static str,
+    ) -> Result<(Option<MirrorState>, Option<u64>)> {
+        Ok(match self.storage.get(Store::Meta, record).await? {
+            Some(r) => {
+                let mut state: MirrorState = from_json(Store::Meta, record, &r.data)?;
+                state.record = record;
+                (Some(state), Some(r.rev))
+            }
             None => (None, None),
         })
     }
@@ -232,7 +306,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut batch = Batch::new();
         batch.put(
             Store::Meta,
-            META_MIRROR,
+            state.record,
             to_json(state),
             Expect::from_read(rev),
         );

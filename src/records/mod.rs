@@ -39,6 +39,8 @@ pub const META_LINT_LLM: &str = "lint-llm";
 /// Meta record of the folder mirror's state (which operation the folder holds, the hash of every
 /// file written): local to this browser, never exported, journaled or rolled back.
 pub const META_MIRROR: &str = "mirror";
+/// Meta record of what the downloads of changes (`exportChanges`) held: like [`META_MIRROR`].
+pub const META_DOWNLOAD: &str = "mirror-download";
 /// Meta key prefix of the attachment records (`asset/<name>`).
 pub const ASSET_PREFIX: &str = "asset/";
 /// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
@@ -206,7 +208,7 @@ impl MetaRecord {
             META_LEARNED => MetaRecord::Learned,
             META_LINT_LLM => MetaRecord::LintCache,
             META_CONFIG => MetaRecord::Config,
-            META_MIRROR => MetaRecord::Mirror,
+            META_MIRROR | META_DOWNLOAD => MetaRecord::Mirror,
             _ if key.starts_with(UNDO_PREFIX) => MetaRecord::Undo,
             _ if key.starts_with(ASSET_PREFIX) => MetaRecord::Asset,
             _ if is_derived(key) => MetaRecord::Derived,

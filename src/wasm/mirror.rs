@@ -115,4 +115,19 @@ impl Wiki {
         let folder = HandleFolder::new(folder);
         promise(async move { result_to_js(inner.core.restore_page_file(&folder, &key).await) })
     }
+
+    /// The files changed since the last call, as zip bytes to unzip over a folder, for browsers
+    /// without a directory picker: the first call gives the whole wiki in the mirror's folder
+    /// layout under `llm-wiki/`, each later one only what the operations since changed, in the
+    /// same layout; files to delete are listed in `llm-wiki/.llm-wiki/removed.txt`.
+    #[wasm_bindgen(js_name = exportChanges, unchecked_return_type = "Promise<Uint8Array>")]
+    pub fn export_changes(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            match inner.core.export_changes().await {
+                Ok(c) => Ok(crate::wasm::interop::bytes_to_js(&c.zip)),
+                Err(e) => Err(crate::wasm::interop::error_to_js(&e)),
+            }
+        })
+    }
 }
