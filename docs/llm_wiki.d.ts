@@ -118,7 +118,7 @@ export interface LlmWikiError extends Error {
     name: "LlmWikiError";
     code:
     | "QUOTA_EXCEEDED" | "UPGRADE_BLOCKED" | "CLOSED" | "STORAGE_UNAVAILABLE" | "SCHEMA_TOO_NEW"
-    | "CONFLICT" | "STORAGE" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
+    | "CONFLICT" | "STORAGE" | "FOLDER" | "INJECTED_FAULT" | "CORRUPT" | "INVALID_INPUT" | "UNSUPPORTED_MIME"
     | "NOT_FOUND" | "CANCELLED" | "UNGROUNDED"
     | "LLM_CONFIG" | "LLM_AUTH" | "LLM_ORIGIN_NOT_ALLOWED" | "LLM_UNREACHABLE" | "LLM_TIMEOUT"
     | "LLM_NOT_AN_ENDPOINT" | "LLM_CONTEXT_OVERFLOW" | "LLM_TRUNCATED" | "LLM_RATE_LIMITED"
@@ -405,6 +405,26 @@ export interface PageView {
      * Malformed wikilinks, as written.
      */
     malformed: string[];
+}
+
+/**
+ * A page changed both in the wiki and in the folder since the mirror last wrote it (JS:
+ * `mirrorConflicts()`). The wiki keeps its version, the folder's file keeps the other, until
+ * `resolveMirrorConflict`.
+ */
+export interface MirrorConflict {
+    /**
+     * The page.
+     */
+    key: string;
+    /**
+     * Its file, by path inside the mirror's root.
+     */
+    path: string;
+    /**
+     * The file's text (the folder's version).
+     */
+    theirs: string;
 }
 
 /**
@@ -950,6 +970,11 @@ export interface MoreFacts {
      */
     facts: number;
 }
+
+/**
+ * How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice)`).
+ */
+export type ConflictChoice = { keep: "mine" } | { keep: "theirs" } | { keep: "merge"; text: string };
 
 /**
  * How a source states a claim.
@@ -1917,6 +1942,41 @@ export interface SourceEstimate {
 export type PageKind = "source" | "entity" | "concept" | "comparison" | "overview" | "analysis";
 
 /**
+ * The mirror's state as the app shows it (JS: `mirrorStatus()`).
+ */
+export interface MirrorStatus {
+    /**
+     * The mirror's folder inside the picked one.
+     */
+    root: string;
+    /**
+     * The last operation the folder holds.
+     */
+    synced: OpId;
+    /**
+     * Operations done since that the folder does not hold yet.
+     */
+    behind: number;
+    /**
+     * Files the mirror keeps there (not counting one file per operation).
+     */
+    files: number;
+    /**
+     * Whether a run was cut short (the next run finishes it).
+     */
+    interrupted: boolean;
+    /**
+     * Pages whose file was deleted outside, waiting for the person to delete the page or
+     * write its file back (`restorePageFile`).
+     */
+    deleted: string[];
+    /**
+     * Pages changed on both sides, waiting for a choice (`mirrorConflicts`).
+     */
+    conflicts: number;
+}
+
+/**
  * The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
  * links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
  * through aliases; links to missing or ambiguous targets and to the page itself are left out).
@@ -2393,6 +2453,92 @@ export interface IoStats {
 }
 
 /**
+ * What one mirror run did (JS: `mirror(folder)`).
+ */
+export interface MirrorReport {
+    /**
+     * The mirror's folder inside the picked one.
+     */
+    root: string;
+    /**
+     * The last operation the folder holds now.
+     */
+    synced: OpId;
+    /**
+     * Whether the run wrote the whole wiki (the first run, or one that found no undo record
+     * to tell what an operation changed).
+     */
+    whole: boolean;
+    /**
+     * Files written, by path inside `root`, in the order written (the operation files last).
+     */
+    written: string[];
+    /**
+     * Files removed, by path inside `root`.
+     */
+    removed: string[];
+    /**
+     * Files the run had to write that already held those bytes (not rewritten).
+     */
+    unchanged: number;
+    /**
+     * Files the run left as they are because they changed in the folder since the mirror
+     * wrote them, or because the mirror never wrote them: an edit made outside, which the
+     * folder keeps until it is read back into the wiki.
+     */
+    held: string[];
+}
+
+/**
+ * What one pull did (JS: `mirrorPull(folder)`).
+ */
+export interface PullReport {
+    /**
+     * Pages whose file was edited outside: each got a human revision.
+     */
+    edited: string[];
+    /**
+     * Pages created from new page files.
+     */
+    added: string[];
+    /**
+     * Sources added or corrected from notes dropped into `inbox/`.
+     */
+    sources: string[];
+    /**
+     * Inbox files the core does not read (HTML, PDF, images…), by path inside the root: the
+     * app converts each, adds it with `addSource` and removes it from the inbox.
+     */
+    inboxOther: string[];
+    /**
+     * Pages whose file was deleted outside, to confirm: delete the page, or write its file
+     * back (`restorePageFile`). The file is not written again meanwhile.
+     */
+    deleted: string[];
+    /**
+     * Pages changed both in the wiki and in the folder since the mirror last wrote them: see
+     * `mirrorConflicts`.
+     */
+    conflicts: string[];
+    /**
+     * Files left out, each with the reason.
+     */
+    skipped: string[];
+    /**
+     * The `import` operation, when something came in.
+     */
+    op: OpId | undefined;
+    /**
+     * Files listed.
+     */
+    listed: number;
+    /**
+     * Files read (their size or mtime had changed since the last pull).
+     */
+    read: number;
+}
+
+/**
  * What the LLM checks found (JS: `lint({ llm: true })` adds these findings to the list).
  */
 export interface LlmLintReport {
@@ -2828,11 +2974,23 @@ export class Wiki {
      */
     estimate(request: CompileRequest | undefined): Promise<CompileEstimate>;
     /**
+     * The files changed since the last call, as zip bytes to unzip over a folder, for browsers
+     * without a directory picker: the first call gives the whole wiki in the mirror's folder
+     * layout under `llm-wiki/`, each later one only what the operations since changed, in the
+     * same layout; files to delete are listed in `llm-wiki/.llm-wiki/removed.txt`.
+     */
+    exportChanges(): Promise<Uint8Array>;
+    /**
      * The whole wiki as a zip (the vault layout: `wiki/<kind>/<key>.md`, `raw/`, `index.md`,
      * `log.md`, `schema.md`, `.llm-wiki/`), never containing an API key. The same wiki always
      * gives the same bytes.
      */
     exportVault(): Promise<Uint8Array>;
+    /**
+     * Stops mirroring: forgets what was written (the folder's files stay). The next `mirror`
+     * needs an empty `root`.
+     */
+    forgetMirror(): Promise<void>;
     /**
      * Every page (`{ key, title, kind, tags, sources }`, sorted by key) and every link between two pages
      * (`{ from, to }`, resolved like the page view's links; missing and ambiguous targets are left
@@ -2899,6 +3057,36 @@ export class Wiki {
      * log.md (append-only).
      */
     log(): Promise<string>;
+    /**
+     * The pages changed both in the wiki and in the folder, each with the folder's text.
+     */
+    mirrorConflicts(): Promise<MirrorConflict[]>;
+    /**
+     * Brings what changed in the mirror's folder outside the app into the wiki, as one
+     * `import` operation: edited page files become human revisions, new ones pages, notes
+     * dropped into `inbox/` sources (other inbox files are listed in `inboxOther` for the app
+     * to convert and add). A page changed on both sides is listed in `conflicts`, a page file
+     * deleted outside in `deleted`; neither is applied. Call it when `FileSystemObserver`
+     * reports a change, else on focus and at most every 10 s while visible.
+     * Throws `INVALID_INPUT` (no mirror in `root`), `FOLDER`.
+     */
+    mirrorPull(folder: FileSystemDirectoryHandle, root?: string | null): Promise<PullReport>;
+    /**
+     * The mirror's state (`root`, the operation the folder holds, how many it is behind,
+     * whether a run was cut short), or `undefined` when this wiki has no mirror here.
+     */
+    mirrorStatus(): Promise<MirrorStatus | undefined>;
+    /**
+     * Brings the mirror in `folder` (a `FileSystemDirectoryHandle`: a picked directory or the
+     * origin-private file system) up to date: the first time the whole wiki, in its folder
+     * layout under `root` (default: the last run's, else the first free of `"llm-wiki"`,
+     * `"llm-wiki 2"`…), then only the files the operations since
+     * changed. Call it after each operation, in the tab holding the wiki's write lock. Files
+     * changed in the folder since the mirror wrote them are left as they are (`held`).
+     * Throws `INVALID_INPUT` (a first run into a `root` that holds files), `FOLDER` (no
+     * permission, folder gone, disk full: the wiki is unchanged and the next call resumes).
+     */
+    mirror(folder: FileSystemDirectoryHandle, root?: string | null): Promise<MirrorReport>;
     /**
      * The open records of the contradiction ledger (Decision 4) that involve any of `keys`
      * (exact page keys), each once, in the order of `keys`: `{ id, description, pages, sides }`,
@@ -3002,6 +3190,17 @@ export class Wiki {
      * ```
      */
     renderMarkdown(markdown: string): Promise<MarkdownView>;
+    /**
+     * Ends a conflict: `{ keep: "mine" }` writes the wiki's version over the file,
+     * `{ keep: "theirs" }` or `{ keep: "merge", text }` makes that text the page's next
+     * revision (resolves to its operation id). Throws `NOT_FOUND`, `FOLDER`.
+     */
+    resolveMirrorConflict(folder: FileSystemDirectoryHandle, key: string, choice: ConflictChoice): Promise<number | undefined>;
+    /**
+     * Writes the file of page `key` back into the folder after it was deleted there (to delete
+     * the page instead, `deletePage`). Throws `NOT_FOUND`, `FOLDER`.
+     */
+    restorePageFile(folder: FileSystemDirectoryHandle, key: string): Promise<void>;
     /**
      * Restores a page to an earlier revision, as a new revision (history is kept).
      */
@@ -3183,7 +3382,9 @@ export interface InitOutput {
     readonly wiki_embedPages: (a: number, b: any) => any;
     readonly wiki_embeddingStatus: (a: number) => any;
     readonly wiki_estimate: (a: number, b: any) => any;
+    readonly wiki_exportChanges: (a: number) => any;
     readonly wiki_exportVault: (a: number) => any;
+    readonly wiki_forgetMirror: (a: number) => any;
     readonly wiki_graph: (a: number) => any;
     readonly wiki_history: (a: number, b: number, c: number) => any;
     readonly wiki_importVault: (a: number, b: number, c: number, d: any) => any;
@@ -3194,6 +3395,10 @@ export interface InitOutput {
     readonly wiki_lintEstimate: (a: number, b: any) => any;
     readonly wiki_list: () => any;
     readonly wiki_log: (a: number) => any;
+    readonly wiki_mirror: (a: number, b: any, c: number, d: number) => any;
+    readonly wiki_mirrorConflicts: (a: number) => any;
+    readonly wiki_mirrorPull: (a: number, b: any, c: number, d: number) => any;
+    readonly wiki_mirrorStatus: (a: number) => any;
     readonly wiki_name: (a: number) => [number, number];
     readonly wiki_open: (a: number, b: number, c: any) => any;
     readonly wiki_openContradictions: (a: number, b: number, c: number) => any;
@@ -3211,6 +3416,8 @@ export interface InitOutput {
     readonly wiki_removeSource: (a: number, b: number, c: number) => any;
     readonly wiki_renamePage: (a: number, b: number, c: number, d: number, e: number) => any;
     readonly wiki_renderMarkdown: (a: number, b: number, c: number) => any;
+    readonly wiki_resolveMirrorConflict: (a: number, b: any, c: number, d: number, e: any) => any;
+    readonly wiki_restorePageFile: (a: number, b: any, c: number, d: number) => any;
     readonly wiki_revert: (a: number, b: number, c: number, d: number) => any;
     readonly wiki_rollback: (a: number, b: number) => any;
     readonly wiki_rollbackPreview: (a: number, b: number) => any;
@@ -3229,8 +3436,8 @@ export interface InitOutput {
     readonly wiki_vectorRebuildJob: (a: number) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h280a09949a57c6fe: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__hc24ee4a1788f9b5a: (a: number, b: number, c: any) => [number, number];
-    readonly wasm_bindgen__convert__closures_____invoke__h3d73e9f89dc927c9: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__hf112886b3472cefa: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h58cdd0d39225fdca: (a: number, b: number, c: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h7498a989301015b0: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h58dcae5f85b6c0e2: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

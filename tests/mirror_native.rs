@@ -276,8 +276,15 @@ fn the_mirror_never_writes_over_files_it_did_not_write() {
     for bad in ["../up", "/abs", "a/../../b", ""] {
         assert!(block_on(w.mirror(&folder, bad)).is_err(), "{bad:?}");
     }
-    // Another root is free.
-    mirror_at(&w, &folder, "llm-wiki 2");
+    // The first free name is taken instead.
+    let root = block_on(w.mirror_root(&folder)).unwrap();
+    assert_eq!(root, "llm-wiki 2");
+    mirror_at(&w, &folder, &root);
+    assert_eq!(
+        block_on(w.mirror_root(&folder)).unwrap(),
+        root,
+        "the last run's from then on"
+    );
     // A page file edited outside since the last run is held, not written over.
     folder.put_outside("llm-wiki 2/wiki/concept/Alpha.md", b"edited in Obsidian\n");
     block_on(w.put_page(PageEdit {
@@ -489,6 +496,12 @@ fn a_page_file_deleted_outside_is_listed_and_not_written_again() {
     assert_eq!(run.held, vec!["wiki/entity/Beta.md".to_string()]);
     assert_eq!(block_on(folder.read(path)).unwrap(), None);
     assert!(pull(&w, &folder).deleted.is_empty(), "listed once");
+    let status = block_on(w.mirror_status()).unwrap().unwrap();
+    assert_eq!(
+        status.deleted,
+        vec!["Beta".to_string()],
+        "and kept in the status"
+    );
     // Keep the page: its file comes back and is written again from then on.
     block_on(w.restore_page_file(&folder, "Beta")).unwrap();
     assert!(

@@ -22,6 +22,7 @@ import { renderLog } from "./ui/log.js";
 import { renderIndex, renderSchema, wireSchema } from "./ui/documents.js";
 import { renderSettings, settingsReplaced, wireSettings } from "./ui/settings.js";
 import { wireSearch } from "./ui/search.js";
+import { openFolder, wireFolder } from "./ui/folder.js";
 
 /** What each tab renders when shown or refreshed (the Lint tab renders on request only). */
 const TABS = {
@@ -78,6 +79,7 @@ async function openWiki(name) {
   await refreshWikiList(name);
   await app.refresh();
   keepVectorIndex();
+  await openFolder();
 }
 
 async function deleteWiki() {
@@ -148,6 +150,7 @@ function wire() {
   wireLint();
   wireSchema();
   wireFooter();
+  wireFolder();
   window.addEventListener("hashchange", route);
 }
 

@@ -9,11 +9,12 @@ export const lockName = (wiki) => `llm-wiki/${wiki}`;
 
 /**
  * Runs `fn` holding the wiki's write lock; `onWait()` is called first when another page holds it.
- * Afterwards (also on error) the other pages are told the wiki changed.
+ * Afterwards (also on error) the other pages are told the wiki changed, unless `announce` is
+ * false (a folder mirror run writes no page).
  */
-export async function withWriteLock(wiki, fn, { onWait } = {}) {
+export async function withWriteLock(wiki, fn, { onWait, announce: tell = true } = {}) {
   const run = async () => {
-    try { return await fn(); } finally { announce(wiki, "changed"); }
+    try { return await fn(); } finally { if (tell) announce(wiki, "changed"); }
   };
   const locks = globalThis.navigator && navigator.locks;
   if (!locks) return run();

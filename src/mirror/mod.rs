@@ -176,6 +176,11 @@ pub struct MirrorStatus {
     pub files: u64,
     /// Whether a run was cut short (the next run finishes it).
     pub interrupted: bool,
+    /// Pages whose file was deleted outside, waiting for the person to delete the page or
+    /// write its file back (`restorePageFile`).
+    pub deleted: Vec<String>,
+    /// Pages changed on both sides, waiting for a choice (`mirrorConflicts`).
+    pub conflicts: u64,
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -257,6 +262,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self.mirror_since(folder, state, rev, last).await
     }
 
+    /// The folder the mirror writes into inside `folder`: the last run's, else the first of
+    /// [`DEFAULT_ROOT`], `llm-wiki 2`, `llm-wiki 3`… that holds no file, so a first run never
+    /// writes where something already is.
+    ///
+    /// Errors: [`Error::Folder`]; storage errors.
+    pub async fn mirror_root<F: Folder>(&self, folder: &F) -> Result<String> {
+        if let (Some(s), _) = self.mirror_state().await? {
+            return Ok(s.root);
+        }
+        for n in 1.. {
+            let root = match n {
+                1 => DEFAULT_ROOT.to_string(),
+                n => format!("{DEFAULT_ROOT} {n}"),
+            };
+            if folder.list(&root).await?.is_empty() {
+                return Ok(root);
+            }
+        }
+        unreachable!("some name is free")
+    }
+
     /// The mirror's state, or `None` when this wiki has no mirror in this browser.
     ///
     /// Errors: storage errors; [`Error::Corrupt`] for an unreadable state record.
@@ -264,6 +290,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let (state, _) = self.mirror_state().await?;
         let last = self.last_op().await?;
         Ok(state.map(|s| MirrorStatus {
+            deleted: s
+                .held
+                .iter()
+                .filter(|p| !s.conflicts.values().any(|c| &c.path == *p))
+                .filter_map(|p| pull::page_of_path(p).map(|(_, k)| k.to_string()))
+                .collect(),
+            conflicts: s.conflicts.len() as u64,
             behind: last.saturating_sub(s.synced),
             files: s.files.len() as u64,
             interrupted: !s.pending.is_empty(),

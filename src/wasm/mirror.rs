@@ -4,16 +4,17 @@
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 
-use super::interop::result_to_js;
+use super::interop::{error_to_js, result_to_js};
 use super::{promise, Wiki};
 use crate::folder::handle::HandleFolder;
-use crate::mirror::{ConflictChoice, DEFAULT_ROOT};
+use crate::mirror::ConflictChoice;
 
 #[wasm_bindgen]
 impl Wiki {
     /// Brings the mirror in `folder` (a `FileSystemDirectoryHandle`: a picked directory or the
     /// origin-private file system) up to date: the first time the whole wiki, in its folder
-    /// layout under `root` (default `"llm-wiki"`), then only the files the operations since
+    /// layout under `root` (default: the last run's, else the first free of `"llm-wiki"`,
+    /// `"llm-wiki 2"`…), then only the files the operations since
     /// changed. Call it after each operation, in the tab holding the wiki's write lock. Files
     /// changed in the folder since the mirror wrote them are left as they are (`held`).
     /// Throws `INVALID_INPUT` (a first run into a `root` that holds files), `FOLDER` (no
@@ -27,7 +28,14 @@ impl Wiki {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
         promise(async move {
-            let root = root.unwrap_or_else(|| DEFAULT_ROOT.to_string());
+            let root = match root {
+                Some(r) => r,
+                None => inner
+                    .core
+                    .mirror_root(&folder)
+                    .await
+                    .map_err(|e| error_to_js(&e))?,
+            };
             result_to_js(inner.core.mirror(&folder, &root).await)
         })
     }
@@ -64,7 +72,14 @@ impl Wiki {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
         promise(async move {
-            let root = root.unwrap_or_else(|| DEFAULT_ROOT.to_string());
+            let root = match root {
+                Some(r) => r,
+                None => inner
+                    .core
+                    .mirror_root(&folder)
+                    .await
+                    .map_err(|e| error_to_js(&e))?,
+            };
             result_to_js(inner.core.mirror_pull(&folder, &root).await)
         })
     }
@@ -126,7 +141,7 @@ impl Wiki {
         promise(async move {
             match inner.core.export_changes().await {
                 Ok(c) => Ok(crate::wasm::interop::bytes_to_js(&c.zip)),
-                Err(e) => Err(crate::wasm::interop::error_to_js(&e)),
+                Err(e) => Err(error_to_js(&e)),
             }
         })
     }

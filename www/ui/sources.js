@@ -160,7 +160,7 @@ async function addSource({ title, key, mime, content, original, originalMime }) 
   return report;
 }
 
-async function addFiles(files) {
+export async function addFiles(files) {
   for (const f of files) {
     if (/\.pdf$/i.test(f.name) || f.type === "application/pdf") {
       await addPdf(f);

@@ -5,6 +5,7 @@ import { setStatus } from "../status.js";
 import { rebuildVectorIndex } from "../vector-index.js";
 import { $ } from "./dom.js";
 import { app, t } from "./session.js";
+import { syncFolder } from "./folder.js";
 
 /**
  * Runs a change to the wiki while holding the wiki's Web Lock, so one tab (or the extension's
@@ -14,7 +15,9 @@ export function write(fn, { embed = true } = {}) {
   const run = withWriteLock(app.wiki.name, fn, { onWait: () => setStatus(t("waitingForOtherTab")) });
   // Pages a change wrote get their endpoint embeddings right after it (issue #6: the indexes
   // follow every commit; the offline embedding is already in the commit itself).
-  return embed ? run.then((r) => { queueEmbedding(); return r; }) : run;
+  // The folder mirror (if any) follows every change too (issue #24).
+  const mirrored = run.then((r) => { syncFolder(); return r; });
+  return embed ? mirrored.then((r) => { queueEmbedding(); return r; }) : mirrored;
 }
 
 let embedding = null;

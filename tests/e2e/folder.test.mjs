@@ -1,0 +1,162 @@
+// The live folder (issue #24) in the app, driven through the origin-private file system: the same
+// FileSystemDirectoryHandle code a picked folder uses. The picker and the permission prompt are
+// stubbed (the answers are kept in localStorage, so they hold across a reload).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, watch, api, artifacts } from "./harness.mjs";
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.stop(); });
+
+/** Stubs the picker (it hands out OPFS's `picked/`) and the permission answers. */
+function stubs() {
+  window.showDirectoryPicker = async () => {
+    const root = await navigator.storage.getDirectory();
+    return root.getDirectoryHandle("picked", { create: true });
+  };
+  const answer = (k) => localStorage.getItem(k) || "granted";
+  FileSystemHandle.prototype.queryPermission = async function () { return answer("perm-query"); };
+  FileSystemHandle.prototype.requestPermission = async function () { return answer("perm-request"); };
+  // A crash between an operation's files and its operation file: the operation files fail to
+  // close while `fail-ops` is set.
+  const create = FileSystemFileHandle.prototype.createWritable;
+  FileSystemFileHandle.prototype.createWritable = async function (...args) {
+    const stream = await create.apply(this, args);
+    if (localStorage.getItem("fail-ops") && /^\d{12}\.json$/.test(this.name)) {
+      stream.close = async () => { await stream.abort(); throw new DOMException("stubbed crash", "AbortError"); };
+    }
+    return stream;
+  };
+}
+
+/** Reads (or writes, with `text`) `picked/<path>` in OPFS from the page. */
+function opfs(page, path, text) {
+  return page.evaluate(async ({ path, text }) => {
+    let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("picked", { create: true });
+    const parts = path.split("/");
+    if (text === undefined) {
+      try {
+        for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p);
+        return await (await (await dir.getFileHandle(parts.at(-1))).getFile()).text();
+      } catch { return null; }
+    }
+    for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p, { create: true });
+    const w = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
+    await w.write(text); await w.close();
+    return text;
+  }, { path, text });
+}
+
+const body = (page, key) => api(page, "default", "return (await w.page(arg))?.body ?? null", key);
+
+async function until(what, fn, timeout = 20_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, permissions", { timeout: 240_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(stubs);
+  const page = await context.newPage();
+  const log = watch(page);
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  await api(page, "default", "await w.putPage({ title: 'Alpha', kind: 'concept', body: 'First version.' })");
+
+  // The first mirror: the whole wiki under llm-wiki/, nothing written before the grant.
+  assert.equal(await opfs(page, "llm-wiki/.llm-wiki/vault.json"), null);
+  await page.click("#folder-use");
+  await until("the first mirror", () => opfs(page, "llm-wiki/.llm-wiki/vault.json"));
+  assert.match(await opfs(page, "llm-wiki/wiki/concept/Alpha.md"), /First version\./);
+  await page.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent));
+
+  // The app ignores its own writes: no operation comes back from them.
+  const ops = async () => (await api(page, "default", "return (await w.operations()).length"));
+  const before = await ops();
+  await page.waitForTimeout(1500);
+  assert.equal(await ops(), before, "the mirror's own writes are not imported");
+
+  // An edit saved outside (a second page of the same context, as another editor would).
+  const editor = await context.newPage();
+  await editor.goto(`${server.url}/style.css`); // any document of the origin
+  const file = await opfs(page, "llm-wiki/wiki/concept/Alpha.md");
+  await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", file.replace("First version.", "Edited in Obsidian."));
+  const t0 = Date.now();
+  await until("the outside edit", async () => /Edited in Obsidian/.test(await body(page, "Alpha")));
+  console.log(`outside edit shown after ${Date.now() - t0} ms`);
+  const history = await api(page, "default", "return (await w.history('Alpha')).map((r) => r.author)");
+  assert.equal(history.at(-1), "human");
+
+  // A note dropped into the inbox becomes a source and leaves the inbox.
+  await opfs(editor, "llm-wiki/inbox/paper.md", "# Paper\n\nDropped into the inbox.\n");
+  await until("the inbox note", async () => (await api(page, "default", "return (await w.sources()).map((s) => s.key)")).includes("paper.md"));
+  await until("the inbox emptied", async () => (await opfs(page, "llm-wiki/inbox/paper.md")) === null);
+  await until("its text under raw/", async () => {
+    const v = await api(page, "default", "return (await w.sources()).find((s) => s.key === 'paper.md')?.version");
+    return v && (await opfs(page, `llm-wiki/raw/text/${v}.md`)) !== null;
+  });
+
+  // A conflict: the page changes in the wiki and in the folder before they meet.
+  await api(page, "default", "await w.putPage({ key: 'Alpha', body: 'The app\\'s version.' })");
+  await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", "---\ntitle: Alpha\n---\nThe folder's version.\n");
+  await page.waitForSelector("[data-testid=conflict]", { timeout: 20_000 });
+  assert.match(await opfs(page, "llm-wiki/wiki/concept/Alpha.md"), /folder's version/, "the file keeps the folder's version");
+  assert.match(await body(page, "Alpha"), /app's version/);
+  await page.screenshot({ path: `${artifacts}/folder-conflict.png`, fullPage: true });
+  await page.click("[data-testid=conflict-theirs]");
+  await until("the folder's version kept", async () => /folder's version/.test(await body(page, "Alpha")));
+  await page.waitForSelector("[data-testid=conflict]", { state: "detached" });
+
+  // A crash between an operation's files and its operation file, then a reload: the next run
+  // finishes the job and takes the half-written files for its own.
+  await page.evaluate(() => localStorage.setItem("fail-ops", "1"));
+  await page.click("#tabs button[data-tab=sources]");
+  await page.fill("#source-key", "notes/crash.md");
+  await page.fill("#source-content", "# Crash\n\nWritten while the folder fails.\n");
+  await page.click("#add-source button[type=submit]");
+  await until("the run cut short", async () => (await api(page, "default", "return await w.mirrorStatus()")).interrupted);
+  await page.evaluate(() => localStorage.removeItem("fail-ops"));
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent), null, { timeout: 20_000 });
+  const after = await api(page, "default", "return await w.mirrorStatus()");
+  assert.deepEqual([after.interrupted, after.behind, after.conflicts], [false, 0, 0]);
+  assert.equal(await page.isHidden("#folder-held"), true);
+
+  // Permissions: after a reload the browser asks again; one click grants; a refusal says so.
+  await page.evaluate(() => { localStorage.setItem("perm-query", "prompt"); localStorage.setItem("perm-request", "denied"); });
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]");
+  await page.waitForSelector("#folder-grant:not([hidden])");
+  await page.click("#folder-grant");
+  await page.waitForFunction(() => /No access to the folder/.test(document.querySelector("#status").textContent));
+  await page.evaluate(() => localStorage.setItem("perm-request", "granted"));
+  await page.click("#folder-grant");
+  await page.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent));
+  assert.equal(await page.isHidden("#folder-grant"), true);
+
+  assert.deepEqual(log.errors.filter((e) => !/stubbed crash/.test(e)), []);
+  await context.close();
+});
+
+test("without a picker, Download changes gives the changed files", { timeout: 60_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(() => { delete window.showDirectoryPicker; delete Window.prototype.showDirectoryPicker; });
+  const page = await context.newPage();
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  assert.equal(await page.isHidden("#folder-use"), true);
+  await api(page, "default", "await w.putPage({ title: 'Beta', kind: 'entity', body: 'Beta.' })");
+  const [first] = await Promise.all([page.waitForEvent("download"), page.click("#folder-download")]);
+  assert.match(first.suggestedFilename(), /changes.*\.zip$/);
+  await context.close();
+});

@@ -1,0 +1,251 @@
+// The live folder (issue #24): the wiki mirrored into a directory the person picked, so Obsidian,
+// git or a sync tool sees it, and what they change there comes back. The core does the work
+// (`mirror`, `mirrorPull`, conflicts); this module keeps the directory handle, asks for
+// permission, watches the folder and shows what waits for a decision. Where there is no picker
+// (Firefox, Safari) it offers "Download changes" instead.
+import { withWriteLock, lockName } from "../writer.js";
+import { setStatus, showError } from "../status.js";
+import { $, h } from "./dom.js";
+import { app, t } from "./session.js";
+
+/** How often the folder is read while the tab is visible, when the browser cannot observe it. */
+const POLL_MS = 10_000;
+
+const state = {
+  /** The picked directory of the open wiki, or null. */
+  handle: null,
+  /** Whether the app may read and write it now. */
+  granted: false,
+  /** Stops watching (set while this tab watches). */
+  stopWatching: null,
+  running: null,
+  again: false,
+};
+
+// ---------------------------------------------------------------- the handle, kept in IndexedDB
+
+function handleStore(mode, fn) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open("llm-wiki-folders", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("handles");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const tx = open.result.transaction("handles", mode);
+      const req = fn(tx.objectStore("handles"));
+      tx.oncomplete = () => { open.result.close(); resolve(req && req.result); };
+      tx.onerror = () => { open.result.close(); reject(tx.error); };
+    };
+  });
+}
+const loadHandle = (name) => handleStore("readonly", (s) => s.get(name));
+const saveHandle = (name, handle) => handleStore("readwrite", (s) => s.put(handle, name));
+const dropHandle = (name) => handleStore("readwrite", (s) => s.delete(name));
+
+// ---------------------------------------------------------------- mirror and pull
+
+/** Runs `fn` under the wiki's write lock; `announce` tells the other pages the wiki changed. */
+const locked = (fn, announce) => withWriteLock(app.wiki.name, fn, { announce });
+
+/**
+ * Brings the folder up to date with the wiki, then the wiki with the folder; called after every
+ * change and when the folder changes. One run at a time; a request during a run runs after it.
+ */
+export function syncFolder() {
+  if (!state.handle || !state.granted || !app.wiki) return Promise.resolve();
+  if (state.running) { state.again = true; return state.running; }
+  state.running = (async () => {
+    do {
+      state.again = false;
+      await syncOnce().catch(folderError);
+    } while (state.again);
+  })().finally(() => { state.running = null; });
+  return state.running;
+}
+
+async function syncOnce() {
+  const wiki = app.wiki;
+  const run = await locked(() => wiki.mirror(state.handle), false);
+  const pulled = await locked(() => wiki.mirrorPull(state.handle), true);
+  for (const path of pulled.inboxOther) await addInboxFile(path);
+  if (pulled.op !== undefined || pulled.inboxOther.length) {
+    await locked(() => wiki.mirror(state.handle), false);
+    setStatus(t("folderPulled", pulled));
+    await app.refresh();
+  }
+  await renderFolder(run.held.length);
+}
+
+/** An inbox file the core does not read (HTML, PDF…): converted and added like a dropped file. */
+async function addInboxFile(path) {
+  const parts = ["llm-wiki", ...path.split("/")];
+  let dir = state.handle;
+  for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p);
+  const file = await (await dir.getFileHandle(parts.at(-1))).getFile();
+  const { addFiles } = await import("./sources.js");
+  await addFiles([file]);
+  await dir.removeEntry(parts.at(-1));
+}
+
+function folderError(e) {
+  if (e && e.code === "FOLDER" && /NotAllowedError|SecurityError/.test(e.message)) {
+    state.granted = false;
+    renderFolder().catch(() => {});
+  }
+  showError(e);
+}
+
+// ---------------------------------------------------------------- watching
+
+/**
+ * Watches the folder while this tab is the wiki's watcher: one tab per wiki holds the watch lock
+ * (the others wait for it and take over when it closes) and they refresh over BroadcastChannel.
+ * With `FileSystemObserver` a change is reported as it happens and an idle folder costs nothing;
+ * without it the folder is read on focus and every 10 s while the tab is visible.
+ */
+function watch() {
+  if (state.stopWatching || !navigator.locks) return;
+  const name = app.wiki.name;
+  let release;
+  const held = new Promise((r) => { release = r; });
+  state.stopWatching = () => { release(); state.stopWatching = null; };
+  navigator.locks.request(`${lockName(name)}/watch`, async () => {
+    if (!app.wiki || app.wiki.name !== name || !state.stopWatching) return;
+    const stops = [];
+    if ("FileSystemObserver" in globalThis) {
+      let timer = null;
+      const observer = new FileSystemObserver(() => {
+        clearTimeout(timer);
+        timer = setTimeout(() => syncFolder(), 300);
+      });
+      await observer.observe(state.handle, { recursive: true });
+      stops.push(() => observer.disconnect());
+    } else {
+      const poll = () => { if (document.visibilityState === "visible") syncFolder(); };
+      const timer = setInterval(poll, POLL_MS);
+      window.addEventListener("focus", poll);
+      stops.push(() => { clearInterval(timer); window.removeEventListener("focus", poll); });
+    }
+    await held;
+    for (const stop of stops) stop();
+  });
+}
+
+function stopWatching() { state.stopWatching?.(); }
+
+// ---------------------------------------------------------------- opening and picking
+
+/** On opening a wiki: its folder, if it has one, and whether the app may still use it. */
+export async function openFolder() {
+  stopWatching();
+  state.handle = await loadHandle(app.wiki.name).catch(() => null) || null;
+  state.granted = false;
+  if (state.handle) {
+    const perm = await state.handle.queryPermission({ mode: "readwrite" }).catch(() => "denied");
+    state.granted = perm === "granted";
+  }
+  await renderFolder();
+  if (state.granted) { watch(); syncFolder(); }
+}
+
+async function pickFolder() {
+  const handle = await window.showDirectoryPicker({ id: "llm-wiki", mode: "readwrite" });
+  if (await handle.requestPermission({ mode: "readwrite" }) !== "granted") {
+    setStatus(t("folderDenied", handle.name), "error");
+    return;
+  }
+  await app.wiki.forgetMirror();
+  await saveHandle(app.wiki.name, handle);
+  state.handle = handle;
+  state.granted = true;
+  setStatus(t("folderMirroring", handle.name));
+  watch();
+  await syncFolder();
+}
+
+async function grantAgain() {
+  const perm = await state.handle.requestPermission({ mode: "readwrite" });
+  state.granted = perm === "granted";
+  if (!state.granted) { setStatus(t("folderDenied", state.handle.name), "error"); await renderFolder(); return; }
+  watch();
+  await syncFolder();
+}
+
+async function stopFolder() {
+  stopWatching();
+  await app.wiki.forgetMirror();
+  await dropHandle(app.wiki.name);
+  state.handle = null;
+  state.granted = false;
+  await renderFolder();
+}
+
+async function downloadChanges() {
+  const bytes = await app.wiki.exportChanges();
+  const name = `${app.wiki.name}-changes-${new Date().toISOString().slice(0, 19).replace(/:/g, "")}.zip`;
+  const a = h("a", { href: URL.createObjectURL(new Blob([bytes], { type: "application/zip" })), download: name });
+  document.body.append(a); a.click(); a.remove();
+  setStatus(t("changesDownloaded", name));
+}
+
+// ---------------------------------------------------------------- what waits for a decision
+
+export async function renderFolder(heldCount = 0) {
+  if (!app.wiki) return;
+  const picker = "showDirectoryPicker" in window;
+  $("#folder-use").hidden = !picker || !!state.handle;
+  $("#folder-download").hidden = picker;
+  $("#folder-grant").hidden = !state.handle || state.granted;
+  $("#folder-stop").hidden = !state.handle;
+  if (state.handle && !state.granted) $("#folder-grant").textContent = t("folderGrant", state.handle.name);
+  const status = await app.wiki.mirrorStatus().catch(() => undefined);
+  $("#folder-status").textContent = !state.handle ? ""
+    : !state.granted ? t("folderNeedsGrant", state.handle.name)
+    : t("folderStatus", state.handle.name, status ? status.behind : 0, heldCount);
+  const conflicts = state.granted ? await app.wiki.mirrorConflicts() : [];
+  const deleted = state.granted && status ? status.deleted : [];
+  const box = $("#folder-held");
+  box.hidden = conflicts.length === 0 && deleted.length === 0;
+  box.replaceChildren(...conflicts.map(conflictRow), ...deleted.map(deletedRow));
+}
+
+/** A page whose file was deleted in the folder: delete the page too, or write the file back. */
+function deletedRow(key) {
+  const after = async (fn) => {
+    try { await fn(); await syncFolder(); await app.refresh(); await renderFolder(); } catch (e) { showError(e); }
+  };
+  return h("div", { className: "conflict", "data-testid": "deleted-outside" },
+    h("span", { textContent: t("deletedOutside", key) }),
+    h("button", { textContent: t("deletePageToo"), onclick: () => after(() => locked(() => app.wiki.deletePage(key), true)) }),
+    h("button", { textContent: t("keepPage"), onclick: () => after(() => locked(() => app.wiki.restorePageFile(state.handle, key), false)) }));
+}
+
+function conflictRow(c) {
+  const merge = h("textarea", { rows: 8, value: c.theirs, hidden: true, "data-testid": "conflict-merge" });
+  const decide = (choice) => async () => {
+    try {
+      await locked(() => app.wiki.resolveMirrorConflict(state.handle, c.key, choice), true);
+      setStatus(t("conflictResolved", c.key));
+      await syncFolder();
+      await app.refresh();
+      await renderFolder();
+    } catch (e) { showError(e); }
+  };
+  const mergeButton = h("button", { textContent: t("conflictMerge") });
+  mergeButton.addEventListener("click", () => {
+    if (merge.hidden) { merge.hidden = false; mergeButton.textContent = t("conflictSaveMerge"); return; }
+    decide({ keep: "merge", text: merge.value })();
+  });
+  const mine = h("button", { textContent: t("conflictMine"), "data-testid": "conflict-mine" });
+  mine.addEventListener("click", decide({ keep: "mine" }));
+  const theirs = h("button", { textContent: t("conflictTheirs"), "data-testid": "conflict-theirs" });
+  theirs.addEventListener("click", decide({ keep: "theirs" }));
+  return h("div", { className: "conflict", "data-testid": "conflict" },
+    h("span", { textContent: t("conflictOn", c.key) }), mine, theirs, mergeButton, merge);
+}
+
+export function wireFolder() {
+  $("#folder-use").addEventListener("click", () => pickFolder().catch(showError));
+  $("#folder-grant").addEventListener("click", () => grantAgain().catch(showError));
+  $("#folder-stop").addEventListener("click", () => stopFolder().catch(showError));
+  $("#folder-download").addEventListener("click", () => downloadChanges().catch(showError));
+}
