@@ -300,6 +300,12 @@ fn the_mirror_never_writes_over_files_it_did_not_write() {
         Some(b"edited in Obsidian\n".to_vec())
     );
     assert_eq!(folder.snapshot()["llm-wiki/notes.md"], b"mine");
+    // index.md and log.md are the app's: an edit there is written over.
+    folder.put_outside("llm-wiki 2/log.md", b"edited");
+    new_page(&w, "Gamma", PageKind::Concept, "Third.\n");
+    let r = block_on(w.mirror(&folder, "llm-wiki 2")).unwrap();
+    assert!(r.held.iter().all(|p| p != "log.md"), "{r:?}");
+    assert_ne!(folder.snapshot()["llm-wiki 2/log.md"], b"edited");
 }
 
 fn mirror_at(w: &W, folder: &MemoryFolder, root: &str) {

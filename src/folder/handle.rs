@@ -160,6 +160,8 @@ impl HandleFolder {
     }
 
     /// Every file under `dir` (`prefix` is its path, `""` or ending in `/`), appended to `out`.
+    /// The files of one directory are stat'ed (`getFile`) together, [`STAT_AT_ONCE`] at a time:
+    /// one by one, each waits a round trip to the browser's file system process.
     async fn walk(
         &self,
         dir: FileSystemDirectoryHandle,
@@ -169,6 +171,7 @@ impl HandleFolder {
         let mut todo = vec![(dir, prefix)];
         while let Some((dir, prefix)) = todo.pop() {
             let it: AsyncIterator = dir.values();
+            let mut files: Vec<(String, FileSystemFileHandle)> = Vec::new();
             loop {
                 let next = it.next().map_err(|e| folder_error(&prefix, &e))?;
                 let step = wait(&prefix, next).await?;
@@ -185,19 +188,35 @@ impl HandleFolder {
                 if h.kind() == FileSystemHandleKind::Directory {
                     todo.push((h.unchecked_into(), format!("{path}/")));
                 } else {
-                    let fh: FileSystemFileHandle = h.unchecked_into();
-                    let file: File = wait(&path, fh.get_file()).await?.unchecked_into();
-                    out.push(Entry {
-                        path,
-                        size: file.size() as u64,
-                        modified: file.last_modified() as i64,
-                    });
+                    files.push((path, h.unchecked_into()));
+                }
+            }
+            for chunk in files.chunks(STAT_AT_ONCE) {
+                let stats = futures::future::join_all(
+                    chunk
+                        .iter()
+                        .map(|(path, fh)| wait_found(path, fh.get_file())),
+                )
+                .await;
+                for ((path, _), stat) in chunk.iter().zip(stats) {
+                    // A file removed since the listing is left out.
+                    if let Some(file) = stat? {
+                        let file: File = file.unchecked_into();
+                        out.push(Entry {
+                            path: path.clone(),
+                            size: file.size() as u64,
+                            modified: file.last_modified() as i64,
+                        });
+                    }
                 }
             }
         }
         Ok(())
     }
 }
+
+/// How many files of a directory [`HandleFolder`] stats at once.
+const STAT_AT_ONCE: usize = 256;
 
 impl Folder for HandleFolder {
     async fn list(&self, dir: &str) -> Result<Vec<Entry>> {

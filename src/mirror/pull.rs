@@ -1,7 +1,7 @@
 //! Folder → wiki: what changed in the mirror's folder outside the app (Obsidian, a git pull, a
 //! sync tool) comes in as one `import` operation per pull.
 //!
-//! A pull lists the folder and reads only the page files and inbox files whose size or mtime
+//! A pull lists the folder's `wiki/` and `inbox/` and reads only the files whose size or mtime
 //! differ from when it last saw them; a file whose hash is one the mirror wrote is its own
 //! write and is left alone. Then:
 //! - an edited page file becomes a human revision of its page, and a new one a new page;
@@ -192,7 +192,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<(Vec<Changed>, Vec<Changed>, BTreeSet<String>)> {
         let root = state.root.clone();
         let (mut pages, mut inbox, mut present) = (Vec::new(), Vec::new(), BTreeSet::new());
-        for e in folder.list(&root).await? {
+        // Only page files and the inbox are read back: raw/, .llm-wiki/ and the documents are
+        // the app's, so their folders (most of a large mirror) are not even listed.
+        let mut entries = folder.list(&format!("{root}/wiki")).await?;
+        entries.extend(
+            folder
+                .list(&format!("{root}/{}", INBOX.trim_end_matches('/')))
+                .await?,
+        );
+        for e in entries {
             report.listed += 1;
             let rel = e.path[root.len() + 1..].to_string();
             if rel.split('/').any(|p| p.starts_with('.')) {

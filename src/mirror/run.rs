@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::plan::{Plan, Touched};
 use super::{MirrorReport, MirrorState};
 use crate::clock::Clock;
+use crate::documents::{INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::folder::Folder;
 use crate::model::{OpId, Operation, Store};
@@ -227,7 +228,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
                 continue;
             }
-            if run.check && !path.starts_with(OPS_DIR) {
+            // index.md and log.md are the app's (written over); ops files are written once.
+            let ours = path.starts_with(OPS_DIR) || path == INDEX_MD || path == LOG_MD;
+            if run.check && !ours {
                 if let Some(there) = folder.read(&full).await? {
                     let there = sha256_hex(&there);
                     let ours = bytes.as_ref().map(|(_, sha)| sha);
