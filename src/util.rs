@@ -79,6 +79,18 @@ pub fn btree_set<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
     set
 }
 
+/// `navigator.storage` of the current global scope (a window or a worker), if it has one: the
+/// IndexedDB estimate and persistence, and the origin-private file system's root.
+#[cfg(target_arch = "wasm32")]
+pub fn storage_manager() -> Option<web_sys::StorageManager> {
+    use wasm_bindgen::JsCast;
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    js_sys::Reflect::get(&navigator, &"storage".into())
+        .ok()?
+        .dyn_into::<web_sys::StorageManager>()
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -120,16 +132,4 @@ mod tests {
         let s = super::btree_set([3, 1, 3]);
         assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![1, 3]);
     }
-}
-
-/// `navigator.storage` of the current global scope (a window or a worker), if it has one: the
-/// IndexedDB estimate and persistence, and the origin-private file system's root.
-#[cfg(target_arch = "wasm32")]
-pub fn storage_manager() -> Option<web_sys::StorageManager> {
-    use wasm_bindgen::JsCast;
-    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
-    js_sys::Reflect::get(&navigator, &"storage".into())
-        .ok()?
-        .dyn_into::<web_sys::StorageManager>()
-        .ok()
 }
