@@ -2978,8 +2978,9 @@ export class Wiki {
      * without a directory picker: the first call gives the whole wiki in the mirror's folder
      * layout under `llm-wiki/`, each later one only what the operations since changed, in the
      * same layout; files to delete are listed in `llm-wiki/.llm-wiki/removed.txt`.
+     * `fromStart`: forget what earlier downloads held and give the whole wiki again.
      */
-    exportChanges(): Promise<Uint8Array>;
+    exportChanges(from_start?: boolean | null): Promise<Uint8Array>;
     /**
      * The whole wiki as a zip (the vault layout: `wiki/<kind>/<key>.md`, `raw/`, `index.md`,
      * `log.md`, `schema.md`, `.llm-wiki/`), never containing an API key. The same wiki always
@@ -2987,8 +2988,9 @@ export class Wiki {
      */
     exportVault(): Promise<Uint8Array>;
     /**
-     * Stops mirroring: forgets what was written (the folder's files stay). The next `mirror`
-     * needs an empty `root`.
+     * Stops mirroring: forgets what was written, and any conflict or deleted page file waiting
+     * for a choice (the folder's files stay, so nothing is lost). The next `mirror` starts a
+     * new mirror in a free folder (`llm-wiki 2`… when `llm-wiki` holds files).
      */
     forgetMirror(): Promise<void>;
     /**
@@ -3083,7 +3085,7 @@ export class Wiki {
      * `"llm-wiki 2"`…), then only the files the operations since
      * changed. Call it after each operation, in the tab holding the wiki's write lock. Files
      * changed in the folder since the mirror wrote them are left as they are (`held`).
-     * Throws `INVALID_INPUT` (a first run into a `root` that holds files), `FOLDER` (no
+     * Throws `INVALID_INPUT` (a first run into a `root` given explicitly that holds files), `FOLDER` (no
      * permission, folder gone, disk full: the wiki is unchanged and the next call resumes).
      */
     mirror(folder: FileSystemDirectoryHandle, root?: string | null): Promise<MirrorReport>;
@@ -3382,7 +3384,7 @@ export interface InitOutput {
     readonly wiki_embedPages: (a: number, b: any) => any;
     readonly wiki_embeddingStatus: (a: number) => any;
     readonly wiki_estimate: (a: number, b: any) => any;
-    readonly wiki_exportChanges: (a: number) => any;
+    readonly wiki_exportChanges: (a: number, b: number) => any;
     readonly wiki_exportVault: (a: number) => any;
     readonly wiki_forgetMirror: (a: number) => any;
     readonly wiki_graph: (a: number) => any;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use futures::executor::block_on;
 use llm_wiki::folder::{Folder, MemoryFolder};
+use llm_wiki::markdown::page::page_file;
 use llm_wiki::mirror::ConflictChoice;
 use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::MemoryBackend;
@@ -369,11 +370,23 @@ fn a_pull_ignores_the_mirrors_own_writes_and_reads_a_file_once() {
     assert!(first.read >= 2, "{first:?}");
     let again = pull(&w, &folder);
     assert_eq!((again.op, again.read), (None, 0), "{again:?}");
+    // A page edited in the app and not mirrored yet, its file unchanged: not a conflict, and
+    // nothing comes back.
+    edit(&w, "Beta", "Edited in the app only.\n");
+    let quiet = pull(&w, &folder);
+    assert!(
+        quiet.conflicts.is_empty() && quiet.op.is_none(),
+        "{quiet:?}"
+    );
     // After a run that rewrote a page, only that page is read.
     edit(&w, "Alpha", "Edited in the app.\n");
     mirror(&w, &folder);
     let after = pull(&w, &folder);
-    assert_eq!((after.op, after.read), (None, 1), "{after:?}");
+    assert_eq!(
+        (after.op, after.read),
+        (None, 2),
+        "Alpha and Beta: {after:?}"
+    );
 }
 
 #[test]
@@ -538,13 +551,13 @@ fn downloads_of_changes_unzipped_in_turn_read_as_the_wiki() {
             folder.put_outside(&format!("{ROOT}/{p}"), &b);
         }
     };
-    let first = block_on(w.export_changes()).unwrap();
+    let first = block_on(w.export_changes(false)).unwrap();
     assert!(first.report.whole);
     unzip_over(&first.zip);
     let mut n = 0;
     more_operations(&w, &MemoryFolder::new(), &mut |w, _| {
         n += 1;
-        let next = block_on(w.export_changes()).unwrap();
+        let next = block_on(w.export_changes(false)).unwrap();
         assert!(!next.report.whole, "{:?}", next.report);
         let files = read_zip(&next.zip).unwrap();
         assert!(files.len() < 12, "only what changed: {:?}", files.keys());
@@ -560,6 +573,149 @@ fn downloads_of_changes_unzipped_in_turn_read_as_the_wiki() {
             &format!("after download {n}"),
         );
     });
+    // From the start again: the whole wiki.
+    let again = block_on(w.export_changes(true)).unwrap();
+    assert!(again.report.whole);
     // The downloads keep their own state: a live mirror is still a first run.
     assert_eq!(block_on(w.mirror_status()).unwrap(), None);
+}
+
+/// A mirrored wiki and operations of every other kind the folder does not hold yet: a page
+/// edited, one moved to another kind, one renamed, one deleted, the schema changed and a source
+/// removed, with the exports before and after them.
+fn others_behind(backend: &MemoryBackend) -> (W, MemoryFolder, Vec<u8>, Vec<u8>) {
+    let w = populated(backend, "a");
+    common::add(&w, "notes/gone.md", "To be removed.\n");
+    new_page(&w, "Kind", PageKind::Concept, "A concept for now.\n");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    let before = block_on(w.export_vault()).unwrap();
+    edit(&w, "人工智能", "## 概述\n改写。\n");
+    block_on(w.put_page(PageEdit {
+        key: Some("Kind".into()),
+        kind: Some(PageKind::Entity),
+        ..Default::default()
+    }))
+    .unwrap();
+    block_on(w.rename_page("机器学习 (ML)", "Machine Learning")).unwrap();
+    block_on(w.delete_page("Rust： Ownership")).unwrap();
+    block_on(w.set_schema("# Schema\n\nOur own conventions.\n")).unwrap();
+    block_on(w.remove_source("notes/gone.md")).unwrap();
+    let after = block_on(w.export_vault()).unwrap();
+    (w, folder, before, after)
+}
+
+#[test]
+fn a_run_of_edits_renames_deletes_and_removals_cut_short_reads_as_before() {
+    for cut in 0.. {
+        let backend = MemoryBackend::new();
+        let (w, folder, before, after) = others_behind(&backend);
+        folder.fail_after(cut);
+        let result = block_on(w.mirror(&folder, ROOT));
+        folder.heal();
+        let (exported, report) = reimported(&folder, &format!("t{cut}"));
+        match result {
+            Err(Error::Folder { .. }) => {
+                // schema.md keeps the run's version once written (nothing holds the one before).
+                let got = read_zip(&exported).unwrap();
+                let mut want = read_zip(&before).unwrap();
+                if let Some(schema) = got.get("schema.md") {
+                    want.insert("schema.md".into(), schema.clone());
+                }
+                assert_same(
+                    &write_zip(&got).unwrap(),
+                    &write_zip(&want).unwrap(),
+                    &format!("cut after {cut}: {report:?}"),
+                );
+                let done = block_on(w.mirror(&folder, ROOT)).unwrap();
+                assert!(done.held.is_empty(), "cut after {cut}: {done:?}");
+                assert_same(
+                    &reimported(&folder, "d").0,
+                    &after,
+                    &format!("cut after {cut}"),
+                );
+            }
+            Ok(_) => {
+                assert_same(&exported, &after, "a run not cut");
+                assert!(cut > 5, "only {cut} writes");
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn what_waits_for_a_decision_is_released_when_it_resolves_itself() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    // A page file deleted outside, then back: no longer listed, and written again.
+    let beta = "llm-wiki/wiki/entity/Beta.md";
+    let bytes = block_on(folder.read(beta)).unwrap().unwrap();
+    block_on(folder.remove(beta)).unwrap();
+    assert_eq!(pull(&w, &folder).deleted, vec!["Beta".to_string()]);
+    folder.put_outside(beta, &bytes);
+    pull(&w, &folder);
+    assert!(block_on(w.mirror_status())
+        .unwrap()
+        .unwrap()
+        .deleted
+        .is_empty());
+    edit(&w, "Beta", "Written again.\n");
+    assert!(mirror(&w, &folder)
+        .written
+        .contains(&"wiki/entity/Beta.md".to_string()));
+    // A conflict settled by hand (the file made equal to the app's page) ends by itself.
+    let alpha = "llm-wiki/wiki/concept/Alpha.md";
+    edit(&w, "Alpha", "The app's version.\n");
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nThe folder's version.\n");
+    assert_eq!(pull(&w, &folder).conflicts.len(), 1);
+    let page = block_on(w.page("Alpha")).unwrap().unwrap();
+    folder.put_outside(alpha, page_file(&page).as_bytes());
+    pull(&w, &folder);
+    assert!(block_on(w.mirror_conflicts()).unwrap().is_empty());
+    edit(&w, "Alpha", "Written again too.\n");
+    assert!(mirror(&w, &folder)
+        .written
+        .contains(&"wiki/concept/Alpha.md".to_string()));
+}
+
+#[test]
+fn a_conflict_whose_file_changed_again_asks_again() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let alpha = "llm-wiki/wiki/concept/Alpha.md";
+    edit(&w, "Alpha", "The app's version.\n");
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nFirst outside edit.\n");
+    assert_eq!(pull(&w, &folder).conflicts.len(), 1);
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nSecond outside edit.\n");
+    let e =
+        block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Mine)).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    let file = block_on(folder.read(alpha)).unwrap().unwrap();
+    assert!(
+        file.ends_with(b"Second outside edit.\n"),
+        "not written over"
+    );
+    let c = block_on(w.mirror_conflicts()).unwrap();
+    assert!(c[0].theirs.contains("Second outside edit."), "{c:?}");
+    block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Theirs)).unwrap();
+    let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+    assert!(body.contains("Second outside edit."), "{body}");
+}
+
+#[test]
+fn a_file_named_outside_the_wikis_key_rules_is_left_for_renaming() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    folder.put_outside("llm-wiki/wiki/concept/C#.md", b"A page named by hand.\n");
+    let r = pull(&w, &folder);
+    assert!(r.added.is_empty(), "{r:?}");
+    assert!(
+        r.skipped
+            .iter()
+            .any(|s| s.contains("C#.md") && s.contains("C＃")),
+        "{r:?}"
+    );
+    assert!(pull(&w, &folder).skipped.is_empty(), "reported once");
 }

@@ -433,14 +433,22 @@ async fn js_api_mirror_into_opfs() {
     );
     let status = call(wiki.mirror_status()).await.unwrap();
     assert_eq!(get(&status, "behind").as_f64(), Some(0.0));
-    // A first run into a folder that holds files is refused.
+    // A first run into a folder that holds files is refused; without a name, the next free
+    // one is taken.
     call(wiki.forget_mirror()).await.unwrap();
-    let err = call(wiki.mirror(folder.handle().clone(), None))
+    let err = call(wiki.mirror(folder.handle().clone(), Some("llm-wiki".into())))
         .await
         .unwrap_err();
     assert_eq!(
         get(&err, "code").as_string().as_deref(),
         Some("INVALID_INPUT")
+    );
+    let again = call(wiki.mirror(folder.handle().clone(), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&again, "root").as_string().as_deref(),
+        Some("llm-wiki 2")
     );
     wiki.close();
 }

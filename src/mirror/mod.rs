@@ -201,9 +201,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// without a directory picker): the first call gives the whole wiki in the mirror's folder
     /// layout, each later one the files the operations since changed, in the same layout, so
     /// the folder reads as a mirror. Files to delete are listed in `.llm-wiki/removed.txt`.
+    /// `from_start` forgets what earlier downloads held and gives the whole wiki again (a
+    /// download that never arrived, a new folder).
     ///
     /// Errors: storage errors.
-    pub async fn export_changes(&self) -> Result<ChangesExport> {
+    pub async fn export_changes(&self, from_start: bool) -> Result<ChangesExport> {
+        if from_start {
+            let mut batch = Batch::new();
+            batch.delete(Store::Meta, META_DOWNLOAD, Expect::Any);
+            self.storage.commit(batch).await?;
+        }
         let folder = crate::folder::MemoryFolder::new();
         let report = self.mirror_at(&folder, DEFAULT_ROOT, META_DOWNLOAD).await?;
         let mut files = folder.snapshot();
@@ -337,13 +344,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Saves the state; returns its new revision.
     async fn save_mirror_state(&self, state: &MirrorState, rev: Option<u64>) -> Result<u64> {
         let mut batch = Batch::new();
+        self.put_mirror_state(&mut batch, state, rev);
+        let revs = self.storage.commit(batch).await?;
+        Ok(revs.first().copied().unwrap_or(1))
+    }
+
+    /// Adds the state's write to `batch` (expecting the record at `rev`).
+    fn put_mirror_state(&self, batch: &mut Batch, state: &MirrorState, rev: Option<u64>) {
         batch.put(
             Store::Meta,
             state.record,
             to_json(state),
             Expect::from_read(rev),
         );
-        let revs = self.storage.commit(batch).await?;
-        Ok(revs.first().copied().unwrap_or(1))
     }
 }

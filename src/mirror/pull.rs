@@ -124,6 +124,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
         }
+        // A page file deleted outside that is back (a git checkout, Obsidian's trash) is no
+        // longer waiting for a decision; if it changed, it is read as any edit below.
+        let conflicted: BTreeSet<String> =
+            state.conflicts.values().map(|c| c.path.clone()).collect();
+        state
+            .held
+            .retain(|p| !present.contains(p) || conflicted.contains(p));
         let mut ob = self.begin(OperationKind::Import, String::new()).await?;
         let mut accepted = Vec::new();
         for c in pages {
@@ -160,6 +167,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             report.sources.push(name.to_string());
             taken.push(c.rel.clone());
         }
+        for c in accepted {
+            state.files.insert(c.rel.clone(), c.sha);
+            state.seen.insert(c.rel, c.stat);
+        }
         if !ob.op.pages.is_empty() || !ob.op.sources.is_empty() {
             self.rekey_source_references(&mut ob, &moves).await?;
             ob.op.summary = format!(
@@ -168,13 +179,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 report.added.len(),
                 report.sources.len()
             );
+            // The state commits with the operation: the files it took in are the mirror's
+            // from then on, or, if the commit fails, still changes to read.
+            self.put_mirror_state(&mut ob.batch, &state, rev);
             report.op = Some(self.finish(ob).await?.id);
+        } else {
+            self.save_mirror_state(&state, rev).await?;
         }
-        for c in accepted {
-            state.files.insert(c.rel.clone(), c.sha);
-            state.seen.insert(c.rel, c.stat);
-        }
-        self.save_mirror_state(&state, rev).await?;
         // The notes are sources now; the mirror writes their text under raw/.
         for rel in taken {
             folder.remove(&format!("{root}/{rel}")).await?;
@@ -258,6 +269,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             report.skipped.push(format!("{}: not UTF-8 text", c.rel));
             return Ok(false);
         };
+        // A key the wiki's own rules would not give (a file named outside): left for the
+        // person to rename, rather than a page no link can reach.
+        let canonical = crate::markdown::keys::page_key(key);
+        let nfc: String = unicode_normalization::UnicodeNormalization::nfc(key).collect();
+        if canonical != key || nfc != key {
+            report.skipped.push(format!(
+                "{}: not a page key (the wiki would name it {canonical:?}): rename the file",
+                c.rel
+            ));
+            state.seen.insert(c.rel.clone(), c.stat);
+            return Ok(false);
+        }
         let current = self.page(key).await?;
         if let Some(cur) = current.as_ref().filter(|p| p.key != key) {
             report.skipped.push(format!(
@@ -271,7 +294,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some(cur) => {
                 let app = sha256_hex(page_file(cur).as_bytes());
                 if app == c.sha {
-                    return Ok(true); // both sides agree
+                    // Both sides agree (also a conflict settled by hand): nothing to decide.
+                    if state.conflicts.remove(key).is_some() {
+                        state.held.remove(&c.rel);
+                    }
+                    return Ok(true);
                 }
                 if state.files.get(&c.rel) != Some(&app) {
                     // The wiki changed it too since the mirror last wrote it.

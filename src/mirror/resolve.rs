@@ -30,8 +30,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// version or the merge the page's next human revision (one `human-edit` operation,
     /// returned), which the next mirror run writes to the file.
     ///
-    /// Errors: [`Error::NotFound`] when the page has no conflict; [`Error::Folder`]; storage
-    /// errors.
+    /// Errors: [`Error::NotFound`] when the page has no conflict; [`Error::InvalidInput`] when
+    /// the folder's file changed again since (the conflict then holds the new text: choose
+    /// again); [`Error::Folder`]; storage errors.
     pub async fn resolve_mirror_conflict<F: Folder>(
         &self,
         folder: &F,
@@ -45,6 +46,22 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .remove(key)
             .ok_or_else(|| Error::NotFound(format!("a conflict on page {key:?}")))?;
         let full = format!("{}/{}", state.root, conflict.path);
+        // The folder's version may have changed again since the pull that saw it: then the
+        // person decides on what is there now, not on what was.
+        let there = folder.read(&full).await?;
+        let there_sha = there.as_deref().map(sha256_hex);
+        if let Some(bytes) =
+            there.filter(|b| sha256_hex(b) != sha256_hex(conflict.theirs.as_bytes()))
+        {
+            let theirs = String::from_utf8_lossy(&bytes).into_owned();
+            state
+                .conflicts
+                .insert(key.to_string(), MirrorConflict { theirs, ..conflict });
+            self.save_mirror_state(&state, rev).await?;
+            return Err(Error::InvalidInput(format!(
+                "the folder's version of {key:?} changed again: look at it and choose again"
+            )));
+        }
         let current = self.page(key).await?.filter(|p| p.key == key);
         let text = match choice {
             ConflictChoice::Mine => {
@@ -60,15 +77,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ConflictChoice::Theirs => conflict.theirs.clone(),
             ConflictChoice::Merge(text) => text,
         };
-        let there = folder.read(&full).await?.map(|b| sha256_hex(&b));
         let op = self.page_from_folder(&conflict, current, &text).await?;
-        self.release(&mut state, &conflict.path, there);
+        self.release(&mut state, &conflict.path, there_sha);
         self.save_mirror_state(&state, rev).await?;
         Ok(Some(op))
     }
 
     /// Writes the file of page `key` back into the mirror's folder after it was deleted there
-    /// (the pull listed it in `deleted`), and writes it again from then on.
+    /// (the pull listed it in `deleted`), and writes it again from then on. A file that is back
+    /// already is left as it is (the next pull reads it).
     ///
     /// Errors: [`Error::NotFound`] for no such page or no mirror; [`Error::Folder`]; storage
     /// errors.
@@ -81,11 +98,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|p| p.key == key)
             .ok_or_else(|| Error::NotFound(format!("page {key:?}")))?;
         let path = page_path(page.kind, key);
+        let full = format!("{}/{path}", state.root);
         let bytes = page_file(&page).into_bytes();
-        folder
-            .write(&format!("{}/{path}", state.root), &bytes)
-            .await?;
-        self.release(&mut state, &path, Some(sha256_hex(&bytes)));
+        // Back already (restored outside): the next pull reads it like any edit.
+        let sha = match folder.read(&full).await? {
+            Some(_) => state.files.get(&path).cloned(),
+            None => {
+                folder.write(&full, &bytes).await?;
+                Some(sha256_hex(&bytes))
+            }
+        };
+        self.release(&mut state, &path, sha);
         self.save_mirror_state(&state, rev).await?;
         Ok(())
     }

@@ -18,12 +18,13 @@
 //! .llm-wiki/undo.json                   undo records of the operations (rollback; never a secret)
 //! ```
 //!
-//! `config.json` and `meta.json` never hold a secret: any field named like an API key, token,
-//! secret, password or authorization is removed, at any depth. The search store is not exported
-//! (it is derived from the pages and rebuilt).
+//! `config.json` and `meta.json` never hold a secret (the fields that hold credentials, chosen by
+//! type: [`crate::records::portable_meta_value`]). The search store is not exported (it is
+//! derived from the pages and rebuilt).
 //!
-//! `config.json` and `meta.json` never hold a secret ([`crate::records::portable_meta_value`]).
-//! The search store is not exported (it is derived from the pages and rebuilt).
+//! The folder layout (a live mirror, `vault.json` version 2, `"layout": "folder"`) is the same
+//! files as of the manifest's `lastOp`, then `.llm-wiki/ops/<id>.json` per later operation and
+//! `.llm-wiki/run.json` ([`ops`]); an `inbox/` for notes dropped in.
 //!
 //! *Invariant:* the same records always give the same files, byte for byte.
 

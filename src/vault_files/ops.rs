@@ -232,8 +232,8 @@ pub struct RunFile {
 /// run (see the module docs) had already written or removed: a page file as its recorded page
 /// and last counted revision give it (or no file, for a page the run created), index.md from
 /// the recorded pages, log.md without the entries of uncounted operations, and no file for a
-/// new source text, original or attachment. Files the run had not reached yet, or that changed
-/// since, stay as they are. Returns the paths put back; `run.json` itself is dropped.
+/// new source text, original or attachment. schema.md keeps the run's version (nothing holds
+/// the one before). Files the run had not reached yet, or that changed since, stay as they are. Returns the paths put back; `run.json` itself is dropped.
 ///
 /// Errors: [`crate::error::Error::InvalidInput`] for a `run.json` that does not parse, or an
 /// unfinished run that was writing the whole wiki again (its `.llm-wiki/*.json` files are
@@ -242,6 +242,7 @@ pub fn settle_unfinished_run(
     vault: &OurVault,
     files: &mut BTreeMap<String, Vec<u8>>,
 ) -> Result<Vec<String>> {
+    use crate::documents::INDEX_MD;
     let Some(bytes) = files.remove(RUN_PATH) else {
         return Ok(Vec::new());
     };
@@ -268,11 +269,14 @@ pub fn settle_unfinished_run(
             if let Some(b) = files.get_mut(path) {
                 *b = log_up_to(b, last);
             }
-        } else {
+        } else if path.starts_with("wiki/") || path.starts_with("raw/") || path == INDEX_MD {
             match committed_file(vault, path) {
                 Some(b) => files.insert(path.clone(), b),
                 None => files.remove(path),
             };
+        } else {
+            // schema.md: its bytes before the run are not kept anywhere; the run's are taken.
+            continue;
         }
         settled.push(path.clone());
     }

@@ -17,7 +17,7 @@ impl Wiki {
     /// `"llm-wiki 2"`…), then only the files the operations since
     /// changed. Call it after each operation, in the tab holding the wiki's write lock. Files
     /// changed in the folder since the mirror wrote them are left as they are (`held`).
-    /// Throws `INVALID_INPUT` (a first run into a `root` that holds files), `FOLDER` (no
+    /// Throws `INVALID_INPUT` (a first run into a `root` given explicitly that holds files), `FOLDER` (no
     /// permission, folder gone, disk full: the wiki is unchanged and the next call resumes).
     #[wasm_bindgen(unchecked_return_type = "Promise<MirrorReport>")]
     pub fn mirror(
@@ -48,8 +48,9 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.mirror_status().await) })
     }
 
-    /// Stops mirroring: forgets what was written (the folder's files stay). The next `mirror`
-    /// needs an empty `root`.
+    /// Stops mirroring: forgets what was written, and any conflict or deleted page file waiting
+    /// for a choice (the folder's files stay, so nothing is lost). The next `mirror` starts a
+    /// new mirror in a free folder (`llm-wiki 2`… when `llm-wiki` holds files).
     #[wasm_bindgen(js_name = forgetMirror, unchecked_return_type = "Promise<void>")]
     pub fn forget_mirror(&self) -> Promise {
         let inner = self.inner.clone();
@@ -135,11 +136,12 @@ impl Wiki {
     /// without a directory picker: the first call gives the whole wiki in the mirror's folder
     /// layout under `llm-wiki/`, each later one only what the operations since changed, in the
     /// same layout; files to delete are listed in `llm-wiki/.llm-wiki/removed.txt`.
+    /// `fromStart`: forget what earlier downloads held and give the whole wiki again.
     #[wasm_bindgen(js_name = exportChanges, unchecked_return_type = "Promise<Uint8Array>")]
-    pub fn export_changes(&self) -> Promise {
+    pub fn export_changes(&self, from_start: Option<bool>) -> Promise {
         let inner = self.inner.clone();
         promise(async move {
-            match inner.core.export_changes().await {
+            match inner.core.export_changes(from_start.unwrap_or(false)).await {
                 Ok(c) => Ok(crate::wasm::interop::bytes_to_js(&c.zip)),
                 Err(e) => Err(error_to_js(&e)),
             }
