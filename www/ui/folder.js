@@ -3,7 +3,7 @@
 // (`mirror`, `mirrorPull`, conflicts); this module keeps the directory handle, asks for
 // permission, watches the folder and shows what waits for a decision. Where there is no picker
 // (Firefox, Safari) it offers "Download changes" instead.
-import { withWriteLock, lockName } from "../writer.js";
+import { withWriteLock, lockName, announce } from "../writer.js";
 import { setStatus, showError } from "../status.js";
 import { $, h } from "./dom.js";
 import { app, t } from "./session.js";
@@ -65,25 +65,38 @@ export function syncFolder() {
 async function syncOnce() {
   const wiki = app.wiki;
   const run = await locked(() => wiki.mirror(state.handle), false);
-  const pulled = await locked(() => wiki.mirrorPull(state.handle), true);
-  for (const path of pulled.inboxOther) await addInboxFile(path);
+  const pulled = await locked(() => wiki.mirrorPull(state.handle), false);
+  // The other pages refresh only when something came in.
+  if (pulled.op !== undefined) announce(wiki.name, "changed");
+  const kept = [];
+  for (const path of pulled.inboxOther) {
+    if (!(await addInboxFile(run.root, path))) kept.push(path.slice("inbox/".length));
+  }
   if (pulled.op !== undefined || pulled.inboxOther.length) {
     await locked(() => wiki.mirror(state.handle), false);
     setStatus(t("folderPulled", pulled));
     await app.refresh();
   }
+  if (kept.length) setStatus(t("inboxKept", kept.join(", ")), "error");
   await renderFolder(run.held.length);
 }
 
-/** An inbox file the core does not read (HTML, PDF…): converted and added like a dropped file. */
-async function addInboxFile(path) {
-  const parts = ["llm-wiki", ...path.split("/")];
+/**
+ * An inbox file the core does not read: HTML and PDF are converted and added as a dropped file
+ * would be, and leave the inbox once the source is there. Anything else stays in the inbox
+ * (returns false): nothing is deleted that did not come in.
+ */
+async function addInboxFile(root, path) {
+  const name = path.split("/").at(-1);
+  if (!/\.(html?|pdf)$/i.test(name)) return false;
   let dir = state.handle;
-  for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p);
-  const file = await (await dir.getFileHandle(parts.at(-1))).getFile();
+  for (const p of [...root.split("/"), ...path.split("/").slice(0, -1)]) dir = await dir.getDirectoryHandle(p);
+  const file = await (await dir.getFileHandle(name)).getFile();
   const { addFiles } = await import("./sources.js");
   await addFiles([file]);
-  await dir.removeEntry(parts.at(-1));
+  if (!(await app.wiki.source(`file:${name}`))) return false; // not added (a scan without text…)
+  await dir.removeEntry(name);
+  return true;
 }
 
 function folderError(e) {
@@ -111,15 +124,22 @@ function watch() {
   navigator.locks.request(`${lockName(name)}/watch`, async () => {
     if (!app.wiki || app.wiki.name !== name || !state.stopWatching) return;
     const stops = [];
+    let observed = false;
     if ("FileSystemObserver" in globalThis) {
       let timer = null;
       const observer = new FileSystemObserver(() => {
         clearTimeout(timer);
         timer = setTimeout(() => syncFolder(), 300);
       });
-      await observer.observe(state.handle, { recursive: true });
-      stops.push(() => observer.disconnect());
-    } else {
+      try {
+        await observer.observe(state.handle, { recursive: true });
+        stops.push(() => observer.disconnect());
+        observed = true;
+      } catch (e) {
+        console.warn("FileSystemObserver refused the folder; polling instead", e);
+      }
+    }
+    if (!observed) {
       const poll = () => { if (document.visibilityState === "visible") syncFolder(); };
       const timer = setInterval(poll, POLL_MS);
       window.addEventListener("focus", poll);
@@ -147,19 +167,29 @@ export async function openFolder() {
   if (state.granted) { watch(); syncFolder(); }
 }
 
+/** Whether the person agrees to drop what waits for a decision (the folder's files stay). */
+async function dropPending() {
+  const status = await app.wiki.mirrorStatus().catch(() => undefined);
+  const waiting = status ? status.conflicts + status.deleted.length : 0;
+  return waiting === 0 || confirm(t("folderDropPending", waiting));
+}
+
 async function pickFolder() {
+  if (!(await dropPending())) return;
   const handle = await window.showDirectoryPicker({ id: "llm-wiki", mode: "readwrite" });
   if (await handle.requestPermission({ mode: "readwrite" }) !== "granted") {
     setStatus(t("folderDenied", handle.name), "error");
     return;
   }
-  await app.wiki.forgetMirror();
+  stopWatching();
+  await locked(() => app.wiki.forgetMirror(), false);
   await saveHandle(app.wiki.name, handle);
   state.handle = handle;
   state.granted = true;
-  setStatus(t("folderMirroring", handle.name));
   watch();
   await syncFolder();
+  const status = await app.wiki.mirrorStatus();
+  if (status) setStatus(t("folderMirroring", handle.name, status.root));
 }
 
 async function grantAgain() {
@@ -171,16 +201,17 @@ async function grantAgain() {
 }
 
 async function stopFolder() {
+  if (!(await dropPending())) return;
   stopWatching();
-  await app.wiki.forgetMirror();
+  await locked(() => app.wiki.forgetMirror(), false);
   await dropHandle(app.wiki.name);
   state.handle = null;
   state.granted = false;
   await renderFolder();
 }
 
-async function downloadChanges() {
-  const bytes = await app.wiki.exportChanges();
+async function downloadChanges(fromStart) {
+  const bytes = await app.wiki.exportChanges(fromStart);
   const name = `${app.wiki.name}-changes-${new Date().toISOString().slice(0, 19).replace(/:/g, "")}.zip`;
   const a = h("a", { href: URL.createObjectURL(new Blob([bytes], { type: "application/zip" })), download: name });
   document.body.append(a); a.click(); a.remove();
@@ -194,13 +225,15 @@ export async function renderFolder(heldCount = 0) {
   const picker = "showDirectoryPicker" in window;
   $("#folder-use").hidden = !picker || !!state.handle;
   $("#folder-download").hidden = picker;
+  $("#folder-download-all").hidden = picker;
   $("#folder-grant").hidden = !state.handle || state.granted;
   $("#folder-stop").hidden = !state.handle;
   if (state.handle && !state.granted) $("#folder-grant").textContent = t("folderGrant", state.handle.name);
   const status = await app.wiki.mirrorStatus().catch(() => undefined);
   $("#folder-status").textContent = !state.handle ? ""
     : !state.granted ? t("folderNeedsGrant", state.handle.name)
-    : t("folderStatus", state.handle.name, status ? status.behind : 0, heldCount);
+    : !status ? t("folderNotYet", state.handle.name)
+    : t("folderStatus", state.handle.name, status.behind, heldCount);
   const conflicts = state.granted ? await app.wiki.mirrorConflicts() : [];
   const deleted = state.granted && status ? status.deleted : [];
   const box = $("#folder-held");
@@ -247,5 +280,6 @@ export function wireFolder() {
   $("#folder-use").addEventListener("click", () => pickFolder().catch(showError));
   $("#folder-grant").addEventListener("click", () => grantAgain().catch(showError));
   $("#folder-stop").addEventListener("click", () => stopFolder().catch(showError));
-  $("#folder-download").addEventListener("click", () => downloadChanges().catch(showError));
+  $("#folder-download").addEventListener("click", () => downloadChanges(false).catch(showError));
+  $("#folder-download-all").addEventListener("click", () => downloadChanges(true).catch(showError));
 }
