@@ -2249,6 +2249,36 @@ export interface ImportReport {
 }
 
 /**
+ * What [`Wiki::mirror_adopt`] did (JS: `mirrorAdopt(folder)`).
+ */
+export interface AdoptReport {
+    /**
+     * Notes added as sources (key = the note's path in the folder).
+     */
+    sourcesAdded: string[];
+    /**
+     * Notes whose source existed with other text: corrected.
+     */
+    sourcesCorrected: string[];
+    /**
+     * Notes already sources with this text.
+     */
+    sourcesUnchanged: string[];
+    /**
+     * Attachments stored (the folder's other files).
+     */
+    assets: string[];
+    /**
+     * Files left out, each with the reason.
+     */
+    skipped: string[];
+    /**
+     * The `import` operation, when something came in.
+     */
+    op: OpId | undefined;
+}
+
+/**
  * What [`Wiki::remove_source`] did.
  */
 export interface RemoveSourceReport {
@@ -2988,6 +3018,11 @@ export class Wiki {
      */
     exportVault(): Promise<Uint8Array>;
     /**
+     * How many notes (`.md`) `folder` holds outside the mirror's folder and hidden folders:
+     * more than none means the person picked a vault the app can adopt (`mirrorAdopt`).
+     */
+    folderNotes(folder: FileSystemDirectoryHandle): Promise<number>;
+    /**
      * Stops mirroring: forgets what was written, and any conflict or deleted page file waiting
      * for a choice (the folder's files stay, so nothing is lost). The next `mirror` starts a
      * new mirror in a free folder (`llm-wiki 2`… when `llm-wiki` holds files).
@@ -3059,6 +3094,12 @@ export class Wiki {
      * log.md (append-only).
      */
     log(): Promise<string>;
+    /**
+     * Adopts the picked folder (an Obsidian vault): its notes outside the mirror's folder
+     * become sources and its other files attachments, as `importVault` would make them, in one
+     * operation. `options.templates`: `"skip"` (default) or `"import"`. Throws `FOLDER`.
+     */
+    mirrorAdopt(folder: FileSystemDirectoryHandle, options: Partial<ImportOptions> | undefined): Promise<AdoptReport>;
     /**
      * The pages changed both in the wiki and in the folder, each with the folder's text.
      */
@@ -3386,6 +3427,7 @@ export interface InitOutput {
     readonly wiki_estimate: (a: number, b: any) => any;
     readonly wiki_exportChanges: (a: number, b: number) => any;
     readonly wiki_exportVault: (a: number) => any;
+    readonly wiki_folderNotes: (a: number, b: any) => any;
     readonly wiki_forgetMirror: (a: number) => any;
     readonly wiki_graph: (a: number) => any;
     readonly wiki_history: (a: number, b: number, c: number) => any;
@@ -3398,6 +3440,7 @@ export interface InitOutput {
     readonly wiki_list: () => any;
     readonly wiki_log: (a: number) => any;
     readonly wiki_mirror: (a: number, b: any, c: number, d: number) => any;
+    readonly wiki_mirrorAdopt: (a: number, b: any, c: any) => any;
     readonly wiki_mirrorConflicts: (a: number) => any;
     readonly wiki_mirrorPull: (a: number, b: any, c: number, d: number) => any;
     readonly wiki_mirrorStatus: (a: number) => any;

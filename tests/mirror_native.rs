@@ -719,3 +719,49 @@ fn a_file_named_outside_the_wikis_key_rules_is_left_for_renaming() {
     );
     assert!(pull(&w, &folder).skipped.is_empty(), "reported once");
 }
+
+#[test]
+fn a_picked_vault_is_adopted_its_notes_as_sources_the_mirror_left_out() {
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "w");
+    let folder = MemoryFolder::new();
+    folder.put_outside(
+        "Daily/2026-12-04.md",
+        "# 今天\n读了所有权一章。\n".as_bytes(),
+    );
+    folder.put_outside("Ideas.md", b"---\ntitle: Ideas\n---\nA note.\n");
+    folder.put_outside("Templates/Day.md", b"# {{date}}\n");
+    folder.put_outside("img/a.png", b"\x89PNG a");
+    folder.put_outside(".obsidian/app.json", b"{}");
+    // Another wiki's mirror in the same vault: its pages are not notes.
+    folder.put_outside("old wiki/.llm-wiki/vault.json", b"{}");
+    folder.put_outside("old wiki/wiki/concept/X.md", b"x");
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    mirror(&w, &folder);
+    assert_eq!(block_on(w.folder_notes(&folder, ROOT)).unwrap(), 3);
+    let r = block_on(w.mirror_adopt(&folder, ROOT, Default::default())).unwrap();
+    assert_eq!(
+        r.sources_added,
+        vec!["Daily/2026-12-04.md".to_string(), "Ideas.md".to_string()]
+    );
+    assert_eq!(r.assets, vec!["a.png".to_string()]);
+    assert!(
+        r.skipped.iter().any(|s| s.starts_with("Templates/Day.md")),
+        "{r:?}"
+    );
+    assert!(r.op.is_some());
+    // Twice: nothing new.
+    let again = block_on(w.mirror_adopt(&folder, ROOT, Default::default())).unwrap();
+    assert_eq!(
+        (again.op, again.sources_added.len()),
+        (None, 0),
+        "{again:?}"
+    );
+    // The mirror writes the new sources' texts; the notes stay where they were.
+    let run = mirror(&w, &folder);
+    assert!(
+        run.written.iter().any(|p| p.starts_with("raw/text/")),
+        "{run:?}"
+    );
+    assert!(block_on(folder.read("Ideas.md")).unwrap().is_some());
+}

@@ -35,11 +35,13 @@ use crate::storage::{Batch, Expect, Storage};
 use crate::vault_files::MANIFEST_PATH;
 use crate::wiki::Wiki;
 
+mod adopt;
 mod plan;
 mod pull;
 mod resolve;
 mod run;
 
+pub use adopt::AdoptReport;
 pub use pull::{PullReport, INBOX};
 
 /// The folder the mirror writes into, inside the picked folder, unless the app names another.

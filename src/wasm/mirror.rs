@@ -147,4 +147,52 @@ impl Wiki {
             }
         })
     }
+
+    /// How many notes (`.md`) `folder` holds outside the mirror's folder and hidden folders:
+    /// more than none means the person picked a vault the app can adopt (`mirrorAdopt`).
+    #[wasm_bindgen(js_name = folderNotes, unchecked_return_type = "Promise<number>")]
+    pub fn folder_notes(&self, folder: web_sys::FileSystemDirectoryHandle) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        promise(async move {
+            let root = inner
+                .core
+                .mirror_root(&folder)
+                .await
+                .map_err(|e| error_to_js(&e))?;
+            result_to_js(inner.core.folder_notes(&folder, &root).await)
+        })
+    }
+
+    /// Adopts the picked folder (an Obsidian vault): its notes outside the mirror's folder
+    /// become sources and its other files attachments, as `importVault` would make them, in one
+    /// operation. `options.templates`: `"skip"` (default) or `"import"`. Throws `FOLDER`.
+    #[wasm_bindgen(js_name = mirrorAdopt, unchecked_return_type = "Promise<AdoptReport>")]
+    pub fn mirror_adopt(
+        &self,
+        folder: web_sys::FileSystemDirectoryHandle,
+        #[wasm_bindgen(unchecked_param_type = "Partial<ImportOptions> | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        let options = crate::wasm::interop::js_to_rust_or_default::<crate::vault::ImportOptions>(
+            "adopt options",
+            options,
+        );
+        promise(async move {
+            let options = options?;
+            let root = inner
+                .core
+                .mirror_root(&folder)
+                .await
+                .map_err(|e| error_to_js(&e))?;
+            result_to_js(
+                inner
+                    .core
+                    .mirror_adopt(&folder, &root, options.templates)
+                    .await,
+            )
+        })
+    }
 }
