@@ -164,3 +164,26 @@ test("without a picker, Download changes gives the changed files", { timeout: 60
   assert.match(first.suggestedFilename(), /changes.*\.zip$/);
   await context.close();
 });
+
+test("a picked vault is adopted, and new files compile when asked", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(stubs);
+  const page = await context.newPage();
+  const log = watch(page);
+  page.on("dialog", (d) => d.accept());
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  const keys = () => api(page, "default", "return (await w.sources()).map((s) => [s.key, s.status.state])");
+  // The picked folder is a vault: its note comes in as a source once the person agrees.
+  await opfs(page, "Notes/笔记.md", "# 笔记\n\n所有权让每个值只有一个所有者。\n");
+  await page.click("#folder-use");
+  await until("the vault's note adopted", async () => (await keys()).some(([k]) => k === "Notes/笔记.md"));
+  assert.match(await opfs(page, "Notes/笔记.md"), /所有权/, "the note stays where it was");
+  // Compile new files: a note dropped into the inbox is compiled (offline: no estimate to confirm).
+  await page.waitForSelector("#folder-compile-label:not([hidden])");
+  await page.check("#folder-compile");
+  await opfs(page, "llm-wiki/inbox/borrow.md", "# Borrowing\n\nA reference borrows a value without owning it.\n");
+  await until("the inbox note compiled", async () => (await keys()).some(([k, s]) => k === "borrow.md" && s === "compiled"), 60_000);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

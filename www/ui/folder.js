@@ -79,6 +79,25 @@ async function syncOnce() {
   }
   if (kept.length) setStatus(t("inboxKept", kept.join(", ")), "error");
   await renderFolder(run.held.length);
+  const added = [...pulled.sources, ...pulled.inboxOther.filter((p) => !kept.includes(p.slice("inbox/".length)))
+    .map((p) => `file:${p.split("/").at(-1)}`)];
+  if (added.length) await compileNew(added);
+}
+
+const compileNewKey = () => `llm-wiki.compileNew.${app.wiki.name}`;
+
+/**
+ * Compiles sources that came in through the folder when the person turned *Compile new files*
+ * on: at once offline (it costs nothing), after the cost estimate with an endpoint.
+ */
+async function compileNew(keys) {
+  if (localStorage.getItem(compileNewKey()) !== "1") return;
+  const { compile, compiling } = await import("./compile.js");
+  if (compiling()) return; // the running compile's next one picks them up
+  const estimate = await app.wiki.estimate({ sources: keys });
+  if (!estimate.sources.length) return;
+  if (estimate.total.calls > 0 && !confirm(t("compileNewConfirm", estimate.total, estimate.sources.length))) return;
+  await compile({ sources: keys });
 }
 
 /**
@@ -190,6 +209,16 @@ async function pickFolder() {
   await syncFolder();
   const status = await app.wiki.mirrorStatus();
   if (status) setStatus(t("folderMirroring", handle.name, status.root));
+  // A vault picked as the folder: its notes can come in as sources, once.
+  const notes = await app.wiki.folderNotes(handle);
+  if (notes > 0 && confirm(t("adoptConfirm", handle.name, notes))) {
+    const report = await locked(() => app.wiki.mirrorAdopt(handle, undefined), true);
+    setStatus(t("adopted", report));
+    await syncFolder();
+    await app.refresh();
+    const added = [...report.sourcesAdded, ...report.sourcesCorrected];
+    if (added.length) await compileNew(added);
+  }
 }
 
 async function grantAgain() {
@@ -228,6 +257,8 @@ export async function renderFolder(heldCount = 0) {
   $("#folder-download-all").hidden = picker;
   $("#folder-grant").hidden = !state.handle || state.granted;
   $("#folder-stop").hidden = !state.handle;
+  $("#folder-compile-label").hidden = !state.handle;
+  $("#folder-compile").checked = localStorage.getItem(compileNewKey()) === "1";
   if (state.handle && !state.granted) $("#folder-grant").textContent = t("folderGrant", state.handle.name);
   const status = await app.wiki.mirrorStatus().catch(() => undefined);
   $("#folder-status").textContent = !state.handle ? ""
@@ -280,6 +311,7 @@ export function wireFolder() {
   $("#folder-use").addEventListener("click", () => pickFolder().catch(showError));
   $("#folder-grant").addEventListener("click", () => grantAgain().catch(showError));
   $("#folder-stop").addEventListener("click", () => stopFolder().catch(showError));
+  $("#folder-compile").addEventListener("change", (e) => localStorage.setItem(compileNewKey(), e.target.checked ? "1" : "0"));
   $("#folder-download").addEventListener("click", () => downloadChanges(false).catch(showError));
   $("#folder-download-all").addEventListener("click", () => downloadChanges(true).catch(showError));
 }
