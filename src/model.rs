@@ -206,6 +206,28 @@ pub struct Page {
     pub more_facts: Vec<MoreFacts>,
 }
 
+impl Page {
+    /// A page with nothing but its key, title and kind, created and updated at `now` (ms since
+    /// the epoch), revision 0: what a compile, a page file or a vault edit fills in.
+    pub fn blank(key: &str, title: &str, kind: PageKind, now: Millis) -> Page {
+        Page {
+            key: key.to_string(),
+            title: title.to_string(),
+            kind,
+            summary: String::new(),
+            aliases: vec![],
+            tags: vec![],
+            sources: vec![],
+            created: now,
+            updated: now,
+            body: String::new(),
+            revision: 0,
+            extra_frontmatter: String::new(),
+            more_facts: vec![],
+        }
+    }
+}
+
 /// Facts one source holds about a page that was full ([`Page::more_facts`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(Tsify))]

@@ -235,17 +235,38 @@ fn three_behind(backend: &MemoryBackend) -> (W, MemoryFolder, Vec<u8>, Vec<u8>) 
 
 #[test]
 fn a_run_cut_short_at_any_write_leaves_the_operation_before_it() {
+    cut_at_every_write(three_behind, 3);
+}
+
+/// A mirrored wiki with operations the folder does not hold yet, and its exports before and
+/// after them.
+type Behind = fn(&MemoryBackend) -> (W, MemoryFolder, Vec<u8>, Vec<u8>);
+
+/// Cuts a mirror run after 0, 1, 2… writes (a fresh wiki from `setup` each time) until a run
+/// finishes. After each cut the folder imports as the wiki before the run (schema.md may keep
+/// the run's text: nothing holds the one before), and the next run finishes the job without
+/// taking its own writes for edits made outside. The finishing run must write more than
+/// `min_writes` files.
+fn cut_at_every_write(setup: Behind, min_writes: usize) {
     for cut in 0.. {
         let backend = MemoryBackend::new();
-        let (w, folder, before, after) = three_behind(&backend);
+        let (w, folder, before, after) = setup(&backend);
         folder.fail_after(cut);
         let result = block_on(w.mirror(&folder, ROOT));
         folder.heal();
         let (exported, report) = reimported(&folder, &format!("t{cut}"));
         match result {
             Err(Error::Folder { .. }) => {
-                assert_same(&exported, &before, &format!("cut after {cut}: {report:?}"));
-                // The next run finishes the job, and takes its own writes for its own.
+                let got = read_zip(&exported).unwrap();
+                let mut want = read_zip(&before).unwrap();
+                if let Some(schema) = got.get("schema.md") {
+                    want.insert("schema.md".into(), schema.clone());
+                }
+                assert_same(
+                    &write_zip(&got).unwrap(),
+                    &write_zip(&want).unwrap(),
+                    &format!("cut after {cut}: {report:?}"),
+                );
                 let done = block_on(w.mirror(&folder, ROOT)).unwrap();
                 assert!(done.held.is_empty(), "cut after {cut}: {done:?}");
                 assert_same(
@@ -256,7 +277,7 @@ fn a_run_cut_short_at_any_write_leaves_the_operation_before_it() {
             }
             Ok(r) => {
                 assert_same(&exported, &after, "a run not cut");
-                assert!(cut > 3, "the run wrote more than a few files: {r:?}");
+                assert!(cut > min_writes, "the run wrote only {cut} files: {r:?}");
                 break;
             }
             Err(e) => panic!("{e}"),
@@ -607,42 +628,7 @@ fn others_behind(backend: &MemoryBackend) -> (W, MemoryFolder, Vec<u8>, Vec<u8>)
 
 #[test]
 fn a_run_of_edits_renames_deletes_and_removals_cut_short_reads_as_before() {
-    for cut in 0.. {
-        let backend = MemoryBackend::new();
-        let (w, folder, before, after) = others_behind(&backend);
-        folder.fail_after(cut);
-        let result = block_on(w.mirror(&folder, ROOT));
-        folder.heal();
-        let (exported, report) = reimported(&folder, &format!("t{cut}"));
-        match result {
-            Err(Error::Folder { .. }) => {
-                // schema.md keeps the run's version once written (nothing holds the one before).
-                let got = read_zip(&exported).unwrap();
-                let mut want = read_zip(&before).unwrap();
-                if let Some(schema) = got.get("schema.md") {
-                    want.insert("schema.md".into(), schema.clone());
-                }
-                assert_same(
-                    &write_zip(&got).unwrap(),
-                    &write_zip(&want).unwrap(),
-                    &format!("cut after {cut}: {report:?}"),
-                );
-                let done = block_on(w.mirror(&folder, ROOT)).unwrap();
-                assert!(done.held.is_empty(), "cut after {cut}: {done:?}");
-                assert_same(
-                    &reimported(&folder, "d").0,
-                    &after,
-                    &format!("cut after {cut}"),
-                );
-            }
-            Ok(_) => {
-                assert_same(&exported, &after, "a run not cut");
-                assert!(cut > 5, "only {cut} writes");
-                break;
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
+    cut_at_every_write(others_behind, 5);
 }
 
 #[test]

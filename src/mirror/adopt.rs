@@ -13,9 +13,9 @@ use crate::error::Result;
 use crate::folder::Folder;
 use crate::model::{OpId, OperationKind};
 use crate::storage::Storage;
-use crate::vault_files::notes::{mime_for, note_source, plan_asset, put_asset, TemplateNotes};
+use crate::vault_files::notes::TemplateNotes;
 use crate::vault_files::MAX_ENTRY_BYTES;
-use crate::wiki::{NoteOutcome, Wiki};
+use crate::wiki::Wiki;
 
 /// What [`Wiki::mirror_adopt`] did (JS: `mirrorAdopt(folder)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ pub struct AdoptReport {
     pub op: Option<OpId>,
 }
 
-/// Whether the file at `path` is a note (markdown).
+/// Whether the file at `path` is a note (markdown), as [`Wiki::put_vault_files`] reads it.
 fn is_note(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     lower.ends_with(".md") || lower.ends_with(".markdown")
@@ -69,13 +69,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         templates: TemplateNotes,
     ) -> Result<AdoptReport> {
         let mut report = AdoptReport::default();
-        let mut ob = self.begin(OperationKind::Import, String::new()).await?;
-        let op = ob.op.id;
-        let mut assets = self.assets().await?;
-        let mut moves = Vec::new();
-        let mut new_assets = 0;
         let entries = folder.list("").await?;
         let roots = mirror_roots(&entries, root);
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
         for e in entries {
             if !outside(&e.path, &roots) {
                 continue;
@@ -86,45 +82,27 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .push(format!("{}: larger than {MAX_ENTRY_BYTES} bytes", e.path));
                 continue;
             }
-            let Some(data) = folder.read(&e.path).await? else {
-                continue;
-            };
-            let path = e.path.as_str();
-            if is_note(path) {
-                let Some((title, text, original)) = note_source(
-                    path,
-                    &data,
-                    false,
-                    templates,
-                    &mut ob.batch,
-                    &mut report.skipped,
-                ) else {
-                    continue;
-                };
-                let list = match self
-                    .put_note_source(&mut ob, path, title, text, original, &mut moves)
-                    .await?
-                {
-                    NoteOutcome::Added => &mut report.sources_added,
-                    NoteOutcome::Corrected => &mut report.sources_corrected,
-                    NoteOutcome::Unchanged => &mut report.sources_unchanged,
-                };
-                list.push(path.to_string());
-            } else {
-                let name = path.rsplit('/').next().unwrap_or(path);
-                let (asset, new) = plan_asset(&assets, name, &mime_for(name), &data, op);
-                if new {
-                    put_asset(&mut ob.batch, &asset, &data);
-                    assets.push(asset.clone());
-                    new_assets += 1;
-                }
-                report.assets.push(asset.name);
+            if let Some(data) = folder.read(&e.path).await? {
+                files.push((e.path, data));
             }
         }
-        if ob.op.sources.is_empty() && new_assets == 0 {
+        let mut ob = self.begin(OperationKind::Import, String::new()).await?;
+        let came = self
+            .put_vault_files(
+                &mut ob,
+                files.iter().map(|(p, d)| (p.as_str(), d.as_slice())),
+                false,
+                templates,
+            )
+            .await?;
+        report.sources_added = came.added;
+        report.sources_corrected = came.corrected;
+        report.sources_unchanged = came.unchanged;
+        report.assets = came.assets;
+        report.skipped.extend(came.skipped);
+        if !came.wrote {
             return Ok(report);
         }
-        self.rekey_source_references(&mut ob, &moves).await?;
         ob.op.summary = format!(
             "folder adopted: {} notes added, {} corrected, {} unchanged; {} attachments",
             report.sources_added.len(),

@@ -73,26 +73,6 @@ pub(super) fn page_of_path(rel: &str) -> Option<(PageKind, &str)> {
     Some((PageKind::parse(kind)?, key))
 }
 
-/// A page with nothing but its key as title and its kind, created at `now` (a page file that
-/// has no page yet is read over it).
-pub(super) fn blank_page(key: &str, kind: PageKind, now: i64) -> Page {
-    Page {
-        key: key.to_string(),
-        title: key.to_string(),
-        kind,
-        summary: String::new(),
-        aliases: vec![],
-        tags: vec![],
-        sources: vec![],
-        created: now,
-        updated: now,
-        body: String::new(),
-        revision: 0,
-        extra_frontmatter: String::new(),
-        more_facts: vec![],
-    }
-}
-
 /// A file the pull read and found changed.
 struct Changed {
     rel: String,
@@ -323,7 +303,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     cur.clone(),
                 )
             }
-            None => (ob.op.id, None, blank_page(key, kind, now)),
+            None => (ob.op.id, None, Page::blank(key, key, kind, now)),
         };
         let mut page = page_from_file(&base, kind, text);
         if current.as_ref() == Some(&page) {

@@ -130,7 +130,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await?;
         let now = ob.op.time;
         let stored = self.read::<Page>(Store::Pages, key).await?.map(|(_, r)| r);
-        let base = current.unwrap_or_else(|| super::pull::blank_page(key, kind, now));
+        let base = current.unwrap_or_else(|| Page::blank(key, key, kind, now));
         let mut page = page_from_file(&base, kind, text);
         page.revision = self.next_revision_number(key).await?;
         page.updated = now;

@@ -19,11 +19,11 @@ use crate::records::{
 };
 use crate::storage::{Batch, Expect, Storage, Store};
 use crate::text::sha256_hex;
-use crate::vault_files::notes::{mime_for, note_source, page_from_file, plan_asset, put_asset};
+use crate::vault_files::notes::{page_from_file, put_asset};
 use crate::vault_files::ops::settle_unfinished_run;
 use crate::vault_files::read::{bad, read_manifest, read_our_vault, OurVault};
 use crate::vault_files::zip::read_zip;
-use crate::wiki::{NoteOutcome, Wiki};
+use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     async fn import_ours(&self, mut files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
@@ -162,59 +162,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ..Default::default()
         };
         let mut ob = self.begin(OperationKind::Import, String::new()).await?;
-        let op = ob.op.id;
-        let mut assets = self.assets().await?;
-        let mut written_assets = 0;
-        let mut moves: Vec<(String, String)> = Vec::new();
         // Our layout without `.llm-wiki/` (a vault of ours zipped by hand).
         let ours = files.keys().any(|p| {
             p.strip_prefix("wiki/")
                 .and_then(|r| r.split_once('/'))
                 .is_some_and(|(kind, _)| PageKind::parse(kind).is_some())
         });
-        for (path, data) in &files {
-            if path
-                .split('/')
-                .any(|c| c.starts_with('.') || c == "__MACOSX")
-            {
-                report.skipped.push(format!("{path}: hidden"));
-                continue;
-            }
-            let lower = path.to_ascii_lowercase();
-            if lower.ends_with(".md") || lower.ends_with(".markdown") {
-                let Some((title, text, original)) = note_source(
-                    path,
-                    data,
-                    ours,
-                    options.templates,
-                    &mut ob.batch,
-                    &mut report.skipped,
-                ) else {
-                    continue;
-                };
-                match self
-                    .put_note_source(&mut ob, path, title, text, original, &mut moves)
-                    .await?
-                {
-                    NoteOutcome::Added => report.sources_added.push(path.clone()),
-                    NoteOutcome::Corrected => report.sources_corrected.push(path.clone()),
-                    NoteOutcome::Unchanged => report.sources_unchanged.push(path.clone()),
-                }
-            } else {
-                let name = path.rsplit('/').next().unwrap_or(path);
-                let (asset, new) = plan_asset(&assets, name, &mime_for(name), data, op);
-                if new {
-                    put_asset(&mut ob.batch, &asset, data);
-                    assets.push(asset.clone());
-                    written_assets += 1;
-                }
-                report.assets.push(asset.name);
-            }
-        }
-        if ob.op.sources.is_empty() && written_assets == 0 {
+        let came = self
+            .put_vault_files(
+                &mut ob,
+                files.iter().map(|(p, d)| (p.as_str(), d.as_slice())),
+                ours,
+                options.templates,
+            )
+            .await?;
+        report.sources_added = came.added;
+        report.sources_corrected = came.corrected;
+        report.sources_unchanged = came.unchanged;
+        report.assets = came.assets;
+        report.skipped = came.skipped;
+        if !came.wrote {
             return Ok(report);
         }
-        self.rekey_source_references(&mut ob, &moves).await?;
         ob.op.summary = format!(
             "vault import: {} notes added, {} corrected, {} unchanged; {} attachments",
             report.sources_added.len(),
@@ -430,21 +399,8 @@ fn our_page_changes(
             key.clone()
         };
         taken.insert(fold_key(&k));
-        let blank = Page {
-            key: k.clone(),
-            title: key.clone(),
-            kind,
-            summary: String::new(),
-            aliases: vec![],
-            tags: vec![],
-            sources: vec![],
-            created: 0,
-            updated: 0,
-            body: String::new(),
-            revision: max_rev.get(k.as_str()).copied().unwrap_or(0),
-            extra_frontmatter: String::new(),
-            more_facts: vec![],
-        };
+        let mut blank = Page::blank(&k, &key, kind, 0);
+        blank.revision = max_rev.get(k.as_str()).copied().unwrap_or(0);
         edits.push((page_from_file(&blank, kind, text), None));
     }
     PageChanges {

@@ -28,14 +28,7 @@ impl Wiki {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
         promise(async move {
-            let root = match root {
-                Some(r) => r,
-                None => inner
-                    .core
-                    .mirror_root(&folder)
-                    .await
-                    .map_err(|e| error_to_js(&e))?,
-            };
+            let root = root_in(&inner, &folder, root).await?;
             result_to_js(inner.core.mirror(&folder, &root).await)
         })
     }
@@ -73,14 +66,7 @@ impl Wiki {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
         promise(async move {
-            let root = match root {
-                Some(r) => r,
-                None => inner
-                    .core
-                    .mirror_root(&folder)
-                    .await
-                    .map_err(|e| error_to_js(&e))?,
-            };
+            let root = root_in(&inner, &folder, root).await?;
             result_to_js(inner.core.mirror_pull(&folder, &root).await)
         })
     }
@@ -155,11 +141,7 @@ impl Wiki {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
         promise(async move {
-            let root = inner
-                .core
-                .mirror_root(&folder)
-                .await
-                .map_err(|e| error_to_js(&e))?;
+            let root = root_in(&inner, &folder, None).await?;
             result_to_js(inner.core.folder_notes(&folder, &root).await)
         })
     }
@@ -182,11 +164,7 @@ impl Wiki {
         );
         promise(async move {
             let options = options?;
-            let root = inner
-                .core
-                .mirror_root(&folder)
-                .await
-                .map_err(|e| error_to_js(&e))?;
+            let root = root_in(&inner, &folder, None).await?;
             result_to_js(
                 inner
                     .core
@@ -194,5 +172,22 @@ impl Wiki {
                     .await,
             )
         })
+    }
+}
+
+/// The mirror's folder inside `folder`: `root` when given, else the last run's or the first free
+/// name (`Wiki::mirror_root`).
+async fn root_in(
+    inner: &super::Inner,
+    folder: &HandleFolder,
+    root: Option<String>,
+) -> Result<String, JsValue> {
+    match root {
+        Some(r) => Ok(r),
+        None => inner
+            .core
+            .mirror_root(folder)
+            .await
+            .map_err(|e| error_to_js(&e)),
     }
 }

@@ -31,7 +31,7 @@ pub(crate) mod search_index;
 mod source_passages;
 mod sources;
 
-pub use notes::NoteOutcome;
+pub use notes::{NoteOutcome, VaultFilesIn};
 pub use pages::unlink_page;
 pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
 pub use source_passages::{source_passages, PassageText};

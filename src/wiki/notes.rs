@@ -1,5 +1,6 @@
-//! A note of a vault as a source: the one way the zip import and the folder mirror's pull add or
-//! correct a source from a note's text.
+//! A vault's notes as sources: the one way the zip import, an adopted folder and the folder
+//! mirror's pull add or correct a source from a note's text, and bring a vault's other files in
+//! as attachments.
 
 use super::{OpBuilder, Wiki};
 use crate::clock::Clock;
@@ -8,6 +9,7 @@ use crate::model::{Artifact, Source, SourceStatus};
 use crate::records::to_json;
 use crate::storage::{Expect, Storage, Store};
 use crate::text::sha256_hex;
+use crate::vault_files::notes::{mime_for, note_source, plan_asset, put_asset, TemplateNotes};
 
 /// What [`Wiki::put_note_source`] did with a note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,5 +119,85 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         } else {
             NoteOutcome::Added
         })
+    }
+}
+
+/// What [`Wiki::put_vault_files`] added to an operation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VaultFilesIn {
+    /// Notes added as sources (key = path).
+    pub added: Vec<String>,
+    /// Notes whose source got their text as its new version.
+    pub corrected: Vec<String>,
+    /// Notes already sources with this text.
+    pub unchanged: Vec<String>,
+    /// Attachments (every file that is not a note), by stored name.
+    pub assets: Vec<String>,
+    /// Files left out, each with the reason.
+    pub skipped: Vec<String>,
+    /// Whether anything was written (a source, a moved source or a new attachment).
+    pub wrote: bool,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Adds a plain vault's files to `ob`, the one way a vault's notes come in (a zip import, a
+    /// picked folder adopted): each note (`.md`, `.markdown`) through the note parser
+    /// ([`note_source`]: drawings give their text, templates are skipped unless `templates`
+    /// says otherwise, the app's own documents are not notes when `ours`) as a source
+    /// ([`Wiki::put_note_source`]); every other file as an attachment; paths in hidden folders
+    /// (`.obsidian/`, `.trash/`) or `__MACOSX/` are skipped. Sources moved from an NFD key are
+    /// re-keyed in the pages that cite them.
+    ///
+    /// Errors: storage errors.
+    pub(crate) async fn put_vault_files<'a>(
+        &self,
+        ob: &mut OpBuilder,
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        ours: bool,
+        templates: TemplateNotes,
+    ) -> Result<VaultFilesIn> {
+        let mut out = VaultFilesIn::default();
+        let mut assets = self.assets().await?;
+        let mut moves: Vec<(String, String)> = Vec::new();
+        for (path, data) in files {
+            if path
+                .split('/')
+                .any(|c| c.starts_with('.') || c == "__MACOSX")
+            {
+                out.skipped.push(format!("{path}: hidden"));
+                continue;
+            }
+            let lower = path.to_ascii_lowercase();
+            if lower.ends_with(".md") || lower.ends_with(".markdown") {
+                let Some((title, text, original)) =
+                    note_source(path, data, ours, templates, &mut ob.batch, &mut out.skipped)
+                else {
+                    continue;
+                };
+                let list = match self
+                    .put_note_source(ob, path, title, text, original, &mut moves)
+                    .await?
+                {
+                    NoteOutcome::Added => &mut out.added,
+                    NoteOutcome::Corrected => &mut out.corrected,
+                    NoteOutcome::Unchanged => &mut out.unchanged,
+                };
+                list.push(path.to_string());
+            } else {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let (asset, new) = plan_asset(&assets, name, &mime_for(name), data, ob.op.id);
+                if new {
+                    put_asset(&mut ob.batch, &asset, data);
+                    assets.push(asset.clone());
+                    out.wrote = true;
+                }
+                out.assets.push(asset.name);
+            }
+        }
+        out.wrote |= !ob.op.sources.is_empty();
+        if out.wrote {
+            self.rekey_source_references(ob, &moves).await?;
+        }
+        Ok(out)
     }
 }

@@ -272,21 +272,8 @@ fn resolve_pages(
         crate::util::btree_map(snap.pages.iter().map(|(k, (p, _))| (k.clone(), p.clone())));
     let mut taken: BTreeSet<String> = crate::util::btree_set(pages.keys().map(|k| fold_key(k)));
     let mut created: BTreeSet<String> = BTreeSet::new();
-    let skeleton = |key: String, title: String, kind: PageKind| Page {
-        key,
-        title,
-        kind,
-        summary: String::new(),
-        aliases: vec![],
-        tags: vec![],
-        sources: vec![],
-        created: now,
-        updated: now,
-        body: String::new(),
-        revision: 0,
-        extra_frontmatter: String::new(),
-        more_facts: vec![],
-    };
+    let skeleton =
+        |key: String, title: String, kind: PageKind| Page::blank(&key, &title, kind, now);
 
     // Resolve entities and concepts.
     let known: Vec<KnownPage> = pages
