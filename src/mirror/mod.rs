@@ -209,9 +209,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn export_changes(&self, from_start: bool) -> Result<ChangesExport> {
         if from_start {
-            let mut batch = Batch::new();
-            batch.delete(Store::Meta, META_DOWNLOAD, Expect::Any);
-            self.storage.commit(batch).await?;
+            self.drop_mirror_state(META_DOWNLOAD).await?;
         }
         let folder = crate::folder::MemoryFolder::new();
         let report = self.mirror_at(&folder, DEFAULT_ROOT, META_DOWNLOAD).await?;
@@ -319,8 +317,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ///
     /// Errors: storage errors.
     pub async fn forget_mirror(&self) -> Result<()> {
+        self.drop_mirror_state(META_MIRROR).await
+    }
+
+    /// Deletes the state kept in `record`: the next run there starts afresh.
+    async fn drop_mirror_state(&self, record: &'static str) -> Result<()> {
         let mut batch = Batch::new();
-        batch.delete(Store::Meta, META_MIRROR, Expect::Any);
+        batch.delete(Store::Meta, record, Expect::Any);
         self.storage.commit(batch).await?;
         Ok(())
     }

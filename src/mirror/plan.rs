@@ -148,13 +148,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             let value = match self.storage.get(*store, key).await? {
                 None => None,
+                Some(r) if *store == Store::Pages => {
+                    // Without its body: the page's .md file holds it.
+                    let page: Page = from_json(*store, key, &r.data)?;
+                    Some(
+                        serde_json::to_value(Page {
+                            body: String::new(),
+                            ..page
+                        })
+                        .unwrap_or(Value::Null),
+                    )
+                }
                 Some(r) => {
                     let mut v: Value = from_json(*store, key, &r.data)?;
-                    if *store == Store::Pages {
-                        let mut page: Page = from_json(*store, key, &r.data)?;
-                        page.body = String::new();
-                        v = serde_json::to_value(&page).unwrap_or(Value::Null);
-                    } else if *store == Store::Meta {
+                    if *store == Store::Meta {
                         portable_meta_value(key, &mut v);
                     }
                     Some(v)

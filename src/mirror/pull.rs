@@ -261,16 +261,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             state.seen.insert(c.rel.clone(), c.stat);
             return Ok(false);
         }
-        let current = self.page(key).await?;
-        if let Some(cur) = current.as_ref().filter(|p| p.key != key) {
-            report.skipped.push(format!(
-                "{}: the page {:?} has this name in another case",
-                c.rel, cur.key
-            ));
-            return Ok(false);
+        // The page record with its storage revision (for the write's expectation), read once.
+        let stored = self.read::<Page>(crate::model::Store::Pages, key).await?;
+        if stored.is_none() {
+            if let Some(other) = self.page(key).await? {
+                report.skipped.push(format!(
+                    "{}: the page {:?} has this name in another case",
+                    c.rel, other.key
+                ));
+                return Ok(false);
+            }
         }
+        let (current, rev) = match stored {
+            Some((p, r)) => (Some(p), Some(r)),
+            None => (None, None),
+        };
         let now = ob.op.time;
-        let (op, rev, base) = match &current {
+        let (op, base) = match &current {
             Some(cur) => {
                 let app = sha256_hex(page_file(cur).as_bytes());
                 if app == c.sha {
@@ -295,15 +302,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     report.conflicts.push(key.to_string());
                     return Ok(false);
                 }
-                (
-                    ob.op.id,
-                    self.read::<Page>(crate::model::Store::Pages, key)
-                        .await?
-                        .map(|(_, r)| r),
-                    cur.clone(),
-                )
+                (ob.op.id, cur.clone())
             }
-            None => (ob.op.id, None, Page::blank(key, key, kind, now)),
+            None => (ob.op.id, Page::blank(key, key, kind, now)),
         };
         let mut page = page_from_file(&base, kind, text);
         if current.as_ref() == Some(&page) {

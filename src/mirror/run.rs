@@ -16,8 +16,7 @@ use crate::storage::Storage;
 use crate::text::sha256_hex;
 use crate::vault_files::json::json_one;
 use crate::vault_files::ops::{op_path, OpFile, RunFile, OPS_DIR, RUN_PATH};
-use crate::vault_files::read::read_manifest;
-use crate::vault_files::{Layout, FOLDER_VERSION, MANIFEST_PATH};
+use crate::vault_files::{Layout, MANIFEST_PATH};
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -28,18 +27,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub(super) async fn mirror_whole<F: Folder>(
         &self,
         folder: &F,
-        mut state: MirrorState,
+        state: MirrorState,
         rev: Option<u64>,
         last: OpId,
     ) -> Result<MirrorReport> {
         // A first run goes into an empty folder (checked by the caller): nothing to read first.
         let check = !state.files.is_empty();
-        let mut files = self.vault_snapshot().await?;
-        let mut manifest = read_manifest(&files)?;
-        manifest.version = FOLDER_VERSION;
-        manifest.layout = Layout::Folder;
-        manifest.last_op = last;
-        files.remove(MANIFEST_PATH);
+        let mut files = self.vault_snapshot(Layout::Folder).await?;
+        // The manifest is the whole run's commit mark: written last.
+        let manifest = files.remove(MANIFEST_PATH).unwrap_or_default();
         let mut plan: Plan = files.into_iter().map(|(p, b)| (p, Some(b))).collect();
         for old in state.files.keys() {
             plan.entry(old.clone()).or_insert(None);
@@ -49,25 +45,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let path = e.path[root.len() + 1..].to_string();
             plan.insert(path, None);
         }
-        let mut report = MirrorReport {
-            root: root.clone(),
-            whole: true,
-            ..Default::default()
-        };
         let run = Run {
             plan,
-            marks: vec![(MANIFEST_PATH.to_string(), json_one(&manifest))],
+            marks: vec![(MANIFEST_PATH.to_string(), manifest)],
             check,
             whole: true,
             last,
         };
-        let rev = self
-            .mirror_apply(folder, &mut state, rev, run, &mut report)
-            .await?;
-        state.synced = last;
-        self.save_mirror_state(&state, Some(rev)).await?;
-        report.synced = last;
-        Ok(report)
+        self.mirror_apply(folder, state, rev, run).await
     }
 
     /// A run over operations `state.synced + 1 ..= last`, from their undo records; without one
@@ -75,7 +60,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub(super) async fn mirror_since<F: Folder>(
         &self,
         folder: &F,
-        mut state: MirrorState,
+        state: MirrorState,
         rev: Option<u64>,
         last: OpId,
     ) -> Result<MirrorReport> {
@@ -86,9 +71,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .zip(self.storage.get_many(Store::Meta, &keys).await?)
         {
-            match r {
-                Some(r) => undo.push(from_json(Store::Meta, k, &r.data)?),
-                None => return self.mirror_whole(folder, state, rev, last).await,
+            let u: Option<UndoRecord> =
+                r.map(|r| from_json(Store::Meta, k, &r.data)).transpose()?;
+            match u {
+                // Without one (an import), or written by an older build (which revisions it
+                // wrote is unknown): what the operation changed cannot be told.
+                Some(u) if u.revisions.is_some() => undo.push(u),
+                _ => return self.mirror_whole(folder, state, rev, last).await,
             }
         }
         let op_keys: Vec<String> = ids.iter().map(|id| operation_key(*id)).collect();
@@ -103,10 +92,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 message: "an operation with an undo record has no record".into(),
             })?;
             operations.push(from_json(Store::Operations, k, &r.data)?);
-        }
-        if undo.iter().any(|u| u.revisions.is_none()) {
-            // Written by an older build: which revisions it wrote is unknown.
-            return self.mirror_whole(folder, state, rev, last).await;
         }
         let touched: Touched = undo
             .iter()
@@ -133,10 +118,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             marks.push((op_path(id), json_one(&file)));
         }
         marks.reverse();
-        let mut report = MirrorReport {
-            root: state.root.clone(),
-            ..Default::default()
-        };
         let run = Run {
             plan,
             marks,
@@ -144,30 +125,30 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             whole: false,
             last,
         };
-        let rev = self
-            .mirror_apply(folder, &mut state, rev, run, &mut report)
-            .await?;
-        state.synced = last;
-        self.save_mirror_state(&state, Some(rev)).await?;
-        report.synced = last;
-        Ok(report)
+        self.mirror_apply(folder, state, rev, run).await
     }
 
     /// Writes a run (see the module docs of [`crate::vault_files::ops`]): the state with the
     /// run pending, `run.json`, the plan's files whose bytes differ from what the mirror kept,
     /// the marks in order (always written), then the removals of raw files (content-addressed,
     /// so they go only once nothing counted needs them). A file the mirror did not write, or
-    /// whose bytes changed in the folder since, is left as it is and listed in `report.held`.
-    /// Removes only files the mirror wrote. Returns the state record's revision; `state.files`
-    /// then holds the new hashes and `state.pending` is empty (the caller saves it).
+    /// whose bytes changed in the folder since, is left as it is and listed in `held`. Removes
+    /// only files the mirror wrote. Then the state is saved with the new hashes, nothing
+    /// pending and `run.last` as the operation the folder holds.
     async fn mirror_apply<F: Folder>(
         &self,
         folder: &F,
-        state: &mut MirrorState,
+        mut state: MirrorState,
         rev: Option<u64>,
         run: Run,
-        report: &mut MirrorReport,
-    ) -> Result<u64> {
+    ) -> Result<MirrorReport> {
+        let mut report = MirrorReport {
+            root: state.root.clone(),
+            whole: run.whole,
+            ..Default::default()
+        };
+        let state = &mut state;
+        let report = &mut report;
         let mut todo: Vec<Step> = Vec::new();
         for (path, bytes) in run.plan {
             let kept = state.files.get(&path);
@@ -262,7 +243,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             self.write_marks(folder, state, marks, report).await?;
         }
         state.pending.clear();
-        Ok(rev)
+        state.synced = run.last;
+        self.save_mirror_state(state, Some(rev)).await?;
+        report.synced = run.last;
+        Ok(std::mem::take(report))
     }
 
     async fn write_marks<F: Folder>(

@@ -6,6 +6,7 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::storage::Storage;
 use crate::vault_files::zip::write_zip;
+use crate::vault_files::Layout;
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -15,6 +16,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors; [`crate::error::Error::Corrupt`] when an attachment's bytes are
     /// missing.
     pub async fn export_vault(&self) -> Result<Vec<u8>> {
-        write_zip(&self.vault_snapshot().await?)
+        write_zip(&self.vault_snapshot(Layout::Zip).await?)
     }
 }

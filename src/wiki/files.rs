@@ -19,17 +19,18 @@ use crate::storage::{Storage, Store, SCHEMA_VERSION};
 use crate::vault_files::json::{json_array, json_map, json_one};
 use crate::vault_files::zip::safe_path;
 use crate::vault_files::{
-    page_path, raw_original_path, raw_text_path, Layout, VaultManifest, MANIFEST_PATH,
-    VAULT_FORMAT, ZIP_VERSION,
+    page_path, raw_original_path, raw_text_path, Layout, VaultManifest, FOLDER_VERSION,
+    MANIFEST_PATH, VAULT_FORMAT, ZIP_VERSION,
 };
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    /// Every file of the wiki in the zip layout (path → bytes; see [`crate::vault_files`]). The
+    /// Every file of the wiki in the zip layout (path → bytes; see [`crate::vault_files`]), its
+    /// manifest marked with `layout` (a zip's, or a folder mirror's as of its first run). The
     /// same wiki always gives the same files. Reads every record: for an export or a first
     /// mirror, never per operation.
     ///
     /// Errors: storage errors; [`Error::Corrupt`] when an attachment's bytes are missing.
-    pub async fn vault_snapshot(&self) -> Result<BTreeMap<String, Vec<u8>>> {
+    pub async fn vault_snapshot(&self, layout: Layout) -> Result<BTreeMap<String, Vec<u8>>> {
         let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         let mut documents = Vec::new();
         for (name, r) in self.storage.scan(Store::Documents, "").await? {
@@ -94,8 +95,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let manifest = VaultManifest {
             format: VAULT_FORMAT.into(),
-            version: ZIP_VERSION,
-            layout: Layout::Zip,
+            version: match layout {
+                Layout::Zip => ZIP_VERSION,
+                Layout::Folder => FOLDER_VERSION,
+            },
+            layout,
             schema_version: SCHEMA_VERSION,
             last_op,
             documents,
