@@ -195,7 +195,7 @@ export interface Claim {
 /**
  * A compile's update to a page, held because it would drop a human's paragraphs.
  */
-export interface Proposal {
+export interface HeldUpdate {
     /**
      * The page it would update.
      */
@@ -1441,6 +1441,11 @@ export interface TermExplain {
      */
     contribution: number;
 }
+
+/**
+ * One thing waiting for the person's choice beside a page (`proposals()`), tagged by `kind`.
+ */
+export type Proposal = ({ kind: "update" } & HeldUpdate) | ({ kind: "conflict" } & MirrorConflict);
 
 /**
  * Options of [`SearchIndex::search`].
@@ -3183,8 +3188,10 @@ export class Wiki {
      */
     static presets(): Preset[];
     /**
-     * Compile updates held because they would drop a human's paragraphs (Decision 5), each with
-     * the proposed page and the paragraphs it would drop.
+     * What waits beside a page for the person's choice: the compile updates held because they
+     * would drop a human's paragraphs (`kind: "update"`, Decision 5), then the pages changed
+     * both here and in the mirror's folder (`kind: "conflict"`, issue #24), each group by page
+     * key. A conflict is never stale: it ends only by `resolveMirrorConflict`.
      */
     proposals(): Promise<Proposal[]>;
     /**

@@ -601,7 +601,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     assert!(proposed.body.contains("Rewritten from scratch."));
 
     // The user sees it, with the paragraphs it would drop.
-    let held = block_on(w.proposals()).unwrap();
+    let held = block_on(w.held_updates()).unwrap();
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].key, "Widgetron");
     assert!(
@@ -617,7 +617,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     // Rejecting keeps the page and drops the proposal; nothing else changes.
     let ops = block_on(w.operations()).unwrap().len();
     block_on(w.reject_proposal("Widgetron")).unwrap();
-    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert!(block_on(w.held_updates()).unwrap().is_empty());
     assert_eq!(page_body(&w, "Widgetron"), before);
     assert_eq!(block_on(w.operations()).unwrap().len(), ops);
     assert!(matches!(
@@ -642,7 +642,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     assert!(!page.body.contains("Another note of mine."));
     let last = block_on(w.history("Widgetron")).unwrap().pop().unwrap();
     assert_eq!((last.author, last.op), (llm_wiki::model::Author::Llm, op));
-    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert!(block_on(w.held_updates()).unwrap().is_empty());
     assert!(block_on(w.log())
         .unwrap()
         .contains("accepted held update: Widgetron"));
@@ -671,7 +671,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
         ..Default::default()
     }))
     .unwrap();
-    assert!(block_on(w.proposals()).unwrap()[0].stale);
+    assert!(block_on(w.held_updates()).unwrap()[0].stale);
     assert!(matches!(
         block_on(w.accept_proposal("Widgetron")),
         Err(Error::Conflict { .. })
@@ -681,7 +681,7 @@ fn decision_5_human_paragraphs_survive_or_the_update_is_held() {
     assert!(compile(&w, &Scripted::default()).unwrap().compiled[0]
         .held
         .is_empty());
-    assert!(block_on(w.proposals()).unwrap().is_empty());
+    assert!(block_on(w.held_updates()).unwrap().is_empty());
 }
 
 #[test]
@@ -1319,7 +1319,7 @@ fn decision_5_what_remove_source_rewrites_is_not_a_human_edit() {
     );
     let r = compile(&w, &dropper()).unwrap();
     assert_eq!(r.compiled[0].held, vec!["Widgetron"]);
-    let held = block_on(w.proposals()).unwrap();
+    let held = block_on(w.held_updates()).unwrap();
     assert_eq!(held[0].dropped, vec![mine.clone()], "{held:?}");
     block_on(w.reject_proposal("Widgetron")).unwrap();
 

@@ -15,7 +15,7 @@ use crate::wiki::{from_json, revision_key, to_json, Wiki};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
-pub struct Proposal {
+pub struct HeldUpdate {
     /// The page it would update.
     pub key: String,
     /// The page as the compile would have written it.
@@ -30,7 +30,7 @@ pub struct Proposal {
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Every held update, by page key. A proposal whose page was deleted since is left out.
-    pub async fn proposals(&self) -> Result<Vec<Proposal>> {
+    pub async fn held_updates(&self) -> Result<Vec<HeldUpdate>> {
         let mut out = Vec::new();
         for (k, r) in self.storage.scan(Store::Meta, PROPOSAL_PREFIX).await? {
             let proposed: Page = from_json(Store::Meta, &k, &r.data)?;
@@ -42,7 +42,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let dropped =
                 crate::markdown::page_body::missing_human_paragraphs(&human, &proposed.body);
             let stale = current.revision != proposed.revision;
-            out.push(Proposal {
+            out.push(HeldUpdate {
                 key,
                 proposed,
                 dropped,

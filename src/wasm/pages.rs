@@ -8,6 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use super::interop::{bytes_to_js, error_to_js, result_to_js, ts_to_rust};
 use super::{promise, Wiki};
+use crate::compile::proposals::HeldUpdate;
+use crate::mirror::MirrorConflict;
 use crate::wiki::NewSource;
 use crate::wiki::PageEdit;
 
@@ -229,12 +231,27 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.rename_page(&key, &title).await) })
     }
 
-    /// Compile updates held because they would drop a human's paragraphs (Decision 5), each with
-    /// the proposed page and the paragraphs it would drop.
+    /// What waits beside a page for the person's choice: the compile updates held because they
+    /// would drop a human's paragraphs (`kind: "update"`, Decision 5), then the pages changed
+    /// both here and in the mirror's folder (`kind: "conflict"`, issue #24), each group by page
+    /// key. A conflict is never stale: it ends only by `resolveMirrorConflict`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Proposal[]>")]
     pub fn proposals(&self) -> Promise {
         let inner = self.inner.clone();
-        promise(async move { result_to_js(inner.core.proposals().await) })
+        promise(async move {
+            let all = async {
+                let updates = inner.core.held_updates().await?;
+                let conflicts = inner.core.mirror_conflicts().await?;
+                Ok::<_, crate::error::Error>(
+                    updates
+                        .into_iter()
+                        .map(Proposal::Update)
+                        .chain(conflicts.into_iter().map(Proposal::Conflict))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            result_to_js(all.await)
+        })
     }
 
     /// Accepts the held update of a page: it becomes the next revision, in one operation.
@@ -305,4 +322,16 @@ impl Wiki {
         let inner = self.inner.clone();
         promise(async move { result_to_js(inner.core.revert(&key, revision as u64).await) })
     }
+}
+
+/// One thing waiting for the person's choice beside a page (`proposals()`), tagged by `kind`.
+#[derive(serde::Serialize, tsify::Tsify)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Proposal {
+    /// A compile's update held because it would drop a human's paragraphs (Decision 5):
+    /// `acceptProposal` or `rejectProposal`.
+    Update(HeldUpdate),
+    /// A page changed both in the wiki and in the mirror's folder since the mirror last wrote
+    /// it: keep mine, keep theirs or a merge, by `resolveMirrorConflict`.
+    Conflict(MirrorConflict),
 }

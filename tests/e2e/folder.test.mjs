@@ -112,13 +112,20 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
   // A conflict: the page changes in the wiki and in the folder before they meet.
   await api(page, "default", "await w.putPage({ key: 'Alpha', body: 'The app\\'s version.' })");
   await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", "---\ntitle: Alpha\n---\nThe folder's version.\n");
-  await page.waitForSelector("[data-testid=conflict]", { timeout: 20_000 });
+  await page.waitForSelector("[data-testid=folder-conflict]", { timeout: 20_000 });
   assert.match(await opfs(page, "llm-wiki/wiki/concept/Alpha.md"), /folder's version/, "the file keeps the folder's version");
   assert.match(await body(page, "Alpha"), /app's version/);
+  // The conflict is a proposal of its own kind beside the page, never stale.
+  const waiting = await api(page, "default", "return (await w.proposals()).map((p) => [p.kind, p.key, p.stale ?? null])");
+  assert.deepEqual(waiting, [["conflict", "Alpha", null]]);
+  await page.click("[data-testid=folder-conflict] a");
+  await page.waitForSelector("#pv-conflict:not([hidden])");
   await page.screenshot({ path: `${artifacts}/folder-conflict.png`, fullPage: true });
   await page.click("[data-testid=conflict-theirs]");
   await until("the folder's version kept", async () => /folder's version/.test(await body(page, "Alpha")));
-  await page.waitForSelector("[data-testid=conflict]", { state: "detached" });
+  await page.waitForSelector("[data-testid=folder-conflict]", { state: "detached" });
+  await page.waitForSelector("#pv-conflict", { state: "hidden" });
+  assert.match(await page.textContent("#pv-body"), /folder's version/);
 
   // A crash between an operation's files and its operation file, then a reload: the next run
   // finishes the job and takes the half-written files for its own.

@@ -5,7 +5,7 @@
 // (Firefox, Safari) it offers "Download changes" instead.
 import { withWriteLock, lockName, announce } from "../writer.js";
 import { setStatus, showError } from "../status.js";
-import { $, h } from "./dom.js";
+import { $, h, pageLink } from "./dom.js";
 import { app, t } from "./session.js";
 
 /** How often the folder is read while the tab is visible, when the browser cannot observe it. */
@@ -169,6 +169,7 @@ function watch() {
   });
 }
 
+
 function stopWatching() { state.stopWatching?.(); }
 
 // ---------------------------------------------------------------- opening and picking
@@ -224,9 +225,10 @@ async function pickFolder() {
 async function grantAgain() {
   const perm = await state.handle.requestPermission({ mode: "readwrite" });
   state.granted = perm === "granted";
-  if (!state.granted) { setStatus(t("folderDenied", state.handle.name), "error"); await renderFolder(); return; }
+  if (!state.granted) { setStatus(t("folderDenied", state.handle.name), "error"); await renderFolder(); return false; }
   watch();
   await syncFolder();
+  return true;
 }
 
 async function stopFolder() {
@@ -283,28 +285,26 @@ function deletedRow(key) {
     h("button", { textContent: t("keepPage"), onclick: () => after(() => locked(() => app.wiki.restorePageFile(state.handle, key), false)) }));
 }
 
+/** A conflict in the footer: its choices are beside the page. */
 function conflictRow(c) {
-  const merge = h("textarea", { rows: 8, value: c.theirs, hidden: true, "data-testid": "conflict-merge" });
-  const decide = (choice) => async () => {
-    try {
-      await locked(() => app.wiki.resolveMirrorConflict(state.handle, c.key, choice), true);
-      setStatus(t("conflictResolved", c.key));
-      await syncFolder();
-      await app.refresh();
-      await renderFolder();
-    } catch (e) { showError(e); }
-  };
-  const mergeButton = h("button", { textContent: t("conflictMerge") });
-  mergeButton.addEventListener("click", () => {
-    if (merge.hidden) { merge.hidden = false; mergeButton.textContent = t("conflictSaveMerge"); return; }
-    decide({ keep: "merge", text: merge.value })();
-  });
-  const mine = h("button", { textContent: t("conflictMine"), "data-testid": "conflict-mine" });
-  mine.addEventListener("click", decide({ keep: "mine" }));
-  const theirs = h("button", { textContent: t("conflictTheirs"), "data-testid": "conflict-theirs" });
-  theirs.addEventListener("click", decide({ keep: "theirs" }));
-  return h("div", { className: "conflict", "data-testid": "conflict" },
-    h("span", { textContent: t("conflictOn", c.key) }), mine, theirs, mergeButton, merge);
+  return h("div", { className: "conflict", "data-testid": "folder-conflict" },
+    h("span", { textContent: t("conflictOn", c.key) }), pageLink(c.key, t("conflictOpen")));
+}
+
+/**
+ * Ends the conflict on page `key` with `choice` (`{ keep: "mine" | "theirs" }` or
+ * `{ keep: "merge", text }`), then syncs. Resolves to true when it ended; an error is shown.
+ */
+export async function resolveConflict(key, choice) {
+  try {
+    if (!state.handle || (!state.granted && !(await grantAgain()))) return false;
+    await locked(() => app.wiki.resolveMirrorConflict(state.handle, key, choice), true);
+    setStatus(t("conflictResolved", key));
+    await syncFolder();
+    await app.refresh();
+    await renderFolder();
+    return true;
+  } catch (e) { showError(e); return false; }
 }
 
 export function wireFolder() {

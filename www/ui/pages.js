@@ -6,6 +6,7 @@ import { $, h, pageLink } from "./dom.js";
 import { app, t, formatTime } from "./session.js";
 import { write } from "./writing.js";
 import { showDiff, rollbackOperation } from "./log.js";
+import { resolveConflict } from "./folder.js";
 
 let viewing = null; // the page shown
 let editing = null; // the page in the editor, null for a new one
@@ -60,10 +61,13 @@ export async function viewPage(key) {
   article.hidden = false;
 }
 
-// A compile's update held because it would drop the user's paragraphs (Decision 5).
+// What waits beside the page: a compile's update held because it would drop the user's
+// paragraphs (Decision 5), or a conflict with the folder's file (never stale).
 async function showProposal(key) {
+  const waiting = (await app.wiki.proposals()).filter((x) => x.key === key);
+  showConflict(waiting.find((x) => x.kind === "conflict"));
   const box = $("#pv-proposal");
-  const proposal = (await app.wiki.proposals()).find((x) => x.key === key);
+  const proposal = waiting.find((x) => x.kind === "update");
   box.hidden = !proposal;
   if (!proposal) return;
   // A stale proposal (the page changed since) can only be discarded.
@@ -78,6 +82,29 @@ async function showProposal(key) {
   };
   $("#pv-proposal-reject").onclick = async () => {
     try { await write(() => app.wiki.rejectProposal(key)); setStatus(t("proposalRejected")); await viewPage(key); } catch (err) { showError(err); }
+  };
+}
+
+// The page changed both here and in the folder: keep one side, or save a merge.
+function showConflict(conflict) {
+  const box = $("#pv-conflict");
+  box.hidden = !conflict;
+  if (!conflict) return;
+  const theirs = $("#pv-conflict-theirs-text");
+  theirs.textContent = conflict.theirs; theirs.hidden = true;
+  const merge = $("#pv-conflict-text");
+  merge.value = conflict.theirs; merge.hidden = true;
+  const mergeButton = $("#pv-conflict-merge");
+  mergeButton.textContent = t("conflictMerge");
+  const decide = async (choice) => {
+    if (await resolveConflict(conflict.key, choice)) await viewPage(conflict.key);
+  };
+  $("#pv-conflict-show").onclick = () => { theirs.hidden = !theirs.hidden; };
+  $("#pv-conflict-mine").onclick = () => decide({ keep: "mine" });
+  $("#pv-conflict-theirs").onclick = () => decide({ keep: "theirs" });
+  mergeButton.onclick = () => {
+    if (merge.hidden) { merge.hidden = false; mergeButton.textContent = t("conflictSaveMerge"); return; }
+    decide({ keep: "merge", text: merge.value });
   };
 }
 
