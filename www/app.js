@@ -22,7 +22,7 @@ import { renderLog } from "./ui/log.js";
 import { renderIndex, renderSchema, wireSchema } from "./ui/documents.js";
 import { renderSettings, settingsReplaced, wireSettings } from "./ui/settings.js";
 import { wireSearch } from "./ui/search.js";
-import { openFolder, wireFolder } from "./ui/folder.js";
+import { openFolder, otherPageChanged, wireFolder } from "./ui/folder.js";
 
 /** What each tab renders when shown or refreshed (the Lint tab renders on request only). */
 const TABS = {
@@ -41,6 +41,7 @@ listen((m) => {
   if (app.wiki && m.wiki === app.wiki.name && m.kind === "changed") {
     setStatus(t("otherTabChanged"));
     app.refresh().catch(showError);
+    otherPageChanged();
   }
 });
 

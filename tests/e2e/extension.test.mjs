@@ -26,7 +26,7 @@ const fixtures = `${root}/tests/fixtures/extension`;
 let context, sw, id, endpoint, fixtureServer, base, app, tmp;
 const site = { edition: 1 };
 
-/** Serves tests/fixtures/extension/; edition 2 of backpressure.html has one more paragraph. */
+/** Serves tests/fixtures/extension/; editions 2 and 3 of backpressure.html add a paragraph each. */
 function startFixtures() {
   return new Promise((resolve) => {
     const server = createServer((req, res) => {
@@ -34,8 +34,11 @@ function startFixtures() {
       if (name === "favicon.ico") { res.writeHead(204).end(); return; }
       if (!/^[a-z-]+\.html$/.test(name) || !existsSync(`${fixtures}/${name}`)) { res.writeHead(404).end(); return; }
       let html = readFileSync(`${fixtures}/${name}`, "utf8");
-      if (name === "backpressure.html" && site.edition === 2) {
+      if (name === "backpressure.html" && site.edition >= 2) {
         html = html.replace("<p>Claim.", "<p>Credit-based flow control is the same idea across a network: the receiver grants credits and the sender spends one per message.</p>\n<p>Claim.");
+      }
+      if (name === "backpressure.html" && site.edition === 3) {
+        html = html.replace("<p>Claim.", "<p>A bounded queue between stages turns a slow consumer into a waiting producer instead of a growing buffer.</p>\n<p>Claim.");
       }
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
     });
@@ -407,5 +410,52 @@ test("F23: when the article is shorter than the banner, the clip is kept but not
   await popup.close();
   await tab.close();
   await app.screenshot({ path: `${artifacts}/extension-app.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+});
+
+test("the extension's wiki page mirrors into a folder, and a clip from the popup lands there", { timeout: 120_000 }, async () => {
+  // The picker hands out an OPFS directory of the extension's origin (the same
+  // FileSystemDirectoryHandle code a picked folder uses); permissions are granted.
+  const folderApp = watch(await context.newPage(), "folder app");
+  await folderApp.addInitScript(() => {
+    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("picked", { create: true });
+    FileSystemHandle.prototype.queryPermission = async () => "granted";
+    FileSystemHandle.prototype.requestPermission = async () => "granted";
+    // Nothing changes in the folder and the page counts as hidden, so neither the observer nor
+    // the poll syncs: only the popup's announcement can.
+    delete window.FileSystemObserver;
+    Object.defineProperty(document, "visibilityState", { get: () => "hidden" });
+  });
+  await folderApp.goto(`chrome-extension://${id}/app/index.html`);
+  await folderApp.waitForSelector("body[data-ready=true]");
+  await folderApp.click("#folder-use");
+  await folderApp.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent), null, { timeout: 30_000 });
+  const inFolder = (path) => folderApp.evaluate(async (path) => {
+    let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("picked");
+    const parts = path.split("/");
+    try {
+      for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p);
+      return await (await (await dir.getFileHandle(parts.at(-1))).getFile()).text();
+    } catch { return null; }
+  }, path);
+  const { sources } = await wikiFacts();
+  for (const s of sources) assert.ok(await inFolder(`llm-wiki/raw/text/${s.version}.md`) !== null, `${s.key} in the folder`);
+  assert.match(await inFolder("llm-wiki/index.md"), /Understanding Backpressure/);
+
+  // A clip from the popup, with no write of this page: the watching page writes it out.
+  site.edition = 3;
+  const tab = await visit("backpressure.html");
+  const popup = await popupFor(tab);
+  assert.match(await press(popup, "#clip"), /was corrected/);
+  const clipped = (await wikiFacts()).sources.find((s) => s.key === `${base}/backpressure.html`);
+  assert.ok(!sources.some((s) => s.version === clipped.version), "a version the folder has not seen");
+  const end = Date.now() + 20_000;
+  while ((await inFolder(`llm-wiki/raw/text/${clipped.version}.md`)) === null) {
+    assert.ok(Date.now() < end, "the clip reached the folder");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await popup.close();
+  await tab.close();
+  await folderApp.close();
   assert.deepEqual(errors, []);
 });

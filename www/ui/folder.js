@@ -18,6 +18,8 @@ const state = {
   granted: false,
   /** Stops watching (set while this tab watches). */
   stopWatching: null,
+  /** Whether this tab holds the watch lock (it alone watches and follows other pages' writes). */
+  watching: false,
   running: null,
   again: false,
 };
@@ -142,6 +144,7 @@ function watch() {
   state.stopWatching = () => { release(); state.stopWatching = null; };
   navigator.locks.request(`${lockName(name)}/watch`, async () => {
     if (!app.wiki || app.wiki.name !== name || !state.stopWatching) return;
+    state.watching = true;
     const stops = [];
     let observed = false;
     if ("FileSystemObserver" in globalThis) {
@@ -165,10 +168,18 @@ function watch() {
       stops.push(() => { clearInterval(timer); window.removeEventListener("focus", poll); });
     }
     await held;
+    state.watching = false;
     for (const stop of stops) stop();
   });
 }
 
+/**
+ * Another page of this origin changed the wiki (another tab, the extension's popup): the watcher
+ * tab writes it to the folder, so a clip lands there while no tab of the writer is open.
+ */
+export function otherPageChanged() {
+  if (state.watching) syncFolder();
+}
 
 function stopWatching() { state.stopWatching?.(); }
 
