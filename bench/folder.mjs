@@ -7,7 +7,9 @@
 //   page files once, and the steady state a poll costs), beside a plain JS walk that only stats
 //   each file (size and mtime, all files of a directory at once: the floor any scan pays), of
 //   the whole mirror and of its wiki/;
-// - FileSystemObserver's delay from a write in another page to its callback.
+// - FileSystemObserver's delay from a write in another page to its callback;
+// - the app without FileSystemObserver (polling): an edit saved in another page until the app
+//   says it came in, over a folder of about BENCH_FOLDER_PAGES files.
 // Usage: scripts/build.sh && node bench/folder.mjs
 import { startServer, launch } from "../tests/e2e/harness.mjs";
 
@@ -125,6 +127,12 @@ try {
     observer = `${delays[2].toFixed(0)} ms median (${delays.map((d) => d.toFixed(0)).join(", ")})`;
   }
 
+  await context.close();
+
+  // The app end to end without FileSystemObserver (it polls every 10 s while visible): an edit
+  // saved in another page of the origin, until the app says it came in from the folder.
+  const polled = await pollingApp();
+
   const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
   console.log(`wiki: ${CFG.pages} pages, ${CFG.sources} sources (built in ${s(r.buildMs)})`);
   console.log("| measure | llm-wiki mirror | peer | goal |");
@@ -134,9 +142,62 @@ try {
   console.log(`| pull, ${r.walkFiles}-file mirror, first | ${s(r.pullFirstMs)} (${r.pullFirst.listed} listed, ${r.pullFirst.read} read) | JS walk: root ${s(r.walkMs)}, wiki/ ${s(r.wikiWalkMs)} (${r.wikiFiles} files) | — |`);
   console.log(`| pull, ${r.walkFiles}-file mirror, steady (a poll) | ${s(r.pullMs)} (${r.pull.listed} listed, ${r.pull.read} read) | JS walk: root ${s(r.walkMs)}, wiki/ ${s(r.wikiWalkMs)} | ≤ 5 s |`);
   console.log(`| FileSystemObserver, write → callback | ${observer} | — | edit shown ≤ 3 s |`);
+  console.log(`| app, polling, ${polled.files}-file folder: edit saved → shown | ${polled.delays} | — | ≤ 12 s |`);
   console.log(`files written after 12 edits: ${r.twelveWritten.join(", ")}`);
-  await context.close();
 } finally {
   await browser.close();
   server.stop();
+}
+
+/** The app, its observer removed, mirroring a wiki of CFG.pages pages; five outside edits timed. */
+async function pollingApp() {
+  const context = await browser.newContext();
+  await context.addInitScript(() => {
+    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle("bench-app", { create: true });
+    FileSystemHandle.prototype.queryPermission = async () => "granted";
+    FileSystemHandle.prototype.requestPermission = async () => "granted";
+    delete window.FileSystemObserver;
+  });
+  const editor = await context.newPage();
+  await editor.goto(`${server.url}/style.css`);
+  await editor.evaluate(async (pages) => {
+    const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
+    await init();
+    await (await navigator.storage.getDirectory()).removeEntry("bench-app", { recursive: true }).catch(() => {});
+    await Wiki.delete("default");
+    const w = await Wiki.open("default");
+    for (let i = 0; i < pages; i++) await w.putPage({ title: `Page ${i}`, kind: "concept", body: `Body ${i}.` });
+    w.close();
+  }, CFG.pages);
+  const app = await context.newPage();
+  await app.goto(server.url);
+  await app.waitForSelector("body[data-ready=true]");
+  await app.click("#folder-use");
+  await app.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent), null, { timeout: 120_000 });
+  await app.evaluate(() => {
+    window.__came = [];
+    new MutationObserver(() => {
+      if (/From the folder/.test(document.querySelector("#status").textContent)) window.__came.push(performance.timeOrigin + performance.now());
+    }).observe(document.querySelector("#status"), { childList: true, characterData: true, subtree: true });
+  });
+  const files = await editor.evaluate(async () => {
+    const count = async (d) => { let n = 0; for await (const h of d.values()) n += h.kind === "directory" ? await count(h) : 1; return n; };
+    return count(await (await navigator.storage.getDirectory()).getDirectoryHandle("bench-app"));
+  });
+  const delays = [];
+  for (let i = 0; i < 5; i++) {
+    await app.evaluate(() => { window.__came.length = 0; });
+    const sent = await editor.evaluate(async (i) => {
+      const dir = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle("bench-app")).getDirectoryHandle("llm-wiki")).getDirectoryHandle("wiki");
+      const h = await (await dir.getDirectoryHandle("concept")).getFileHandle(`Page ${i * 37}.md`);
+      const text = (await (await h.getFile()).text()).replace(/Body \d+\./, `Edited outside ${i}.`);
+      const s = await h.createWritable(); await s.write(text); await s.close();
+      return performance.timeOrigin + performance.now();
+    }, i);
+    await app.waitForFunction(() => window.__came.length > 0, null, { timeout: 30_000 });
+    delays.push((await app.evaluate(() => window.__came[0])) - sent);
+  }
+  await context.close();
+  const sorted = [...delays].sort((a, b) => a - b);
+  return { files, delays: `${(sorted[2] / 1000).toFixed(2)} s median, max ${(sorted[4] / 1000).toFixed(2)} s (${delays.map((d) => (d / 1000).toFixed(1)).join(", ")})` };
 }
