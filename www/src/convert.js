@@ -10,15 +10,38 @@ import { strikethrough, taskListItems } from "turndown-plugin-gfm";
 import { normaliseCode, normaliseImages, normaliseMath } from "./convert-dom.js";
 import { tableRule, tableFragments } from "./convert-tables.js";
 
-/** Elements that are never article content: consent banners, dialogs, navigation chrome. */
-const CHROME_SELECTORS = [
-  "script", "style", "noscript", "template", "iframe", "nav", "footer", "header[role=banner]",
-  "[role=dialog]", "[aria-modal=true]", "[role=navigation]", "[role=contentinfo]",
+/** Never text a reader sees: removed before anything else. */
+const NON_CONTENT = "script, style, noscript, template, iframe";
+/**
+ * Overlays over the article (consent banners, dialogs): removed unless they hold the page's main
+ * heading. Not by their share of the text: a banner can be longer than a short article (F23).
+ */
+const OVERLAY_SELECTORS = [
+  "[role=dialog]", "[aria-modal=true]",
   "[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]",
-  "[id*=gdpr i]", "[class*=gdpr i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]",
-  "[id*=popup i]", "[class*=popup i]", "[id*=modal i]", "[class*=modal i]",
-  "[id*=sidebar i]", "[class*=sidebar i]", "[role=search]",
+  "[id*=gdpr i]", "[class*=gdpr i]", "[id*=popup i]", "[class*=popup i]", "[id*=modal i]", "[class*=modal i]",
 ];
+/**
+ * Chrome around the article (navigation, footers, sidebars) and hidden elements: removed unless
+ * they hold the page's main heading or most of its text. A content wrapper's name often mentions
+ * the chrome beside it (`contentWithSidebar`, `l-sidebar-fixed l-article-body-segment`), and a
+ * page behind a consent dialog is often marked hidden while the dialog shows.
+ */
+const LAYOUT_SELECTORS = [
+  "nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]",
+  "[id*=sidebar i]", "[class*=sidebar i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]",
+];
+/** Hidden elements: removed as above; never counted as an overlay that hid the article. */
+const HIDDEN = "[hidden], [aria-hidden=true], [class~=hidden]";
+/**
+ * Elements that are text, not a region of the page: a name matching the selectors above
+ * (`<a class="popup">`, a comment form's `<p class="comment-form-cookies-consent">`) does not make
+ * them chrome. Hidden ones are still removed.
+ */
+const NOT_A_REGION = [
+  "a, abbr, b, bdi, cite, code, em, i, kbd, mark, q, s, small, span, strong, sub, sup, time, u",
+  "p, li, dd, dt, td, th, label, input, button, select, textarea, option",
+].join(", ");
 
 function textLength(node) {
   return (node.textContent || "").replace(/\s+/g, " ").trim().length;
@@ -128,18 +151,31 @@ export function htmlToMarkdown(html, options = {}) {
     }
   }
   const pageTitle = (doc.querySelector("title")?.textContent || "").trim();
-  const mainHeading = (doc.querySelector("article h1, main h1, [role=main] h1, h1")?.textContent || "")
-    .replace(/\s+/g, " ").trim();
-  // Remove chrome first, remembering how much text it held.
+  for (const el of doc.querySelectorAll(NON_CONTENT)) el.remove();
+  // The article's heading: the first h1 of an article or main element, else the page's first.
+  const headingEl = ["article h1", "main h1", "[role=main] h1", "h1"].map((sel) => doc.querySelector(sel)).find(Boolean);
+  const mainHeading = (headingEl?.textContent || "").replace(/\s+/g, " ").trim();
+  const pageText = doc.body ? textLength(doc.body) : 0;
+  // Remove chrome, remembering how much visible text the overlays held. An element stays when it is or
+  // holds the article: its main heading, a main or article element, or (for page chrome) most of
+  // the page's text.
   let chromeText = 0;
-  for (const el of doc.querySelectorAll(CHROME_SELECTORS.join(","))) {
-    if (!el.isConnected) continue;
+  const overlay = OVERLAY_SELECTORS.join(",");
+  for (const el of doc.querySelectorAll([...OVERLAY_SELECTORS, ...LAYOUT_SELECTORS].join(","))) {
+    if (!el.isConnected || (el.matches(NOT_A_REGION) && !el.matches(HIDDEN))) continue;
     if (el.matches("main, article") || el.querySelector("main, article")) continue;
-    chromeText = Math.max(chromeText, textLength(el));
+    if (headingEl && el.contains(headingEl)) continue;
+    const text = textLength(el);
+    if (!el.matches(overlay) && text > pageText / 2) continue;
+    // A long overlay over a short extract is a sign the page was mostly banner (F23); a long
+    // menu or footer is common around any article, and hidden text was never in the way.
+    if (el.matches(overlay) && !el.matches(HIDDEN)) chromeText = Math.max(chromeText, text);
     el.remove();
   }
-  // keepClasses keeps `language-*` on code for fenced-code info strings.
-  const article = new Readability(doc, { keepClasses: true, charThreshold: 200 }).parse();
+  // keepClasses keeps `language-*` on code for fenced-code info strings. The default character
+  // threshold (500): below it Readability tries again with fewer rules and keeps its longest
+  // attempt, where a lower one takes a newsletter box over the article.
+  const article = new Readability(doc, { keepClasses: true }).parse();
   let contentHtml, title;
   if (article && article.content) {
     contentHtml = article.content;
@@ -163,7 +199,7 @@ export function htmlToMarkdown(html, options = {}) {
   let markdown = turndown().turndown(contentDoc.body).replace(/\n{3,}/g, "\n\n").trim();
   const bodyLength = markdown.replace(/\s+/g, " ").length;
   if (bodyLength < 200 || (chromeText > 0 && bodyLength < chromeText)) {
-    warnings.push(`low-confidence: the extracted text (${bodyLength} characters) is short${chromeText > bodyLength ? " — shorter than a removed banner or navigation block" : ""}; check it before compiling`);
+    warnings.push(`low-confidence: the extracted text (${bodyLength} characters) is short${chromeText > bodyLength ? " — shorter than a removed banner or dialog" : ""}; check it before compiling`);
   }
   if (title) markdown = `# ${title}\n\n${markdown}`;
   return {
