@@ -139,3 +139,16 @@ test("with no endpoint, Rust Book chapters dropped as HTML compile offline into 
   assert.equal(log.errors.length, 0, log.errors.join("\n"));
   await context.close();
 });
+
+test("the offline shell caches every module the app loads, the ones loaded on first use too", async () => {
+  const { readFileSync, readdirSync } = await import("node:fs");
+  const { root } = await import("./harness.mjs");
+  const sw = readFileSync(`${root}/www/sw.js`, "utf8");
+  const listed = new Set([...sw.matchAll(/"\.\/([^"]+)"/g)].map((m) => m[1]));
+  const modules = [
+    ...readdirSync(`${root}/www`).filter((f) => /\.(js|css|html)$/.test(f) && f !== "sw.js"),
+    ...readdirSync(`${root}/www/ui`).filter((f) => f.endsWith(".js")).map((f) => `ui/${f}`),
+    ...readdirSync(`${root}/www/build`).filter((f) => f.endsWith(".js")).map((f) => `build/${f}`),
+  ];
+  assert.deepEqual(modules.filter((m) => !listed.has(m)), []);
+});
