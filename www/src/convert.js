@@ -210,3 +210,44 @@ export function htmlToMarkdown(html, options = {}) {
     warnings,
   };
 }
+
+/**
+ * Converts an HTML fragment that is all content (a Word document's body, an e-book chapter) to
+ * markdown, the same way as an article: code, images, math and tables normalised, then Turndown.
+ * No chrome removal and no Readability: nothing in it is page furniture. Relative links and
+ * images (to another chapter, to a picture inside the file) keep their text and lose their
+ * target.
+ * @param {string} html the fragment
+ * @param {{headingOffset?: number, dropHeading?: string}} [options] `headingOffset` moves every
+ *   heading down that many levels (at most to h6), for a chapter under the book's headings;
+ *   `dropHeading` removes the first heading when its text is that (the chapter's own title,
+ *   written in front of it by the caller)
+ * @returns {string} the markdown, trimmed
+ */
+export function fragmentToMarkdown(html, options = {}) {
+  const doc = new DOMParser().parseFromString(`<!doctype html><body>${html}</body>`, "text/html");
+  normaliseImages(doc);
+  normaliseCode(doc);
+  normaliseMath(doc);
+  for (const el of doc.querySelectorAll(NON_CONTENT)) el.remove();
+  for (const [selector, attr] of [["a[href]", "href"], ["img[src]", "src"]]) {
+    for (const el of doc.querySelectorAll(selector)) {
+      const value = el.getAttribute(attr).trim();
+      const kept = attr === "href" ? /^(https?|mailto):/i.test(value) || value.startsWith("#") : /^(https?|data):/i.test(value);
+      if (!kept) el.removeAttribute(attr);
+    }
+  }
+  const squash = (text) => text.replace(/\s+/g, " ").trim();
+  const first = doc.body.querySelector("h1, h2, h3, h4, h5, h6");
+  if (options.dropHeading && first && squash(first.textContent) === squash(options.dropHeading)) first.remove();
+  const offset = options.headingOffset || 0;
+  if (offset > 0) {
+    for (const h of [...doc.body.querySelectorAll("h1, h2, h3, h4, h5, h6")]) {
+      const level = Math.min(6, Number(h.tagName[1]) + offset);
+      const moved = doc.createElement(`h${level}`);
+      moved.append(...h.childNodes);
+      h.replaceWith(moved);
+    }
+  }
+  return turndown().turndown(doc.body).replace(/\n{3,}/g, "\n\n").trim();
+}

@@ -71,8 +71,10 @@ async function syncOnce() {
   // The other pages refresh only when something came in.
   if (pulled.op !== undefined) announce(wiki.name, "changed");
   const kept = [];
+  const converted = [];
   for (const path of pulled.inboxOther) {
-    if (!(await addInboxFile(run.root, path))) kept.push(path.slice("inbox/".length));
+    const keys = await addInboxFile(run.root, path);
+    if (keys.length) converted.push(...keys); else kept.push(path.slice("inbox/".length));
   }
   if (pulled.op !== undefined || pulled.inboxOther.length) {
     await locked(() => wiki.mirror(state.handle), false);
@@ -81,8 +83,7 @@ async function syncOnce() {
   }
   if (kept.length) setStatus(t("inboxKept", kept.join(", ")), "error");
   await renderFolder(run.held.length);
-  const added = [...pulled.sources, ...pulled.inboxOther.filter((p) => !kept.includes(p.slice("inbox/".length)))
-    .map((p) => `file:${p.split("/").at(-1)}`)];
+  const added = [...pulled.sources, ...converted];
   if (added.length) await compileNew(added);
 }
 
@@ -103,21 +104,23 @@ async function compileNew(keys) {
 }
 
 /**
- * An inbox file the core does not read: HTML and PDF are converted and added as a dropped file
- * would be, and leave the inbox once the source is there. Anything else stays in the inbox
- * (returns false): nothing is deleted that did not come in.
+ * An inbox file the core does not read: HTML, PDF, Word and EPUB are converted and added as a
+ * dropped file would be, and leave the inbox once the source is there. Resolves to the keys of
+ * the sources it became; anything else stays in the inbox (no keys): nothing is deleted that did
+ * not come in.
  */
 async function addInboxFile(root, path) {
   const name = path.split("/").at(-1);
-  if (!/\.(html?|pdf)$/i.test(name)) return false;
+  const { addFiles, convertedHere } = await import("./sources.js");
+  if (!convertedHere(name)) return [];
   let dir = state.handle;
   for (const p of [...root.split("/"), ...path.split("/").slice(0, -1)]) dir = await dir.getDirectoryHandle(p);
   const file = await (await dir.getFileHandle(name)).getFile();
-  const { addFiles } = await import("./sources.js");
-  await addFiles([file]);
-  if (!(await app.wiki.source(`file:${name}`))) return false; // not added (a scan without text…)
+  const keys = await addFiles([file]);
+  // Not added (a scan without text…): it stays.
+  if (!keys.length) return [];
   await dir.removeEntry(name);
-  return true;
+  return keys;
 }
 
 function folderError(e) {

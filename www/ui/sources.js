@@ -1,7 +1,7 @@
 // The Sources tab: add sources (typed, pasted, dropped or chosen files: markdown, text, HTML,
 // PDF), list them with their status, view and remove one, and offer to recompile what the offline
 // compiler wrote once an endpoint is configured.
-import { htmlToMarkdown } from "../build/convert.js";
+import { htmlToMarkdown, fragmentToMarkdown } from "../build/convert.js";
 import { setStatus, showError } from "../status.js";
 import { $, h } from "./dom.js";
 import { app, t, formatTime } from "./session.js";
@@ -160,17 +160,34 @@ async function addSource({ title, key, mime, content, original, originalMime }) 
   return report;
 }
 
+const DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+const EPUB_MIME = "application/epub+zip";
+
+/** Whether `name` is a file the app converts before adding it (HTML, PDF, Word, EPUB). */
+export const convertedHere = (name) => /\.(html?|pdf|docx|epub)$/i.test(name);
+
+/**
+ * Adds dropped or chosen files as sources, each converted the way its type needs. Resolves to
+ * the keys of the sources added or corrected (a file that could not be read adds none; the
+ * status line says why).
+ */
 export async function addFiles(files) {
+  const keys = [];
   for (const f of files) {
     if (/\.pdf$/i.test(f.name) || f.type === "application/pdf") {
-      await addPdf(f);
-      continue;
+      keys.push(...await addPdf(f));
+    } else if (/\.docx$/i.test(f.name) || f.type === DOCX_MIME) {
+      keys.push(...await addDocx(f));
+    } else if (/\.epub$/i.test(f.name) || f.type === EPUB_MIME) {
+      keys.push(...await addEpub(f, $("#source-epub-chapters").checked));
+    } else {
+      const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
+        : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
+      keys.push((await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() })).key);
     }
-    const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
-      : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
-    await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() });
   }
   await app.refresh();
+  return keys;
 }
 
 /**
@@ -187,13 +204,84 @@ async function addPdf(file) {
     pdf = await pdfToText(bytes);
   } catch (e) {
     setStatus(t("pdfFailed", file.name, e && e.message ? e.message : String(e)), "error");
-    return;
+    return [];
   }
-  if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return; }
-  await addSource({
+  if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return []; }
+  const report = await addSource({
     title: pdf.title || file.name.replace(/\.pdf$/i, ""), key: `file:${file.name}`, mime: "text/plain",
     content: pdf.text, original: bytes, originalMime: "application/pdf",
   });
+  return [report.key];
+}
+
+/** The first line of `markdown` is a heading reading `title`. */
+const headedBy = (markdown, title) => {
+  const m = markdown.match(/^#{1,6}\s+(.*)/);
+  return !!m && m[1].trim() === title.trim();
+};
+
+/**
+ * A Word document becomes a source: mammoth's HTML through the app's markdown conversion, under
+ * the document's title, the .docx bytes kept as the raw artifact (Decision 2). Images become
+ * placeholders with their alt text.
+ */
+async function addDocx(file) {
+  setStatus(t("readingDocument", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const { docxToHtml } = await import("../build/documents.js");
+  let doc;
+  try {
+    doc = await docxToHtml(bytes);
+  } catch (e) {
+    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return [];
+  }
+  const body = fragmentToMarkdown(doc.html);
+  if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
+  const title = doc.title || file.name.replace(/\.docx$/i, "");
+  const report = await addSource({
+    title, key: `file:${file.name}`, mime: "text/markdown",
+    content: `${headedBy(body, title) ? "" : `# ${title}\n\n`}${body}\n`, original: bytes, originalMime: DOCX_MIME,
+  });
+  return [report.key];
+}
+
+/**
+ * An e-book becomes one source (the chapters in reading order, each under its own heading) or,
+ * with `perChapter`, one source per chapter (`file:<name>#001`, …); the .epub bytes are the raw
+ * artifact of each. Chapters without text (a cover picture) are left out.
+ */
+async function addEpub(file, perChapter) {
+  setStatus(t("readingDocument", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const { epubToChapters } = await import("../build/documents.js");
+  let book;
+  try {
+    book = epubToChapters(bytes);
+  } catch (e) {
+    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return [];
+  }
+  const title = book.title || file.name.replace(/\.epub$/i, "");
+  const chapters = book.chapters.map((c, i) => {
+    const name = c.title || t("chapter", i + 1);
+    return { name, body: fragmentToMarkdown(c.html, { headingOffset: perChapter ? 1 : 2, dropHeading: name }) };
+  }).filter((c) => c.body);
+  if (!chapters.length) { setStatus(t("documentEmpty", file.name), "error"); return []; }
+  const byline = book.creator ? `*${book.creator}*\n\n` : "";
+  const source = { mime: "text/markdown", original: bytes, originalMime: EPUB_MIME };
+  if (!perChapter) {
+    const text = chapters.map((c) => `## ${c.name}\n\n${c.body}`).join("\n\n");
+    return [(await addSource({ ...source, title, key: `file:${file.name}`, content: `# ${title}\n\n${byline}${text}\n` })).key];
+  }
+  const keys = [];
+  for (const [i, c] of chapters.entries()) {
+    keys.push((await addSource({
+      ...source, title: `${title} — ${c.name}`, key: `file:${file.name}#${String(i + 1).padStart(3, "0")}`,
+      content: `# ${c.name}\n\n${byline}${c.body}\n`,
+    })).key);
+  }
+  return keys;
 }
 
 /**

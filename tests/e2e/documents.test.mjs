@@ -1,0 +1,203 @@
+// Word documents and e-books dropped into the app (issue #26): DOCX through mammoth's HTML and the
+// app's markdown conversion, EPUB through its spine and table of contents, the original bytes
+// kept as the raw artifact. The Word files under tests/fixtures/documents/ are mammoth's own test
+// documents, written by Word; the Chinese document and the e-books are built here, so what each
+// holds is in front of the reader.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { zipSync, unzipSync, strToU8, strFromU8 } from "fflate";
+import { startServer, launch, watch, artifacts, api, root } from "./harness.mjs";
+
+const fixtures = `${root}/tests/fixtures/documents`;
+const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+async function openApp() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const log = watch(page);
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  return { context, page, log };
+}
+
+/** Drops files on the app's file input and waits until the sources list has `count` rows. */
+async function drop(page, files, count) {
+  await page.setInputFiles("#source-files", files);
+  await page.waitForFunction((n) => document.querySelectorAll("#sources-table tbody tr").length === n, count, { timeout: 60_000 })
+    .catch(async (e) => { throw new Error(`${e.message}; status: ${await page.textContent("#status")}; rows: ${await page.textContent("#sources-table tbody")}`); });
+}
+
+const source = (page, key) => api(page, "default", "return await w.source(arg)", key);
+const sha = (b) => createHash("sha256").update(b).digest("hex");
+
+/** A Word document in Chinese: Word's own tables.docx with a new body, a heading style and a title. */
+function chineseDocx() {
+  const files = unzipSync(readFileSync(`${fixtures}/tables.docx`));
+  const p = (text, style) => `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ""}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+  const cell = (text) => `<w:tc><w:tcPr><w:tcW w:w="4621" w:type="dxa"/></w:tcPr>${p(text)}</w:tc>`;
+  const row = (a, b) => `<w:tr>${cell(a)}${cell(b)}</w:tr>`;
+  const doc = strFromU8(files["word/document.xml"]);
+  const body = [
+    p("所有权笔记", "Heading1"),
+    p("Rust 中每个值都有一个所有者。"),
+    p("借用", "Heading2"),
+    p("借用让代码使用一个值而不取得它的所有权。"),
+    `<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>${row("概念", "含义")}${row("移动", "所有权转给另一个变量")}</w:tbl>`,
+  ].join("");
+  files["word/document.xml"] = strToU8(doc.replace(/<w:body>[\s\S]*?(<w:sectPr)/, `<w:body>${body}$1`));
+  const styles = strFromU8(files["word/styles.xml"]).replace("</w:styles>",
+    '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>' +
+    '<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style></w:styles>');
+  files["word/styles.xml"] = strToU8(styles);
+  files["docProps/core.xml"] = strToU8(strFromU8(files["docProps/core.xml"]).replace("<dc:title></dc:title>", "<dc:title>所有权笔记</dc:title>"));
+  return Buffer.from(zipSync(files));
+}
+
+/** Word's tiny-picture.docx with a 2,000-byte picture instead of its 110 bytes. */
+function pictureDocx() {
+  const files = unzipSync(readFileSync(`${fixtures}/tiny-picture.docx`));
+  const png = new Uint8Array(2000);
+  png.set(files["word/media/image1.png"]);
+  files["word/media/image1.png"] = png;
+  return Buffer.from(zipSync(files));
+}
+
+/**
+ * An EPUB 3 book: a cover page (a picture only), two chapters listed in the spine in the other
+ * order than their file names, an appendix out of the reading order (linear="no"), and a nav.
+ */
+function epub3() {
+  const chapter = (title, body) => `<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>${title}</title></head>
+<body><section epub:type="chapter">${body}</section></body></html>`;
+  return Buffer.from(zipSync({
+    mimetype: [strToU8("application/epub+zip"), { level: 0 }],
+    "META-INF/container.xml": strToU8(`<?xml version="1.0"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>
+<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>`),
+    "OEBPS/content.opf": strToU8(`<?xml version="1.0" encoding="utf-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
+<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:uuid:1</dc:identifier>
+<dc:title>The Little Book of Ownership</dc:title><dc:creator>Ferris Crab</dc:creator><dc:language>en</dc:language></metadata>
+<manifest>
+<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+<item id="cover" href="text/cover.xhtml" media-type="application/xhtml+xml"/>
+<item id="c1" href="text/b-moves.xhtml" media-type="application/xhtml+xml"/>
+<item id="c2" href="text/a-borrowing.xhtml" media-type="application/xhtml+xml"/>
+<item id="app" href="text/appendix.xhtml" media-type="application/xhtml+xml"/>
+<item id="img" href="images/crab.png" media-type="image/png"/>
+</manifest>
+<spine><itemref idref="cover"/><itemref idref="c1"/><itemref idref="c2"/><itemref idref="app" linear="no"/></spine></package>`),
+    "OEBPS/nav.xhtml": strToU8(`<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><body>
+<nav epub:type="toc"><ol><li><a href="text/b-moves.xhtml">1. Moves</a></li><li><a href="text/a-borrowing.xhtml#start">2. Borrowing</a></li></ol></nav>
+</body></html>`),
+    "OEBPS/text/cover.xhtml": strToU8(chapter("Cover", `<img src="../images/crab.png" alt=""/>`)),
+    "OEBPS/text/b-moves.xhtml": strToU8(chapter("Moves", `<h1>1. Moves</h1><p>Assigning a value moves it; the old name can no longer be used.</p>
+<h2>Copy types</h2><p>Integers are copied, not moved. See <a href="a-borrowing.xhtml">the next chapter</a>.</p>
+<p><img src="../images/crab.png" alt="Ferris the crab"/></p>`)),
+    "OEBPS/text/a-borrowing.xhtml": strToU8(chapter("Borrowing", `<h1 id="start">2. Borrowing</h1><p>A reference borrows a value without taking ownership.</p>
+<pre><code class="language-rust">let r = &amp;s;</code></pre>`)),
+    "OEBPS/text/appendix.xhtml": strToU8(chapter("Appendix", "<p>Answers to the exercises, outside the reading order.</p>")),
+    "OEBPS/images/crab.png": new Uint8Array([137, 80, 78, 71]),
+  }));
+}
+
+/** An EPUB 2 book in Chinese: an NCX table of contents and a chapter that is HTML, not XML. */
+function epub2() {
+  return Buffer.from(zipSync({
+    mimetype: [strToU8("application/epub+zip"), { level: 0 }],
+    "META-INF/container.xml": strToU8(`<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>`),
+    "book.opf": strToU8(`<?xml version="1.0" encoding="utf-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="2.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>活字印刷</dc:title><dc:language>zh</dc:language></metadata>
+<manifest><item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>
+<item id="p1" href="part%201.html" media-type="application/xhtml+xml"/><item id="p2" href="part2.html" media-type="application/xhtml+xml"/></manifest>
+<spine toc="ncx"><itemref idref="p1"/><itemref idref="p2"/></spine></package>`),
+    "toc.ncx": strToU8(`<?xml version="1.0" encoding="utf-8"?><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1"><navMap>
+<navPoint id="a" playOrder="1"><navLabel><text>毕昇</text></navLabel><content src="part%201.html"/></navPoint>
+<navPoint id="b" playOrder="2"><navLabel><text>泥活字</text></navLabel><content src="part2.html"/></navPoint></navMap></ncx>`),
+    "part 1.html": strToU8(`<html><body><p>毕昇发明了活字印刷术。<br>他生活在北宋。<p>活字可以反复使用。</body></html>`),
+    "part2.html": strToU8(`<html><body><h2>泥活字</h2><p>泥活字用胶泥制成，每字一印。</p></body></html>`),
+  }));
+}
+
+test("Word documents become sources: tables, footnotes, pictures as placeholders, Chinese; the .docx is kept", { timeout: 180_000 }, async () => {
+  const { context, page, log } = await openApp();
+  const tables = readFileSync(`${fixtures}/tables.docx`);
+  const zh = chineseDocx();
+  await drop(page, [
+    { name: "tables.docx", mimeType: DOCX, buffer: tables },
+    { name: "footnotes.docx", mimeType: DOCX, buffer: readFileSync(`${fixtures}/footnotes.docx`) },
+    { name: "picture.docx", mimeType: DOCX, buffer: pictureDocx() },
+    { name: "所有权.docx", mimeType: DOCX, buffer: zh },
+  ], 4);
+
+  const t = await source(page, "file:tables.docx");
+  assert.equal(t.mime, "text/markdown");
+  assert.equal(t.title, "tables");
+  assert.deepEqual(t.original, { mime: DOCX, sha256: sha(tables), bytes: tables.length });
+  // A Word table has no header cells: an empty header row, as for any such table (F40).
+  assert.equal(t.text, "# tables\n\nAbove\n\n|  |  |\n| --- | --- |\n| Top left | Top right |\n| Bottom left | Bottom right |\n\nBelow\n");
+
+  const f = await source(page, "file:footnotes.docx");
+  assert.match(f.text, /Ouch/, "the text");
+  assert.match(f.text, /A tachyon walks into a bar/, "the footnote's text");
+
+  const pic = await source(page, "file:picture.docx");
+  assert.match(pic.text, /\[image: [^\]]*\(image\/png, [^)]*inline data not kept\)\]/, pic.text);
+  assert.ok(!/base64/.test(pic.text), "no inline image data in the text");
+
+  const z = await source(page, "file:所有权.docx");
+  assert.equal(z.title, "所有权笔记");
+  assert.equal(z.text, "# 所有权笔记\n\nRust 中每个值都有一个所有者。\n\n## 借用\n\n借用让代码使用一个值而不取得它的所有权。\n\n|  |  |\n| --- | --- |\n| 概念 | 含义 |\n| 移动 | 所有权转给另一个变量 |\n");
+  assert.deepEqual(log.errors, []);
+
+  // Not a Word document, and one whose only content is a 110-byte picture (no text): each is
+  // said, and nothing is added.
+  await page.setInputFiles("#source-files", [{ name: "broken.docx", mimeType: DOCX, buffer: Buffer.from("not a zip") }]);
+  await page.waitForFunction(() => /Could not read broken\.docx/.test(document.querySelector("#status").textContent), null, { timeout: 30_000 });
+  await page.setInputFiles("#source-files", [{ name: "tiny-picture.docx", mimeType: DOCX, buffer: readFileSync(`${fixtures}/tiny-picture.docx`) }]);
+  await page.waitForFunction(() => /tiny-picture\.docx holds no text/.test(document.querySelector("#status").textContent), null, { timeout: 30_000 });
+  assert.equal(await page.locator("#sources-table tbody tr").count(), 4);
+  await context.close();
+});
+
+test("an e-book becomes one source in reading order, or one per chapter when asked; EPUB 2 and 3", { timeout: 180_000 }, async () => {
+  const { context, page, log } = await openApp();
+  const book = epub3();
+  await drop(page, [{ name: "ownership.epub", mimeType: "application/epub+zip", buffer: book }], 1);
+  const b = await source(page, "file:ownership.epub");
+  assert.equal(b.title, "The Little Book of Ownership");
+  assert.deepEqual(b.original, { mime: "application/epub+zip", sha256: sha(book), bytes: book.length });
+  assert.equal(b.text, [
+    "# The Little Book of Ownership", "*Ferris Crab*",
+    "## 1. Moves", "Assigning a value moves it; the old name can no longer be used.",
+    "#### Copy types", "Integers are copied, not moved. See the next chapter.", "Ferris the crab",
+    "## 2. Borrowing", "A reference borrows a value without taking ownership.", "```rust\nlet r = &s;\n```",
+  ].join("\n\n") + "\n");
+
+  await page.check("#source-epub-chapters");
+  const zh = epub2();
+  await drop(page, [{ name: "活字.epub", mimeType: "application/epub+zip", buffer: zh }], 3);
+  const [c1, c2] = [await source(page, "file:活字.epub#001"), await source(page, "file:活字.epub#002")];
+  assert.equal(c1.title, "活字印刷 — 毕昇");
+  assert.equal(c1.text, "# 毕昇\n\n毕昇发明了活字印刷术。  \n他生活在北宋。\n\n活字可以反复使用。\n");
+  assert.equal(c2.title, "活字印刷 — 泥活字");
+  assert.equal(c2.text, "# 泥活字\n\n泥活字用胶泥制成，每字一印。\n");
+  assert.equal(c2.original.sha256, sha(zh));
+  await page.screenshot({ path: `${artifacts}/documents-epub.png`, fullPage: true });
+
+  // Compiled offline, the book's words are found in Chinese too.
+  await page.click("#compile");
+  await page.waitForFunction(() => /Compiled 3 source/.test(document.querySelector("#status").textContent), null, { timeout: 90_000 });
+  const hits = await api(page, "default", "return (await w.search('泥活字', { k: 5 })).hits.map((h) => h.key)");
+  assert.ok(hits.length > 0, "the chapter's words are searchable");
+  assert.deepEqual(log.errors, []);
+  assert.ok(log.requests.every((u) => u.startsWith(server.url)), "nothing loaded from elsewhere");
+  await context.close();
+});
