@@ -425,6 +425,11 @@ export interface MirrorConflict {
      * The file's text (the folder's version).
      */
     theirs: string;
+    /**
+     * The page as this app would write its file now (the wiki's version), when the page
+     * exists; filled in by `mirror_conflicts`, not stored.
+     */
+    mine?: string;
 }
 
 /**
@@ -972,7 +977,7 @@ export interface MoreFacts {
 }
 
 /**
- * How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice)`).
+ * How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice, seen)`).
  */
 export type ConflictChoice = { keep: "mine" } | { keep: "theirs" } | { keep: "merge"; text: string };
 
@@ -3243,9 +3248,11 @@ export class Wiki {
     /**
      * Ends a conflict: `{ keep: "mine" }` writes the wiki's version over the file,
      * `{ keep: "theirs" }` or `{ keep: "merge", text }` makes that text the page's next
-     * revision (resolves to its operation id). Throws `NOT_FOUND`, `FOLDER`.
+     * revision (resolves to its operation id). `seen` is the conflict's `theirs` the person
+     * decided on. Throws `NOT_FOUND`, `INVALID_INPUT` (the folder's version changed since it
+     * was shown: list the conflicts again), `FOLDER`.
      */
-    resolveMirrorConflict(folder: FileSystemDirectoryHandle, key: string, choice: ConflictChoice): Promise<number | undefined>;
+    resolveMirrorConflict(folder: FileSystemDirectoryHandle, key: string, choice: ConflictChoice, seen: string): Promise<number | undefined>;
     /**
      * Writes the file of page `key` back into the folder after it was deleted there (to delete
      * the page instead, `deletePage`). Throws `NOT_FOUND`, `FOLDER`.
@@ -3468,7 +3475,7 @@ export interface InitOutput {
     readonly wiki_removeSource: (a: number, b: number, c: number) => any;
     readonly wiki_renamePage: (a: number, b: number, c: number, d: number, e: number) => any;
     readonly wiki_renderMarkdown: (a: number, b: number, c: number) => any;
-    readonly wiki_resolveMirrorConflict: (a: number, b: any, c: number, d: number, e: any) => any;
+    readonly wiki_resolveMirrorConflict: (a: number, b: any, c: number, d: number, e: any, f: number, g: number) => any;
     readonly wiki_restorePageFile: (a: number, b: any, c: number, d: number) => any;
     readonly wiki_revert: (a: number, b: number, c: number, d: number) => any;
     readonly wiki_rollback: (a: number, b: number) => any;

@@ -504,7 +504,12 @@ fn a_page_changed_on_both_sides_is_a_conflict_that_loses_nothing() {
             "theirs" => ConflictChoice::Theirs,
             _ => ConflictChoice::Merge("---\ntitle: Alpha\n---\nBoth, merged.\n".into()),
         };
-        let op = block_on(w.resolve_mirror_conflict(&folder, "Alpha", pick)).unwrap();
+        assert!(conflicts[0]
+            .mine
+            .as_deref()
+            .unwrap()
+            .contains("The app's version."));
+        let op = block_on(w.resolve_mirror_conflict(&folder, "Alpha", pick, theirs)).unwrap();
         assert_eq!(op.is_some(), choice != "mine");
         mirror(&w, &folder);
         let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
@@ -674,9 +679,10 @@ fn a_conflict_whose_file_changed_again_asks_again() {
     edit(&w, "Alpha", "The app's version.\n");
     folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nFirst outside edit.\n");
     assert_eq!(pull(&w, &folder).conflicts.len(), 1);
+    let shown = block_on(w.mirror_conflicts()).unwrap()[0].theirs.clone();
     folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nSecond outside edit.\n");
-    let e =
-        block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Mine)).unwrap_err();
+    let e = block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Mine, &shown))
+        .unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     let file = block_on(folder.read(alpha)).unwrap().unwrap();
     assert!(
@@ -685,9 +691,80 @@ fn a_conflict_whose_file_changed_again_asks_again() {
     );
     let c = block_on(w.mirror_conflicts()).unwrap();
     assert!(c[0].theirs.contains("Second outside edit."), "{c:?}");
-    block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Theirs)).unwrap();
+    block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Theirs, &c[0].theirs))
+        .unwrap();
     let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
     assert!(body.contains("Second outside edit."), "{body}");
+}
+
+#[test]
+fn a_choice_made_on_a_version_a_later_pull_replaced_is_refused() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let alpha = "llm-wiki/wiki/concept/Alpha.md";
+    edit(&w, "Alpha", "The app's version.\n");
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nFirst outside edit.\n");
+    pull(&w, &folder);
+    let shown = block_on(w.mirror_conflicts()).unwrap()[0].theirs.clone();
+    // Saved again in the folder while the person writes a merge of the first version; the
+    // watcher's pull takes the new version into the conflict.
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nSecond outside edit.\n");
+    pull(&w, &folder);
+    for choice in [
+        ConflictChoice::Merge("---\ntitle: Alpha\n---\nA merge of the first.\n".into()),
+        ConflictChoice::Mine,
+    ] {
+        let e = block_on(w.resolve_mirror_conflict(&folder, "Alpha", choice, &shown)).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    }
+    let file = block_on(folder.read(alpha)).unwrap().unwrap();
+    assert!(
+        file.ends_with(b"Second outside edit.\n"),
+        "not written over"
+    );
+    let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+    assert!(body.contains("The app's version."), "{body}");
+    let c = block_on(w.mirror_conflicts()).unwrap();
+    assert!(c[0].theirs.contains("Second outside edit."), "{c:?}");
+}
+
+#[test]
+fn a_conflict_on_a_page_deleted_in_the_app_brings_the_folders_version_back() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let alpha = "llm-wiki/wiki/concept/Alpha.md";
+    edit(&w, "Alpha", "The app's version.\n");
+    folder.put_outside(alpha, b"---\ntitle: Alpha\n---\nThe folder's version.\n");
+    pull(&w, &folder);
+    block_on(w.delete_page("Alpha")).unwrap();
+    mirror(&w, &folder);
+    assert!(
+        block_on(w.mirror_conflicts()).unwrap().is_empty(),
+        "no conflict without its page"
+    );
+    let r = pull(&w, &folder);
+    assert_eq!(r.added, vec!["Alpha".to_string()], "{r:?}");
+    let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+    assert!(body.contains("The folder's version."), "{body}");
+}
+
+#[test]
+fn an_inbox_file_the_app_cannot_read_is_handed_over_once_per_change() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    folder.put_outside("llm-wiki/inbox/photo.png", b"\x89PNG one");
+    assert_eq!(
+        pull(&w, &folder).inbox_other,
+        vec!["inbox/photo.png".to_string()]
+    );
+    let again = pull(&w, &folder);
+    assert!(again.inbox_other.is_empty(), "{again:?}");
+    assert_eq!(again.read, 0);
+    folder.put_outside("llm-wiki/inbox/photo.png", b"\x89PNG two, longer");
+    assert_eq!(
+        pull(&w, &folder).inbox_other,
+        vec!["inbox/photo.png".to_string()]
+    );
 }
 
 #[test]

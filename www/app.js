@@ -38,10 +38,13 @@ app.refresh = async function refresh() {
 
 // Another page of this origin changed the open wiki: show it.
 listen((m) => {
-  if (app.wiki && m.wiki === app.wiki.name && m.kind === "changed") {
+  if (!app.wiki || m.wiki !== app.wiki.name) return;
+  if (m.kind === "changed") {
     setStatus(t("otherTabChanged"));
     app.refresh().catch(showError);
-    otherPageChanged();
+    otherPageChanged("changed");
+  } else if (m.kind === "folder") {
+    otherPageChanged("folder");
   }
 });
 

@@ -123,9 +123,13 @@ pub struct MirrorConflict {
     pub path: String,
     /// The file's text (the folder's version).
     pub theirs: String,
+    /// The page as this app would write its file now (the wiki's version), when the page
+    /// exists; filled in by `mirror_conflicts`, not stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mine: Option<String>,
 }
 
-/// How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice)`).
+/// How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice, seen)`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase", tag = "keep", content = "text")]

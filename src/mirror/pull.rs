@@ -129,6 +129,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .iter()
                 .any(|e| lower.ends_with(e))
             {
+                // Handed to the app once per change: what it cannot convert stays, unread.
+                state.seen.insert(c.rel.clone(), c.stat);
                 report.inbox_other.push(c.rel.clone());
                 continue;
             }
@@ -140,6 +142,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 &mut ob.batch,
                 &mut report.skipped,
             ) else {
+                state.seen.insert(c.rel.clone(), c.stat); // said in `skipped`; read again if changed
                 continue;
             };
             self.put_note_source(&mut ob, name, title, text, original, &mut moves)
@@ -203,7 +206,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue; // raw/, index.md, log.md, and the person's own files
             }
             let stat = (e.size, e.modified);
-            if !is_inbox && state.seen.get(&rel) == Some(&stat) {
+            // An inbox file left there (one neither side reads) is listed again only when it
+            // changes.
+            if state.seen.get(&rel) == Some(&stat) {
                 continue;
             }
             let Some(bytes) = folder.read(&e.path).await? else {
@@ -232,6 +237,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 pages.push(c);
             }
         }
+        // Files gone since (renamed, deleted, taken from the inbox) need no size or mtime.
+        state.seen.retain(|p, _| present.contains(p));
         Ok((pages, inbox, present))
     }
 
@@ -297,6 +304,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             key: key.to_string(),
                             path: c.rel.clone(),
                             theirs: text.to_string(),
+                            mine: None,
                         },
                     );
                     report.conflicts.push(key.to_string());

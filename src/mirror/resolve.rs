@@ -20,24 +20,35 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// Errors: storage errors.
     pub async fn mirror_conflicts(&self) -> Result<Vec<MirrorConflict>> {
         let (state, _) = self.mirror_state().await?;
-        Ok(state
-            .map(|s| s.conflicts.into_values().collect())
-            .unwrap_or_default())
+        let mut out = Vec::new();
+        for mut c in state.map(|s| s.conflicts).unwrap_or_default().into_values() {
+            c.mine = self
+                .page(&c.key)
+                .await?
+                .filter(|p| p.key == c.key)
+                .map(|p| page_file(&p));
+            out.push(c);
+        }
+        Ok(out)
     }
 
     /// Ends the conflict on page `key`: [`ConflictChoice::Mine`] writes the wiki's version over
     /// the file; [`ConflictChoice::Theirs`] and [`ConflictChoice::Merge`] make the folder's
     /// version or the merge the page's next human revision (one `human-edit` operation,
-    /// returned), which the next mirror run writes to the file.
+    /// returned), which the next mirror run writes to the file. `seen` is the folder's version
+    /// the person decided on (the conflict's `theirs` as shown): a later version, saved in the
+    /// folder meanwhile, is never written over by a choice made on an earlier one.
     ///
     /// Errors: [`Error::NotFound`] when the page has no conflict; [`Error::InvalidInput`] when
-    /// the folder's file changed again since (the conflict then holds the new text: choose
-    /// again); [`Error::Folder`]; storage errors.
+    /// the folder's version is no longer `seen` (a pull took a newer one, or the file changed
+    /// again: the conflict then holds the new text; look at it and choose again);
+    /// [`Error::Folder`]; storage errors.
     pub async fn resolve_mirror_conflict<F: Folder>(
         &self,
         folder: &F,
         key: &str,
         choice: ConflictChoice,
+        seen: &str,
     ) -> Result<Option<OpId>> {
         let (state, rev) = self.mirror_state().await?;
         let mut state = state.ok_or_else(|| Error::NotFound("a mirror".into()))?;
@@ -45,6 +56,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .conflicts
             .remove(key)
             .ok_or_else(|| Error::NotFound(format!("a conflict on page {key:?}")))?;
+        if conflict.theirs != seen {
+            return Err(Error::InvalidInput(format!(
+                "the folder's version of {key:?} changed since it was shown: look at it and \
+                 choose again"
+            )));
+        }
         let full = format!("{}/{}", state.root, conflict.path);
         // The folder's version may have changed again since the pull that saw it: then the
         // person decides on what is there now, not on what was.

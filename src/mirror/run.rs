@@ -201,9 +201,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let full = format!("{root}/{path}");
             if state.held.contains(&path) {
                 if bytes.is_none() {
-                    // The page is gone from the wiki too: nothing left to decide.
+                    // The page is gone from the wiki (deleted or renamed). A file deleted
+                    // outside: nothing left to decide. A file in conflict: the folder's version
+                    // is the only one left; the next pull reads it as a new page, so the
+                    // conflict does not outlive its page and nothing is lost.
                     state.held.remove(&path);
                     state.files.remove(&path);
+                    state.seen.remove(&path);
+                    state.conflicts.retain(|_, c| c.path != path);
                 } else {
                     report.held.push(path);
                 }

@@ -80,7 +80,9 @@ impl Wiki {
 
     /// Ends a conflict: `{ keep: "mine" }` writes the wiki's version over the file,
     /// `{ keep: "theirs" }` or `{ keep: "merge", text }` makes that text the page's next
-    /// revision (resolves to its operation id). Throws `NOT_FOUND`, `FOLDER`.
+    /// revision (resolves to its operation id). `seen` is the conflict's `theirs` the person
+    /// decided on. Throws `NOT_FOUND`, `INVALID_INPUT` (the folder's version changed since it
+    /// was shown: list the conflicts again), `FOLDER`.
     #[wasm_bindgen(
         js_name = resolveMirrorConflict,
         unchecked_return_type = "Promise<number | undefined>"
@@ -90,6 +92,7 @@ impl Wiki {
         folder: web_sys::FileSystemDirectoryHandle,
         key: String,
         choice: tsify::Ts<ConflictChoice>,
+        seen: String,
     ) -> Promise {
         let inner = self.inner.clone();
         let folder = HandleFolder::new(folder);
@@ -99,7 +102,7 @@ impl Wiki {
             result_to_js(
                 inner
                     .core
-                    .resolve_mirror_conflict(&folder, &key, choice)
+                    .resolve_mirror_conflict(&folder, &key, choice, &seen)
                     .await,
             )
         })

@@ -16,7 +16,7 @@ after(async () => { await browser?.close(); server?.stop(); });
 function stubs() {
   window.showDirectoryPicker = async () => {
     const root = await navigator.storage.getDirectory();
-    return root.getDirectoryHandle("picked", { create: true });
+    return root.getDirectoryHandle(localStorage.getItem("picker-dir") || "picked", { create: true });
   };
   const answer = (k) => localStorage.getItem(k) || "granted";
   FileSystemHandle.prototype.queryPermission = async function () { return answer("perm-query"); };
@@ -33,10 +33,10 @@ function stubs() {
   };
 }
 
-/** Reads (or writes, with `text`) `picked/<path>` in OPFS from the page. */
-function opfs(page, path, text) {
-  return page.evaluate(async ({ path, text }) => {
-    let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("picked", { create: true });
+/** Reads (or writes, with `text`) `<base>/<path>` in OPFS from the page (`base`: picked/). */
+function opfs(page, path, text, base = "picked") {
+  return page.evaluate(async ({ path, text, base }) => {
+    let dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(base, { create: true });
     const parts = path.split("/");
     if (text === undefined) {
       try {
@@ -48,7 +48,7 @@ function opfs(page, path, text) {
     const w = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
     await w.write(text); await w.close();
     return text;
-  }, { path, text });
+  }, { path, text, base });
 }
 
 const body = (page, key) => api(page, "default", "return (await w.page(arg))?.body ?? null", key);
@@ -85,13 +85,16 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
   await page.waitForTimeout(1500);
   assert.equal(await ops(), before, "the mirror's own writes are not imported");
 
-  // An edit saved outside (a second page of the same context, as another editor would).
+  // An edit saved outside (a second page of the same context, as another editor would), while
+  // the page is on screen: the page shows it.
+  await page.evaluate(() => { location.hash = "#/page/Alpha"; });
+  await page.waitForFunction(() => /First version/.test(document.querySelector("#pv-body").textContent));
   const editor = await context.newPage();
   await editor.goto(`${server.url}/style.css`); // any document of the origin
   const file = await opfs(page, "llm-wiki/wiki/concept/Alpha.md");
   await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", file.replace("First version.", "Edited in Obsidian."));
   const t0 = Date.now();
-  await until("the outside edit", async () => /Edited in Obsidian/.test(await body(page, "Alpha")));
+  await page.waitForFunction(() => /Edited in Obsidian/.test(document.querySelector("#pv-body").textContent), null, { timeout: 20_000 });
   const shownAfter = Date.now() - t0;
   console.log(`outside edit shown after ${shownAfter} ms`);
   // The goal with FileSystemObserver is 3 s; without it, a poll every 10 s.
@@ -109,10 +112,24 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
     return v && (await opfs(page, `llm-wiki/raw/text/${v}.md`)) !== null;
   });
 
-  // A conflict: the page changes in the wiki and in the folder before they meet.
+  // A file the app cannot read, dropped into the inbox, is said once and left there.
+  await opfs(editor, "llm-wiki/inbox/photo.png", "\x89PNG not read");
+  await page.waitForFunction(() => /Left in the inbox[^]*photo\.png/.test(document.querySelector("#status").textContent), null, { timeout: 20_000 });
+  await page.evaluate(() => { location.hash = "#/sources"; });
+  await page.fill("#source-key", "notes/after-photo.md");
+  await page.fill("#source-content", "# After\n\nAdded after the photo.\n");
+  await page.click("#add-source button[type=submit]");
+  await page.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent));
+  await page.waitForTimeout(1500); // the sync after the write
+  assert.doesNotMatch(await page.textContent("#status"), /inbox/, "the photo is not reported again");
+
+  // A conflict: the page changes in the wiki and in the folder before they meet, while the page
+  // is on screen: the choice appears beside it, and the footer's link to it works too.
+  await page.evaluate(() => { location.hash = "#/page/Alpha"; });
   await api(page, "default", "await w.putPage({ key: 'Alpha', body: 'The app\\'s version.' })");
   await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", "---\ntitle: Alpha\n---\nThe folder's version.\n");
   await page.waitForSelector("[data-testid=folder-conflict]", { timeout: 20_000 });
+  await page.waitForSelector("#pv-conflict:not([hidden])", { timeout: 5_000 });
   assert.match(await opfs(page, "llm-wiki/wiki/concept/Alpha.md"), /folder's version/, "the file keeps the folder's version");
   assert.match(await body(page, "Alpha"), /app's version/);
   // The conflict is a proposal of its own kind beside the page, never stale.
@@ -121,11 +138,25 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
   await page.click("[data-testid=folder-conflict] a");
   await page.waitForSelector("#pv-conflict:not([hidden])");
   await page.screenshot({ path: `${artifacts}/folder-conflict.png`, fullPage: true });
+  // A merge is started from both versions; the folder's file changes again meanwhile: saving
+  // the merge is refused, nothing is written, and the box shows the newer version.
+  await page.click("[data-testid=conflict-merge-button]");
+  const merge = await page.inputValue("[data-testid=conflict-merge]");
+  assert.match(merge, /<<<<<<< this app[^]*app's version[^]*=======[^]*folder's version[^]*>>>>>>> the folder/);
+  await page.fill("[data-testid=conflict-merge]", "---\ntitle: Alpha\n---\nA merge of the first two.\n");
+  await opfs(editor, "llm-wiki/wiki/concept/Alpha.md", "---\ntitle: Alpha\n---\nThe folder's second version.\n");
+  await until("the newer version in the conflict", async () =>
+    /second version/.test((await api(page, "default", "return (await w.mirrorConflicts())[0]?.theirs ?? ''"))));
+  await page.click("[data-testid=conflict-merge-button]");
+  await page.waitForFunction(() => /changed since it was shown/.test(document.querySelector("#status").textContent));
+  assert.match(await opfs(page, "llm-wiki/wiki/concept/Alpha.md"), /second version/, "the newer version is not written over");
+  assert.match(await body(page, "Alpha"), /app's version/);
+  await page.waitForFunction(() => /second version/.test(document.querySelector("#pv-conflict-theirs-text").textContent));
   await page.click("[data-testid=conflict-theirs]");
-  await until("the folder's version kept", async () => /folder's version/.test(await body(page, "Alpha")));
+  await until("the folder's version kept", async () => /second version/.test(await body(page, "Alpha")));
   await page.waitForSelector("[data-testid=folder-conflict]", { state: "detached" });
   await page.waitForSelector("#pv-conflict", { state: "hidden" });
-  assert.match(await page.textContent("#pv-body"), /folder's version/);
+  assert.match(await page.textContent("#pv-body"), /second version/);
 
   // A crash between an operation's files and its operation file, then a reload: the next run
   // finishes the job and takes the half-written files for its own.
@@ -155,7 +186,58 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
   await page.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent));
   assert.equal(await page.isHidden("#folder-grant"), true);
 
-  assert.deepEqual(log.errors.filter((e) => !/stubbed crash/.test(e)), []);
+  assert.deepEqual(log.errors.filter((e) => !/stubbed crash|changed since it was shown/.test(e)), []);
+  await context.close();
+});
+
+test("two tabs: when one stops using the folder or picks another, the other follows", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(stubs);
+  const a = await context.newPage();
+  const log = watch(a);
+  a.on("dialog", (d) => d.accept());
+  await a.goto(server.url);
+  await a.waitForSelector("body[data-ready=true]");
+  await api(a, "default", "await w.putPage({ title: 'Alpha', kind: 'concept', body: 'First.' })");
+  await a.click("#folder-use");
+  await a.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent), null, { timeout: 20_000 });
+  const b = await context.newPage();
+  b.on("dialog", (d) => d.accept());
+  await b.goto(server.url);
+  await b.waitForSelector("body[data-ready=true]");
+  await b.waitForFunction(() => /up to date/.test(document.querySelector("#folder-status").textContent), null, { timeout: 20_000 });
+
+  // B stops and picks another folder: A follows it, and a write in A lands there, not in the
+  // old one.
+  await b.evaluate(() => localStorage.setItem("picker-dir", "other"));
+  await b.click("#folder-stop");
+  await b.click("#folder-use");
+  await b.waitForFunction(() => /"other"/.test(document.querySelector("#folder-status").textContent), null, { timeout: 20_000 });
+  await a.waitForFunction(() => /"other"/.test(document.querySelector("#folder-status").textContent), null, { timeout: 20_000 });
+  const old = await opfs(a, "llm-wiki/wiki/concept/Alpha.md");
+  await a.evaluate(() => { location.hash = "#/sources"; });
+  await a.fill("#source-key", "notes/in-a.md");
+  await a.fill("#source-content", "# In A\n\nWritten in tab A.\n");
+  await a.click("#add-source button[type=submit]");
+  const version = await until("the note added", () => api(a, "default", "return (await w.source('notes/in-a.md'))?.version"));
+  await until("the note in the new folder", async () => (await opfs(a, `llm-wiki/raw/text/${version}.md`, undefined, "other")) !== null);
+  assert.equal(await opfs(a, "llm-wiki/wiki/concept/Alpha.md"), old, "the old folder is left as it was");
+  assert.equal(await opfs(a, `llm-wiki/raw/text/${version}.md`), null, "nothing new in the old folder");
+  assert.deepEqual(await api(a, "default", "return (await w.history('Alpha')).length"), 1, "nothing pulled back from the old folder");
+
+  // B stops using the folder: A stops too, and a write in B starts no second copy.
+  await b.click("#folder-stop");
+  await a.waitForSelector("#folder-use:not([hidden])", { timeout: 20_000 });
+  await api(b, "default", "await w.putPage({ key: 'Alpha', body: 'Second.' })");
+  await b.evaluate(() => { location.hash = "#/sources"; });
+  await b.fill("#source-key", "notes/in-b.md");
+  await b.fill("#source-content", "# In B\n\nWritten in tab B.\n");
+  await b.click("#add-source button[type=submit]");
+  await b.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent));
+  await a.waitForTimeout(1500);
+  assert.equal(await api(a, "default", "return await w.mirrorStatus() ?? null"), null, "no mirror");
+  assert.equal(await opfs(a, "llm-wiki 2/.llm-wiki/vault.json", undefined, "other"), null, "no second copy");
+  assert.deepEqual(log.errors, []);
   await context.close();
 });
 

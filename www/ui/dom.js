@@ -24,19 +24,26 @@ export function h(tag, props = {}, ...children) {
   return el;
 }
 
+/**
+ * A click handler for an in-app link to `href`: when the address is already that one (the page
+ * or passage on screen), following it again still shows it afresh.
+ */
+const followAgain = (href) => (e) => {
+  if (location.hash !== href) return;
+  e.preventDefault();
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+};
+
 /** A link to page `key` in the app (`#/page/<key>`) showing `text`. */
-export const pageLink = (key, text) => h("a", { href: `#/page/${encodeURIComponent(key)}` }, text);
+export function pageLink(key, text) {
+  const href = `#/page/${encodeURIComponent(key)}`;
+  return h("a", { href, onclick: followAgain(href) }, text);
+}
 
 /** A link that opens source `key` at lines `[first, last]` of `version` (the Sources tab's view). */
 export function sourceLink(key, version, lines, text) {
   const href = `#/source/${encodeURIComponent(key)}/${lines[0]}-${lines[1]}${version ? `/${version}` : ""}`;
-  // The address may already be this one (the same passage opened twice): follow it again.
-  const again = (e) => {
-    if (location.hash !== href) return;
-    e.preventDefault();
-    window.dispatchEvent(new HashChangeEvent("hashchange"));
-  };
-  return h("a", { href, onclick: again, dataset: { testid: "source-link" } }, text);
+  return h("a", { href, onclick: followAgain(href), dataset: { testid: "source-link" } }, text);
 }
 
 /** Bytes in B, KB, MB… (one decimal above bytes); `?` when unknown. */

@@ -66,8 +66,12 @@ export function syncFolder() {
 
 async function syncOnce() {
   const wiki = app.wiki;
-  const run = await locked(() => wiki.mirror(state.handle), false);
-  const pulled = await locked(() => wiki.mirrorPull(state.handle), false);
+  if (!state.handle || !state.granted) return;
+  // Another tab may have stopped using the folder, or picked another, since this one looked:
+  // checked under the write lock, where that change is made too.
+  const run = await locked(async () => (await stillOurs()) ? wiki.mirror(state.handle) : null, false);
+  const pulled = run && await locked(async () => (await stillOurs()) ? wiki.mirrorPull(state.handle) : null, false);
+  if (!pulled) { await openFolder(); return; }
   // The other pages refresh only when something came in.
   if (pulled.op !== undefined) announce(wiki.name, "changed");
   const kept = [];
@@ -76,11 +80,11 @@ async function syncOnce() {
     const keys = await addInboxFile(run.root, path);
     if (keys.length) converted.push(...keys); else kept.push(path.slice("inbox/".length));
   }
-  if (pulled.op !== undefined || pulled.inboxOther.length) {
+  if (pulled.op !== undefined || converted.length) {
     await locked(() => wiki.mirror(state.handle), false);
-    setStatus(t("folderPulled", pulled));
-    await app.refresh();
+    setStatus(t("folderPulled", pulled, converted.length));
   }
+  if (pulled.op !== undefined || converted.length || pulled.conflicts.length || pulled.deleted.length) await app.refresh();
   if (kept.length) setStatus(t("inboxKept", kept.join(", ")), "error");
   await renderFolder(run.held.length);
   const added = [...pulled.sources, ...converted];
@@ -178,17 +182,26 @@ function watch() {
 
 /**
  * Another page of this origin changed the wiki (another tab, the extension's popup): the watcher
- * tab writes it to the folder, so a clip lands there while no tab of the writer is open.
+ * tab writes it to the folder, so a clip lands there while no tab of the writer is open. Another
+ * tab picked or stopped the folder (`kind` "folder"): this tab takes the folder up again.
  */
-export function otherPageChanged() {
-  if (state.watching) syncFolder();
+export function otherPageChanged(kind) {
+  if (kind === "folder") openFolder().catch(showError);
+  else if (state.watching) syncFolder();
 }
 
 function stopWatching() { state.stopWatching?.(); }
 
 // ---------------------------------------------------------------- opening and picking
 
-/** On opening a wiki: its folder, if it has one, and whether the app may still use it. */
+/** Whether the folder this tab uses is still the wiki's (call it under the write lock). */
+async function stillOurs() {
+  const stored = await loadHandle(app.wiki.name).catch(() => null);
+  return !!stored && !!state.handle && stored.isSameEntry(state.handle);
+}
+
+/** On opening a wiki, and when another tab picked or stopped its folder: its folder, if it has
+ * one, and whether the app may still use it. */
 export async function openFolder() {
   stopWatching();
   state.handle = await loadHandle(app.wiki.name).catch(() => null) || null;
@@ -216,8 +229,9 @@ async function pickFolder() {
     return;
   }
   stopWatching();
-  await locked(() => app.wiki.forgetMirror(), false);
-  await saveHandle(app.wiki.name, handle);
+  const name = app.wiki.name;
+  await locked(async () => { await app.wiki.forgetMirror(); await saveHandle(name, handle); }, false);
+  announce(name, "folder");
   state.handle = handle;
   state.granted = true;
   watch();
@@ -248,8 +262,9 @@ async function grantAgain() {
 async function stopFolder() {
   if (!(await dropPending())) return;
   stopWatching();
-  await locked(() => app.wiki.forgetMirror(), false);
-  await dropHandle(app.wiki.name);
+  const name = app.wiki.name;
+  await locked(async () => { await app.wiki.forgetMirror(); await dropHandle(name); }, false);
+  announce(name, "folder");
   state.handle = null;
   state.granted = false;
   await renderFolder();
@@ -307,12 +322,14 @@ function conflictRow(c) {
 
 /**
  * Ends the conflict on page `key` with `choice` (`{ keep: "mine" | "theirs" }` or
- * `{ keep: "merge", text }`), then syncs. Resolves to true when it ended; an error is shown.
+ * `{ keep: "merge", text }`) made on the folder's version `seen`, then syncs. Resolves to true
+ * when it ended; otherwise the reason is shown.
  */
-export async function resolveConflict(key, choice) {
+export async function resolveConflict(key, choice, seen) {
   try {
-    if (!state.handle || (!state.granted && !(await grantAgain()))) return false;
-    await locked(() => app.wiki.resolveMirrorConflict(state.handle, key, choice), true);
+    if (!state.handle) { setStatus(t("conflictNoFolder"), "error"); return false; }
+    if (!state.granted && !(await grantAgain())) return false;
+    await locked(() => app.wiki.resolveMirrorConflict(state.handle, key, choice, seen), true);
     setStatus(t("conflictResolved", key));
     await syncFolder();
     await app.refresh();

@@ -17,6 +17,19 @@ export async function renderPages() {
   $("#pages-list").replaceChildren(...pages.map((p) => h("li", {},
     pageLink(p.key, p.title), " ", h("span", { className: "kind" }, p.kind), " ", h("span", { className: "summary" }, p.summary))));
   $("#pages-empty").hidden = pages.length > 0;
+  await refreshShownPage();
+}
+
+/**
+ * The page on screen, again when it changed since it was drawn (an edit that came in from the
+ * folder or another tab), and what waits beside it. Left as it is while its editor is open or
+ * a merge is being written.
+ */
+async function refreshShownPage() {
+  if (!viewing || $("#page-view").hidden || !$("#page-editor").hidden || !$("#pv-conflict-text").hidden) return;
+  const now = await app.wiki.page(viewing.key);
+  if (!now || now.revision !== viewing.revision) await viewPage(viewing.key);
+  else await showProposal(viewing.key);
 }
 
 /** A history link: `text`, running `fn` on click. */
@@ -85,19 +98,28 @@ async function showProposal(key) {
   };
 }
 
-// The page changed both here and in the folder: keep one side, or save a merge.
+/** `text` ending with a line break. */
+const lines = (text) => (text.endsWith("\n") ? text : `${text}\n`);
+
+// The page changed both here and in the folder: keep one side, or save a merge. The choice is
+// made on the folder's version shown here; if a newer one came in meanwhile, the core refuses it
+// and the box shows the newer one.
 function showConflict(conflict) {
   const box = $("#pv-conflict");
   box.hidden = !conflict;
   if (!conflict) return;
   const theirs = $("#pv-conflict-theirs-text");
   theirs.textContent = conflict.theirs; theirs.hidden = true;
+  // The merge starts from both versions, marked as a version control tool marks them.
   const merge = $("#pv-conflict-text");
-  merge.value = conflict.theirs; merge.hidden = true;
+  merge.value = conflict.mine === undefined ? conflict.theirs
+    : `<<<<<<< ${t("conflictThisApp")}\n${lines(conflict.mine)}=======\n${lines(conflict.theirs)}>>>>>>> ${t("conflictTheFolder")}\n`;
+  merge.hidden = true;
   const mergeButton = $("#pv-conflict-merge");
   mergeButton.textContent = t("conflictMerge");
   const decide = async (choice) => {
-    if (await resolveConflict(conflict.key, choice)) await viewPage(conflict.key);
+    await resolveConflict(conflict.key, choice, conflict.theirs);
+    await viewPage(conflict.key); // ended, or still there with what the folder holds now
   };
   $("#pv-conflict-show").onclick = () => { theirs.hidden = !theirs.hidden; };
   $("#pv-conflict-mine").onclick = () => decide({ keep: "mine" });
