@@ -48,13 +48,19 @@ pub async fn run(folder: &impl Folder) -> Result<()> {
     )?;
     // A write replaces the whole file, also with fewer bytes.
     folder.write("a.md", b"two!").await?;
-    folder.write("a.md", b"3").await?;
+    let written = folder.write("a.md", b"3").await?;
     expect(
         "a shorter rewrite",
         folder.read("a.md").await?,
         Some(b"3".to_vec()),
     )?;
     let all = folder.list("").await?;
+    // A write reports the file as the listing then shows it (size and mtime).
+    expect(
+        "the written file's entry",
+        Some(&written),
+        all.iter().find(|e| e.path == "a.md"),
+    )?;
     let mut sorted = paths(&all);
     sorted.sort_unstable();
     expect("the listing is sorted", paths(&all), sorted)?;

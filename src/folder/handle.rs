@@ -245,7 +245,7 @@ impl Folder for HandleFolder {
         Ok(Some(Uint8Array::new(&buffer).to_vec()))
     }
 
-    async fn write(&self, path: &str, bytes: &[u8]) -> Result<()> {
+    async fn write(&self, path: &str, bytes: &[u8]) -> Result<Entry> {
         let (_, fh) = self
             .file_handle(path, true)
             .await?
@@ -266,7 +266,12 @@ impl Folder for HandleFolder {
             return Err(e);
         }
         wait(path, stream.close()).await?;
-        Ok(())
+        let file: File = wait(path, fh.get_file()).await?.unchecked_into();
+        Ok(Entry {
+            path: path.to_string(),
+            size: file.size() as u64,
+            modified: file.last_modified() as i64,
+        })
     }
 
     async fn remove(&self, path: &str) -> Result<()> {

@@ -102,12 +102,16 @@ impl Folder for MemoryFolder {
         Ok(self.files.borrow().get(path).map(|(b, _)| b.clone()))
     }
 
-    async fn write(&self, path: &str, bytes: &[u8]) -> Result<()> {
+    async fn write(&self, path: &str, bytes: &[u8]) -> Result<Entry> {
         check_path(path)?;
         self.spend(path)?;
         self.put_outside(path, bytes);
         self.writes.borrow_mut().push(path.to_string());
-        Ok(())
+        Ok(Entry {
+            path: path.to_string(),
+            size: bytes.len() as u64,
+            modified: self.tick.get(),
+        })
     }
 
     async fn remove(&self, path: &str) -> Result<()> {

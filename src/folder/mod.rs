@@ -38,8 +38,9 @@ pub trait Folder {
     /// The bytes of the file at `path`, or `None` when there is none.
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
     /// Writes the file at `path` whole, creating its folders; it replaces the old file only
-    /// when complete.
-    async fn write(&self, path: &str, bytes: &[u8]) -> Result<()>;
+    /// when complete. Returns the file as the folder lists it right after (its size and mtime),
+    /// so a reader can tell it from a later change without reading it.
+    async fn write(&self, path: &str, bytes: &[u8]) -> Result<Entry>;
     /// Removes the file at `path`; nothing when there is none. Emptied folders stay.
     async fn remove(&self, path: &str) -> Result<()>;
 }

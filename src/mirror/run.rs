@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::plan::{Plan, Touched};
+use super::pull::page_of_path;
 use super::{MirrorReport, MirrorState};
 use crate::clock::Clock;
 use crate::documents::{INDEX_MD, LOG_MD};
@@ -233,7 +234,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             match bytes {
                 Some((b, sha)) => {
-                    folder.write(&full, &b).await?;
+                    let entry = folder.write(&full, &b).await?;
+                    // A page file's size and mtime as written: the next pull need not read it
+                    // back to know it is ours. (A change saved outside between the write's
+                    // commit and the report, one browser call later, and to the same size,
+                    // would pass for ours until the file changes again.)
+                    if page_of_path(&path).is_some() && entry.size == b.len() as u64 {
+                        state
+                            .seen
+                            .insert(path.clone(), (entry.size, entry.modified));
+                    }
                     state.files.insert(path.clone(), sha);
                     report.written.push(path);
                 }
