@@ -21,9 +21,9 @@ else
 fi
 
 # The app's JS libraries, bundled for the browser: HTML → markdown (Readability + Turndown), the
-# graph view (Cytoscape.js), PDF → text (pdf.js) and Word and EPUB → HTML (mammoth, fflate). The
-# last three load on first use.
-for module in convert graph pdf documents; do
+# graph view (Cytoscape.js), PDF → text (pdf.js), Word, EPUB, PowerPoint and OpenDocument → HTML
+# (mammoth, fflate) and Excel → HTML tables (ExcelJS). The last four load on first use.
+for module in convert graph pdf documents sheets; do
   node_modules/.bin/esbuild "www/src/$module.js" --bundle --format=esm --minify --log-level=warning \
     --outfile="www/build/$module.js"
 done

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { zipSync, unzipSync, strToU8, strFromU8 } from "fflate";
+import ExcelJS from "exceljs";
 import { startServer, launch, watch, artifacts, api, root } from "./harness.mjs";
 
 const fixtures = `${root}/tests/fixtures/documents`;
@@ -199,5 +200,97 @@ test("an e-book becomes one source in reading order, or one per chapter when ask
   assert.ok(hits.length > 0, "the chapter's words are searchable");
   assert.deepEqual(log.errors, []);
   assert.ok(log.requests.every((u) => u.startsWith(server.url)), "nothing loaded from elsewhere");
+  await context.close();
+});
+
+/** A workbook written by ExcelJS: a sheet of mixed cells, a sheet over the caps, an empty sheet. */
+async function workbook() {
+  const wb = new ExcelJS.Workbook();
+  const sales = wb.addWorksheet("销售");
+  sales.addRow(["Region", "Units", "Date", "Double", "Note"]);
+  sales.addRow(["华东", 12, new Date(Date.UTC(2026, 0, 15)), { formula: "B2*2", result: 24 }, { richText: [{ text: "Rich " }, { text: "text" }] }]);
+  sales.addRow(["华南", 7, new Date(Date.UTC(2026, 1, 1, 9, 30)), { formula: "B3*2", result: 14 }, { text: "a | link", hyperlink: "https://example.com" }]);
+  const big = wb.addWorksheet("Big");
+  for (let r = 0; r < 1005; r++) big.addRow(Array.from({ length: 55 }, (_, c) => (r === 0 ? `h${c}` : r * 100 + c)));
+  wb.addWorksheet("Empty");
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+/** A two-slide deck: the deck lists slide 2's file first; a title, bullets, notes and a table. */
+function deck() {
+  const ns = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+  const shape = (ph, paras) => `<p:sp><p:nvSpPr><p:cNvPr id="1" name="s"/><p:cNvSpPr/><p:nvPr>${ph ? `<p:ph type="${ph}"/>` : ""}</p:nvPr></p:nvSpPr><p:txBody>${
+    paras.map(([text, lvl]) => `<a:p>${lvl ? `<a:pPr lvl="${lvl}"/>` : ""}<a:r><a:t>${text}</a:t></a:r></a:p>`).join("")}</p:txBody></p:sp>`;
+  const slide = (body) => `<?xml version="1.0" encoding="UTF-8"?><p:sld ${ns}><p:cSld><p:spTree>${body}</p:spTree></p:cSld></p:sld>`;
+  const rels = (items) => `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${
+    items.map(([id, type, target]) => `<Relationship Id="${id}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/${type}" Target="${target}"/>`).join("")}</Relationships>`;
+  const table = `<p:graphicFrame><a:graphic><a:graphicData><a:tbl>${[["Type", "Moves?"], ["String", "yes"], ["i32", "no, copied"]].map((row) =>
+    `<a:tr>${row.map((c) => `<a:tc><a:txBody><a:p><a:r><a:t>${c}</a:t></a:r></a:p></a:txBody></a:tc>`).join("")}</a:tr>`).join("")}</a:tbl></a:graphicData></a:graphic></p:graphicFrame>`;
+  return Buffer.from(zipSync({
+    "[Content_Types].xml": strToU8('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'),
+    "ppt/presentation.xml": strToU8(`<?xml version="1.0" encoding="UTF-8"?><p:presentation ${ns}><p:sldIdLst><p:sldId id="256" r:id="rId2"/><p:sldId id="257" r:id="rId1"/></p:sldIdLst></p:presentation>`),
+    "ppt/_rels/presentation.xml.rels": strToU8(rels([["rId1", "slide", "slides/slide1.xml"], ["rId2", "slide", "slides/slide2.xml"]])),
+    "ppt/slides/slide2.xml": strToU8(slide(shape("ctrTitle", [["所有权入门"]]) + shape("", [["Every value has an owner.", 0], ["One owner at a time", 1], ["Dropped at scope end", 1]]))),
+    "ppt/slides/_rels/slide2.xml.rels": strToU8(rels([["rId1", "notesSlide", "../notesSlides/notesSlide1.xml"]])),
+    "ppt/notesSlides/notesSlide1.xml": strToU8(`<?xml version="1.0"?><p:notes ${ns}><p:cSld><p:spTree>${shape("body", [["Say: ownership is checked at compile time."]])}</p:spTree></p:cSld></p:notes>`),
+    "ppt/slides/slide1.xml": strToU8(slide(shape("title", [["Moves and copies"]]) + table)),
+    "docProps/core.xml": strToU8('<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Ownership talk</dc:title></cp:coreProperties>'),
+  }));
+}
+
+/** An OpenDocument text: headings, spans and spaces, a list, a table with a repeated cell. */
+function odt() {
+  const ns = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"';
+  const cell = (t, repeat) => `<table:table-cell${repeat ? ` table:number-columns-repeated="${repeat}"` : ""}><text:p>${t}</text:p></table:table-cell>`;
+  return Buffer.from(zipSync({
+    mimetype: [strToU8("application/vnd.oasis.opendocument.text"), { level: 0 }],
+    "content.xml": strToU8(`<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ns}><office:body><office:text>
+<text:h text:outline-level="1">借用规则</text:h><text:p>A reference <text:span>borrows</text:span> a value:<text:s text:c="2"/>no move.</text:p>
+<text:h text:outline-level="2">Two kinds</text:h>
+<text:list><text:list-item><text:p>shared, &amp;T</text:p></text:list-item><text:list-item><text:p>mutable, &amp;mut T</text:p></text:list-item></text:list>
+<table:table><table:table-row>${cell("Kind")}${cell("Many at once?")}</table:table-row><table:table-row>${cell("both", 2)}</table:table-row></table:table>
+</office:text></office:body></office:document-content>`),
+    "meta.xml": strToU8(`<?xml version="1.0"?><office:document-meta ${ns} xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>Borrowing notes</dc:title></office:meta></office:document-meta>`),
+  }));
+}
+
+test("a slide deck, a workbook and an OpenDocument text become sources: slides, one table per sheet, caps said", { timeout: 180_000 }, async () => {
+  const { context, page, log } = await openApp();
+  const xlsx = await workbook();
+  await drop(page, [
+    { name: "talk.pptx", mimeType: "application/vnd.openxmlformats-officedocument.presentationml.presentation", buffer: deck() },
+    { name: "sales.xlsx", mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", buffer: xlsx },
+    { name: "borrow.odt", mimeType: "application/vnd.oasis.opendocument.text", buffer: odt() },
+  ], 3);
+
+  const talk = await source(page, "file:talk.pptx");
+  assert.equal(talk.title, "Ownership talk");
+  assert.equal(talk.text, [
+    "# Ownership talk",
+    "## Slide 1: 所有权入门", "Every value has an owner.", "-   One owner at a time\n-   Dropped at scope end", "*Notes:*", "Say: ownership is checked at compile time.",
+    "## Slide 2: Moves and copies", "| Type | Moves? |\n| --- | --- |\n| String | yes |\n| i32 | no, copied |",
+  ].join("\n\n") + "\n");
+
+  const sales = await source(page, "file:sales.xlsx");
+  assert.equal(sales.title, "sales");
+  assert.deepEqual(sales.original, { mime: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", sha256: sha(xlsx), bytes: xlsx.length });
+  const [first, rest] = sales.text.split("\n## Big\n");
+  assert.equal(first, [
+    "# sales", "## 销售",
+    "| Region | Units | Date | Double | Note |\n| --- | --- | --- | --- | --- |\n| 华东 | 12 | 2026-01-15 | 24 | Rich text |\n| 华南 | 7 | 2026-02-01 09:30:00 | 14 | a \\| link |",
+  ].join("\n\n") + "\n");
+  const rows = rest.split("\n").filter((l) => l.startsWith("|"));
+  assert.equal(rows.length, 1 + 1 + 1000, "the header, its rule and 1,000 rows");
+  assert.equal(rows[0].split(" | ").length, 50, "50 columns");
+  assert.match(rest, /\*Big has 1005 rows and 55 columns; the first 1001 rows \(with the header\) and 50 columns are kept\.\*/);
+  assert.ok(!/## Empty/.test(sales.text), "an empty sheet is left out");
+
+  const borrow = await source(page, "file:borrow.odt");
+  assert.equal(borrow.title, "Borrowing notes");
+  assert.equal(borrow.text, [
+    "# Borrowing notes", "# 借用规则", "A reference borrows a value: no move.", "## Two kinds",
+    "-   shared, &T\n-   mutable, &mut T", "| Kind | Many at once? |\n| --- | --- |\n| both | both |",
+  ].join("\n\n") + "\n");
+  assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -96,6 +96,225 @@ export function epubToChapters(bytes) {
   return { title: meta("title"), creator: meta("creator"), language: meta("language"), chapters };
 }
 
+const A = "http://schemas.openxmlformats.org/drawingml/2006/main";
+const P = "http://schemas.openxmlformats.org/presentationml/2006/main";
+const R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+/**
+ * A PowerPoint deck (.pptx) as `{ title, html, slides }`: one section per slide in the deck's
+ * order, headed "Slide N: <its title>", then the text of its other shapes (paragraphs; indented
+ * ones as list items), its tables, and its speaker notes. `title` is the deck's core title, else
+ * the first slide's title. Pictures and charts are left out.
+ * Throws `DocumentError` (`PPTX_INVALID`) when there is no presentation part.
+ */
+export function pptxToHtml(bytes) {
+  let files;
+  try {
+    files = unzipSync(bytes);
+  } catch (e) {
+    throw new DocumentError("PPTX_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
+  }
+  const part = (path) => (files[path] ? xml(strFromU8(files[path])) : null);
+  const presentation = part("ppt/presentation.xml");
+  if (!presentation) throw new DocumentError("PPTX_INVALID", "no ppt/presentation.xml");
+  const targets = relationships(part, "ppt/presentation.xml");
+  const out = document.implementation.createHTMLDocument("");
+  const body = out.body;
+  let firstTitle = "";
+  let n = 0;
+  for (const id of presentation.getElementsByTagNameNS(P, "sldId")) {
+    const path = targets.get(id.getAttributeNS(R, "id"));
+    const slide = path && part(path);
+    if (!slide) continue;
+    n++;
+    const shapes = [...slide.getElementsByTagNameNS(P, "sp")];
+    const isTitle = (sp) => [...sp.getElementsByTagNameNS(P, "ph")].some((ph) => /^(title|ctrTitle)$/.test(ph.getAttribute("type") || ""));
+    const titleShape = shapes.find(isTitle);
+    const title = titleShape ? paragraphs(titleShape).map((p) => p.text).join(" ").trim() : "";
+    if (!firstTitle) firstTitle = title;
+    const h = out.createElement("h2");
+    h.textContent = title ? `Slide ${n}: ${title}` : `Slide ${n}`;
+    body.append(h);
+    for (const sp of shapes) if (sp !== titleShape) appendParagraphs(out, body, paragraphs(sp));
+    for (const tbl of slide.getElementsByTagNameNS(A, "tbl")) body.append(tableOf(out, tbl));
+    const notesPath = [...relationships(part, path).values()].find((t) => /notesSlide/.test(t));
+    const notes = notesPath && part(notesPath);
+    if (notes) {
+      const noteShapes = [...notes.getElementsByTagNameNS(P, "sp")].filter((sp) =>
+        [...sp.getElementsByTagNameNS(P, "ph")].some((ph) => ph.getAttribute("type") === "body"));
+      const text = noteShapes.flatMap(paragraphs).filter((p) => p.text);
+      if (text.length) {
+        const label = out.createElement("p");
+        label.innerHTML = "<em>Notes:</em>";
+        body.append(label);
+        appendParagraphs(out, body, text);
+      }
+    }
+  }
+  if (!n) throw new DocumentError("PPTX_INVALID", "the presentation lists no slide");
+  return { title: coreTitle(files) || firstTitle, html: body.innerHTML, slides: n };
+}
+
+/** The paragraphs of a shape's text body: `{ text, level }` (level 0 for a plain paragraph). */
+function paragraphs(shape) {
+  return [...shape.getElementsByTagNameNS(A, "p")].map((p) => {
+    let text = "";
+    for (const node of p.getElementsByTagNameNS(A, "*")) {
+      if (node.localName === "t") text += node.textContent;
+      else if (node.localName === "br") text += " ";
+    }
+    const pPr = p.getElementsByTagNameNS(A, "pPr")[0];
+    return { text: text.replace(/\s+/g, " ").trim(), level: Number(pPr?.getAttribute("lvl") || 0) };
+  });
+}
+
+/** Paragraphs into `parent`: plain ones as <p>, indented ones (level ≥ 1) as list items. */
+function appendParagraphs(doc, parent, paras) {
+  let list = null;
+  for (const p of paras) {
+    if (!p.text) continue;
+    if (p.level > 0) {
+      if (!list) { list = doc.createElement("ul"); parent.append(list); }
+      const li = doc.createElement("li");
+      li.textContent = p.text;
+      list.append(li);
+    } else {
+      list = null;
+      const el = doc.createElement("p");
+      el.textContent = p.text;
+      parent.append(el);
+    }
+  }
+}
+
+/** A DrawingML table as an HTML table, its first row as the header. */
+function tableOf(doc, tbl) {
+  const table = doc.createElement("table");
+  [...tbl.getElementsByTagNameNS(A, "tr")].forEach((tr, i) => {
+    const row = table.insertRow();
+    for (const tc of tr.getElementsByTagNameNS(A, "tc")) {
+      const cell = doc.createElement(i === 0 ? "th" : "td");
+      cell.textContent = paragraphs(tc).map((p) => p.text).filter(Boolean).join("; ");
+      row.append(cell);
+    }
+  });
+  return table;
+}
+
+/** The targets of part `path`'s relationships, by id, as paths inside the zip. */
+function relationships(part, path) {
+  const dir = path.slice(0, path.lastIndexOf("/") + 1);
+  const rels = part(`${dir}_rels/${path.slice(dir.length)}.rels`);
+  const out = new Map();
+  for (const r of rels ? rels.getElementsByTagName("Relationship") : []) {
+    if (r.getAttribute("TargetMode") === "External") continue;
+    out.set(r.getAttribute("Id"), resolve(dir, r.getAttribute("Target") || ""));
+  }
+  return out;
+}
+
+/** The document's title in its core properties (docProps/core.xml), or "". */
+function coreTitle(files) {
+  const core = files["docProps/core.xml"];
+  if (!core) return "";
+  return (xml(strFromU8(core)).getElementsByTagNameNS(DC, "title")[0]?.textContent || "").replace(/\s+/g, " ").trim();
+}
+
+const TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0";
+const TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0";
+const OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0";
+
+/**
+ * An OpenDocument text (.odt) as `{ title, html }`: its headings (by outline level), paragraphs,
+ * lists and tables in order, from content.xml. `title` is the document's meta title (meta.xml),
+ * else its first heading. Frames, pictures and notes are left out.
+ * Throws `DocumentError` (`ODT_INVALID`) when there is no text body.
+ */
+export function odtToHtml(bytes) {
+  let files;
+  try {
+    files = unzipSync(bytes);
+  } catch (e) {
+    throw new DocumentError("ODT_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
+  }
+  const content = files["content.xml"] && xml(strFromU8(files["content.xml"]));
+  const text = content?.getElementsByTagNameNS(OFFICE, "text")[0];
+  if (!text) throw new DocumentError("ODT_INVALID", "no text body in content.xml");
+  const out = document.implementation.createHTMLDocument("");
+  const walk = (node, parent) => {
+    for (const el of node.children) {
+      if (el.namespaceURI === TEXT && el.localName === "h") {
+        const level = Math.min(6, Math.max(1, Number(el.getAttributeNS(TEXT, "outline-level") || 1)));
+        const h = out.createElement(`h${level}`);
+        h.textContent = inline(el);
+        if (h.textContent) parent.append(h);
+      } else if (el.namespaceURI === TEXT && el.localName === "p") {
+        const p = out.createElement("p");
+        p.textContent = inline(el);
+        if (p.textContent) parent.append(p);
+      } else if (el.namespaceURI === TEXT && el.localName === "list") {
+        const ul = out.createElement("ul");
+        for (const item of el.children) {
+          if (item.localName !== "list-item") continue;
+          // An item's paragraphs as its text (a tight list); a list inside it nests.
+          const li = out.createElement("li");
+          const texts = [];
+          for (const child of item.children) {
+            if (child.localName === "p" || child.localName === "h") texts.push(inline(child));
+            else if (child.localName === "list") walk({ children: [child] }, li);
+          }
+          li.prepend(texts.filter(Boolean).join(" "));
+          ul.append(li);
+        }
+        parent.append(ul);
+      } else if (el.namespaceURI === TABLE && el.localName === "table") {
+        parent.append(odfTable(out, el, inline));
+      } else if (el.namespaceURI === TEXT && el.localName === "section") {
+        walk(el, parent);
+      }
+    }
+  };
+  walk(text, out.body);
+  const meta = files["meta.xml"] && xml(strFromU8(files["meta.xml"]));
+  const metaTitle = (meta?.getElementsByTagNameNS(DC, "title")[0]?.textContent || "").trim();
+  return { title: metaTitle || (out.body.querySelector("h1, h2, h3")?.textContent || ""), html: out.body.innerHTML };
+}
+
+/** An ODF paragraph's text: spans and links read through, `text:s` as spaces, tabs and breaks. */
+function inline(el) {
+  let s = "";
+  for (const node of el.childNodes) {
+    if (node.nodeType === 3) s += node.textContent;
+    else if (node.localName === "s") s += " ".repeat(Number(node.getAttributeNS(TEXT, "c") || 1));
+    else if (node.localName === "tab" || node.localName === "line-break") s += " ";
+    else if (node.localName === "note" || node.localName === "annotation") continue;
+    else s += inline(node);
+  }
+  return s.replace(/\s+/g, " ").trim();
+}
+
+/** An ODF table as an HTML table (repeated rows and cells expanded), its first row the header. */
+function odfTable(doc, el, text) {
+  const table = doc.createElement("table");
+  let first = true;
+  for (const row of el.getElementsByTagNameNS(TABLE, "table-row")) {
+    const tr = table.insertRow();
+    for (const cell of row.children) {
+      if (cell.localName !== "table-cell" && cell.localName !== "covered-table-cell") continue;
+      const repeat = Math.min(50, Number(cell.getAttributeNS(TABLE, "number-columns-repeated") || 1));
+      const value = [...cell.children].map(text).filter(Boolean).join("; ");
+      for (let i = 0; i < repeat; i++) {
+        const c = doc.createElement(first ? "th" : "td");
+        c.textContent = value;
+        tr.append(c);
+      }
+    }
+    while (tr.lastChild && !tr.lastChild.textContent) tr.lastChild.remove();
+    first = false;
+  }
+  return table;
+}
+
 /** Chapter titles by file path: the EPUB 3 navigation document's toc, else the EPUB 2 NCX. */
 function tocTitles(files, manifest, spine) {
   const titles = new Map();

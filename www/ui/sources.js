@@ -162,9 +162,15 @@ async function addSource({ title, key, mime, content, original, originalMime }) 
 
 const DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 const EPUB_MIME = "application/epub+zip";
+const PPTX_MIME = "application/vnd.openxmlformats-officedocument.presentationml.presentation";
+const XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const ODT_MIME = "application/vnd.oasis.opendocument.text";
 
-/** Whether `name` is a file the app converts before adding it (HTML, PDF, Word, EPUB). */
-export const convertedHere = (name) => /\.(html?|pdf|docx|epub)$/i.test(name);
+/**
+ * Whether `name` is a file the app converts before adding it (HTML, PDF, Word, EPUB,
+ * PowerPoint, Excel, OpenDocument text).
+ */
+export const convertedHere = (name) => /\.(html?|pdf|docx|epub|pptx|xlsx|odt)$/i.test(name);
 
 /**
  * Adds dropped or chosen files as sources, each converted the way its type needs. Resolves to
@@ -180,6 +186,12 @@ export async function addFiles(files) {
       keys.push(...await addDocx(f));
     } else if (/\.epub$/i.test(f.name) || f.type === EPUB_MIME) {
       keys.push(...await addEpub(f, $("#source-epub-chapters").checked));
+    } else if (/\.pptx$/i.test(f.name) || f.type === PPTX_MIME) {
+      keys.push(...await addOffice(f, "pptx"));
+    } else if (/\.xlsx$/i.test(f.name) || f.type === XLSX_MIME) {
+      keys.push(...await addOffice(f, "xlsx"));
+    } else if (/\.odt$/i.test(f.name) || f.type === ODT_MIME) {
+      keys.push(...await addOffice(f, "odt"));
     } else {
       const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
         : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
@@ -245,6 +257,45 @@ async function addDocx(file) {
   });
   return [report.key];
 }
+
+/**
+ * A slide deck (one section per slide), a spreadsheet (one table per sheet, rows and columns
+ * capped, with a note where some were left out) or an OpenDocument text becomes a source, the
+ * file's bytes kept as the raw artifact.
+ */
+async function addOffice(file, kind) {
+  setStatus(t("readingDocument", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const ext = new RegExp(`\\.${kind}$`, "i");
+  let title = "", html = "";
+  try {
+    if (kind === "xlsx") {
+      const { xlsxToTables, MAX_ROWS, MAX_COLUMNS } = await import("../build/sheets.js");
+      const book = await xlsxToTables(bytes);
+      html = book.sheets.map((s) => {
+        const note = s.cut ? `<p><em>${escapeHtml(t("sheetCut", s.name, s.rows, s.columns, MAX_ROWS, MAX_COLUMNS))}</em></p>` : "";
+        return `<h2>${escapeHtml(s.name)}</h2>${s.html}${note}`;
+      }).join("");
+    } else {
+      const { pptxToHtml, odtToHtml } = await import("../build/documents.js");
+      ({ title, html } = kind === "pptx" ? pptxToHtml(bytes) : odtToHtml(bytes));
+    }
+  } catch (e) {
+    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return [];
+  }
+  const body = fragmentToMarkdown(html);
+  if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
+  title = title || file.name.replace(ext, "");
+  const mime = { pptx: PPTX_MIME, xlsx: XLSX_MIME, odt: ODT_MIME }[kind];
+  const report = await addSource({
+    title, key: `file:${file.name}`, mime: "text/markdown",
+    content: `${headedBy(body, title) ? "" : `# ${title}\n\n`}${body}\n`, original: bytes, originalMime: mime,
+  });
+  return [report.key];
+}
+
+const escapeHtml = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 /**
  * An e-book becomes one source (the chapters in reading order, each under its own heading) or,
