@@ -24,6 +24,8 @@ const extensionDir = `${root}/www/extension`;
 const fixtures = `${root}/tests/fixtures/extension`;
 
 let context, sw, id, endpoint, fixtureServer, base, app, tmp;
+/** The picture pictures.html shows: PNG signature and filler, 3,000 bytes. */
+const CRAB = Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(2992, 7)]);
 const site = { edition: 1 };
 
 /** Serves tests/fixtures/extension/; editions 2 and 3 of backpressure.html add a paragraph each. */
@@ -32,6 +34,7 @@ function startFixtures() {
     const server = createServer((req, res) => {
       const name = new URL(req.url, "http://x").pathname.slice(1);
       if (name === "favicon.ico") { res.writeHead(204).end(); return; }
+      if (name === "crab.png") { res.writeHead(200, { "content-type": "image/png" }).end(CRAB); return; }
       if (!/^[a-z-]+\.html$/.test(name) || !existsSync(`${fixtures}/${name}`)) { res.writeHead(404).end(); return; }
       let html = readFileSync(`${fixtures}/${name}`, "utf8");
       if (name === "backpressure.html" && site.edition >= 2) {
@@ -61,6 +64,8 @@ before(async () => {
   const manifest = JSON.parse(readFileSync(`${ext}/manifest.json`, "utf8"));
   assert.deepEqual(manifest.permissions, ["activeTab", "scripting", "unlimitedStorage"]);
   assert.equal(manifest.host_permissions, undefined);
+  // Asked for at the first clip whose images are on another site, for those sites only.
+  assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);
   manifest.host_permissions = ["http://localhost/*"];
   writeFileSync(`${ext}/manifest.json`, JSON.stringify(manifest, null, 2));
   context = await chromium.launchPersistentContext(`${tmp}/profile`, {
@@ -457,5 +462,54 @@ test("the extension's wiki page mirrors into a folder, and a clip from the popup
   await popup.close();
   await tab.close();
   await folderApp.close();
+  assert.deepEqual(errors, []);
+});
+
+test("a clip keeps its images as attachments; without the permission they stay links and the source says so", { timeout: 120_000 }, async () => {
+  const url = `${base}/pictures.html`;
+  const tab = await visit("pictures.html");
+  // Refused: the image stays a link, and the source says why.
+  let popup = await popupFor(tab);
+  await popup.evaluate(() => {
+    chrome.permissions.contains = async () => false;
+    chrome.permissions.request = async () => false;
+  });
+  assert.match(await press(popup, "#clip"), /Added/);
+  let s = (await wikiFacts()).sources.find((x) => x.key === url);
+  assert.match(s.text, new RegExp(`!\\[Ferris the crab\\]\\(${base.replace(/[.]/g, "\\.")}/crab\\.png\\)`));
+  assert.match(s.text, /\*1 image\(s\) stay links to their site \(no permission to fetch from http:\/\/localhost:\d+\)\.\*\n$/);
+  await popup.close();
+
+  // Granted (the test's manifest holds the fixture site): kept as an attachment, the markdown
+  // points at it, and the page renders it from the wiki.
+  popup = await popupFor(tab);
+  assert.match(await press(popup, "#clip-compile"), /Compiled 1 source/);
+  s = (await wikiFacts()).sources.find((x) => x.key === url);
+  const m = s.text.match(/!\[Ferris the crab\]\((clip-[0-9a-f]{16}\.png)\)/);
+  assert.ok(m, s.text);
+  assert.ok(!/stay links/.test(s.text), s.text);
+  const asset = await app.evaluate(async (name) => {
+    const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open("default");
+    try {
+      const a = (await w.assets()).find((x) => x.name === name);
+      return a && { mime: a.mime, bytes: a.bytes, sha: a.sha256, data: Array.from(await w.asset(a.sha256)).slice(0, 8) };
+    } finally { w.close(); }
+  }, m[1]);
+  assert.deepEqual([asset.mime, asset.bytes, asset.data], ["image/png", CRAB.length, [...CRAB.subarray(0, 8)]]);
+  assert.equal(m[1], `clip-${asset.sha.slice(0, 16)}.png`, "content-addressed");
+  const html = await app.evaluate(async (text) => {
+    const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
+    await init();
+    const w = await Wiki.open("default");
+    try { return (await w.renderMarkdown(text)).html; } finally { w.close(); }
+  }, s.text);
+  assert.match(html, /<img[^>]*data-asset="[0-9a-f]{64}"/, "rendered from the wiki, not the site");
+  assert.ok(!/crab\.png"/.test(html), html);
+  // The same page again: the same attachment, nothing new.
+  assert.match(await press(popup, "#clip"), /unchanged|already/i);
+  await popup.close();
+  await tab.close();
   assert.deepEqual(errors, []);
 });

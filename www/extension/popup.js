@@ -7,7 +7,7 @@ import { translate, pickLanguage } from "./app/i18n.js";
 import { withWriteLock, listen } from "./app/writer.js";
 import { setStatus, showError } from "./app/status.js";
 import { markReady, actionDone } from "./app/ui/hooks.js";
-import { readTab, toSource, recall } from "./clipper.js";
+import { readTab, toSource, recall, keepImages } from "./clipper.js";
 
 const $ = (sel) => document.querySelector(sel);
 const lang = pickLanguage();
@@ -71,11 +71,18 @@ async function renderRecall() {
   $("#recall-contradictions-box").hidden = r.contradictions.length === 0;
 }
 
-/** Stores the clip (under the wiki's write lock); resolves to the AddSourceReport. */
+/**
+ * Stores the clip (under the wiki's write lock), its images as attachments first; resolves to the
+ * AddSourceReport.
+ */
 async function clip() {
   const { input, converted } = state.source;
-  const report = await withWriteLock(state.name, () => state.wiki.addSource({ ...input, capturedAt: Date.now() }),
-    { onWait: () => setStatus(t("waitingForOtherTab")) });
+  // Asked here, in the click: the first clip with images on another site asks for access to it.
+  const images = await keepImages(input.content, chrome.permissions);
+  const report = await withWriteLock(state.name, async () => {
+    for (const a of images.attachments) await state.wiki.addAttachment(a.name, a.mime, a.bytes);
+    return state.wiki.addSource({ ...input, content: images.markdown, capturedAt: Date.now() });
+  }, { onWait: () => setStatus(t("waitingForOtherTab")) });
   setStatus(report.outcome === "added" ? t("sourceAdded", converted.title)
     : report.outcome === "unchanged" ? t("sourceUnchanged", converted.title) : t("sourceCorrected", converted.title));
   await renderClipState();
