@@ -52,6 +52,34 @@ test("F23: a page whose text is shorter than its banner warns instead of compili
   assert.ok(!r.markdown.includes("cookies"));
 });
 
+/** An article of four paragraphs about one topic (each over 150 characters). */
+const ARTICLE = [
+  "Rust's borrow checker tracks how long every reference lives, and refuses a program in which a reference could outlive the value it points to.",
+  "A mutable reference is exclusive: while it exists no other reference to the same value may be used, which rules out data races at compile time.",
+  "Shared references may be many at once, because none of them can change the value; interior mutability types relax this with checks at run time.",
+  "Lifetimes in function signatures name the relationships between references, so the checker can verify each function on its own, without its callers.",
+].map((p) => `<p>${p}</p>`).join("\n");
+const COMMENTS = Array.from({ length: 12 }, (_, i) => `<div class="comment"><p>Comment ${i}: thanks for the write-up, I had been wondering why my code would not compile after I stored a reference in a struct and returned it from a function.</p></div>`).join("\n");
+
+test("articles whose wrappers are named like chrome, or whose page holds a dialog heading, are kept", async () => {
+  const pages = {
+    "a consent dialog holds the page's first h1": `<html><body><div class="cookie-notice"><h1>We value your privacy</h1><p>We and our partners store cookies on your device to measure the audience and show advertising. Accept all or manage your choices.</p></div>
+<div class="post"><h1>Borrowing, explained</h1>${ARTICLE}</div></body></html>`,
+    "a sidebar-named wrapper, the title above it, long comments": `<html><body><header><h1>Borrowing, explained</h1></header>
+<div class="content-with-sidebar">${ARTICLE}</div><section class="comments">${COMMENTS}</section></body></html>`,
+    "a popup-named wrapper": `<html><body><h1>Borrowing, explained</h1><div class="entry-content popup-gallery">${ARTICLE}</div>
+<div class="related"><p>Related: Ownership in ten minutes.</p></div></body></html>`,
+    "a body named like a consent banner": `<html><body class="archive category-cookies"><h2>Borrowing, explained</h2>${ARTICLE}</body></html>`,
+  };
+  for (const [what, html] of Object.entries(pages)) {
+    const r = await convert(html, "https://blog.example.test/borrowing");
+    for (const p of ["borrow checker tracks", "mutable reference is exclusive", "Shared references may be many", "Lifetimes in function signatures"]) {
+      assert.ok(r.markdown.includes(p), `${what}: missing "${p}":\n${r.markdown}`);
+    }
+    assert.ok(!/privacy|store cookies|Comment 3/.test(r.markdown), `${what}: chrome kept:\n${r.markdown}`);
+  }
+});
+
 test("the Rust Book fixtures are what the app's converter makes of the toolchain's HTML", async () => {
   const dir = `${root}/tests/fixtures/rust-book`;
   const { chapters } = JSON.parse(readFileSync(`${dir}/chapters.json`, "utf8"));

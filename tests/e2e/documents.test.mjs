@@ -148,6 +148,7 @@ test("Word documents become sources: tables, footnotes, pictures as placeholders
   const f = await source(page, "file:footnotes.docx");
   assert.match(f.text, /Ouch/, "the text");
   assert.match(f.text, /A tachyon walks into a bar/, "the footnote's text");
+  assert.ok(!f.text.includes("↑"), "no back-link arrow in the note's text");
 
   const pic = await source(page, "file:picture.docx");
   assert.match(pic.text, /\[image: [^\]]*\(image\/png, [^)]*inline data not kept\)\]/, pic.text);
@@ -180,12 +181,15 @@ test("an e-book becomes one source in reading order, or one per chapter when ask
     "## 1. Moves", "Assigning a value moves it; the old name can no longer be used.",
     "#### Copy types", "Integers are copied, not moved. See the next chapter.", "Ferris the crab",
     "## 2. Borrowing", "A reference borrows a value without taking ownership.", "```rust\nlet r = &s;\n```",
+    // Outside the reading order (linear="no"), after it: not lost.
+    "## Appendix", "Answers to the exercises, outside the reading order.",
   ].join("\n\n") + "\n");
 
   await page.check("#source-epub-chapters");
   const zh = epub2();
   await drop(page, [{ name: "活字.epub", mimeType: "application/epub+zip", buffer: zh }], 3);
-  const [c1, c2] = [await source(page, "file:活字.epub#001"), await source(page, "file:活字.epub#002")];
+  // Keyed by the chapter's file in the book, so a new edition keeps each chapter's key.
+  const [c1, c2] = [await source(page, "file:活字.epub#part 1.html"), await source(page, "file:活字.epub#part2.html")];
   assert.equal(c1.title, "活字印刷 — 毕昇");
   assert.equal(c1.text, "# 毕昇\n\n毕昇发明了活字印刷术。  \n他生活在北宋。\n\n活字可以反复使用。\n");
   assert.equal(c2.title, "活字印刷 — 泥活字");
@@ -213,6 +217,13 @@ async function workbook() {
   const big = wb.addWorksheet("Big");
   for (let r = 0; r < 1005; r++) big.addRow(Array.from({ length: 55 }, (_, c) => (r === 0 ? `h${c}` : r * 100 + c)));
   wb.addWorksheet("Empty");
+  // What the sheet shows, not the stored double: a percent format, float noise, a formula with no
+  // saved result (a file written by a script), a merged title, a time of day.
+  const formats = wb.addWorksheet("Formats");
+  formats.addRow(["Share", "Sum", "Later", "At"]);
+  formats.addRow([0.255, 0.1 + 0.2, { formula: "B2*2" }, new Date(Date.UTC(1899, 11, 30, 14, 30))]);
+  formats.getCell("A2").numFmt = "0.0%";
+  formats.getCell("D2").numFmt = "hh:mm";
   return Buffer.from(await wb.xlsx.writeBuffer());
 }
 
@@ -230,7 +241,9 @@ function deck() {
     "[Content_Types].xml": strToU8('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'),
     "ppt/presentation.xml": strToU8(`<?xml version="1.0" encoding="UTF-8"?><p:presentation ${ns}><p:sldIdLst><p:sldId id="256" r:id="rId2"/><p:sldId id="257" r:id="rId1"/></p:sldIdLst></p:presentation>`),
     "ppt/_rels/presentation.xml.rels": strToU8(rels([["rId1", "slide", "slides/slide1.xml"], ["rId2", "slide", "slides/slide2.xml"]])),
-    "ppt/slides/slide2.xml": strToU8(slide(shape("ctrTitle", [["所有权入门"]]) + shape("", [["Every value has an owner.", 0], ["One owner at a time", 1], ["Dropped at scope end", 1]]))),
+    "ppt/slides/slide2.xml": strToU8(slide(shape("ctrTitle", [["所有权入门"]]) + shape("", [["Every value has an owner.", 0], ["One owner at a time", 1], ["Moves hand it over", 2], ["Dropped at scope end", 1]])
+      + shape("ftr", [["Confidential"]]) + shape("sldNum", [["2"]])
+      + `<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><mc:Choice Requires="a14">${shape("", [["E = mc²", 0]])}</mc:Choice><mc:Fallback>${shape("", [["E = mc²", 0]])}</mc:Fallback></mc:AlternateContent>`)),
     "ppt/slides/_rels/slide2.xml.rels": strToU8(rels([["rId1", "notesSlide", "../notesSlides/notesSlide1.xml"]])),
     "ppt/notesSlides/notesSlide1.xml": strToU8(`<?xml version="1.0"?><p:notes ${ns}><p:cSld><p:spTree>${shape("body", [["Say: ownership is checked at compile time."]])}</p:spTree></p:cSld></p:notes>`),
     "ppt/slides/slide1.xml": strToU8(slide(shape("title", [["Moves and copies"]]) + table)),
@@ -240,14 +253,14 @@ function deck() {
 
 /** An OpenDocument text: headings, spans and spaces, a list, a table with a repeated cell. */
 function odt() {
-  const ns = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"';
+  const ns = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:xlink="http://www.w3.org/1999/xlink"';
   const cell = (t, repeat) => `<table:table-cell${repeat ? ` table:number-columns-repeated="${repeat}"` : ""}><text:p>${t}</text:p></table:table-cell>`;
   return Buffer.from(zipSync({
     mimetype: [strToU8("application/vnd.oasis.opendocument.text"), { level: 0 }],
     "content.xml": strToU8(`<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ns}><office:body><office:text>
-<text:h text:outline-level="1">借用规则</text:h><text:p>A reference <text:span>borrows</text:span> a value:<text:s text:c="2"/>no move.</text:p>
+<text:h text:outline-level="1">借用规则</text:h><text:p>A reference <text:span>borrows</text:span> a value:<text:s text:c="2"/>no move.<text:note text:note-class="footnote"><text:note-citation>1</text:note-citation><text:note-body><text:p>The Rust Book, chapter 4.</text:p></text:note-body></text:note> See <text:a xlink:href="https://doc.rust-lang.org/book/">the book</text:a>.</text:p>
 <text:h text:outline-level="2">Two kinds</text:h>
-<text:list><text:list-item><text:p>shared, &amp;T</text:p></text:list-item><text:list-item><text:p>mutable, &amp;mut T</text:p></text:list-item></text:list>
+<text:list><text:list-item><text:p>shared, &amp;T</text:p><text:list><text:list-item><text:p>many at once</text:p></text:list-item></text:list></text:list-item><text:list-item><text:p>mutable, &amp;mut T</text:p></text:list-item></text:list>
 <table:table><table:table-row>${cell("Kind")}${cell("Many at once?")}</table:table-row><table:table-row>${cell("both", 2)}</table:table-row></table:table>
 </office:text></office:body></office:document-content>`),
     "meta.xml": strToU8(`<?xml version="1.0"?><office:document-meta ${ns} xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>Borrowing notes</dc:title></office:meta></office:document-meta>`),
@@ -267,14 +280,16 @@ test("a slide deck, a workbook and an OpenDocument text become sources: slides, 
   assert.equal(talk.title, "Ownership talk");
   assert.equal(talk.text, [
     "# Ownership talk",
-    "## Slide 1: 所有权入门", "Every value has an owner.", "-   One owner at a time\n-   Dropped at scope end", "*Notes:*", "Say: ownership is checked at compile time.",
+    "## Slide 1: 所有权入门", "Every value has an owner.", "-   One owner at a time\n    -   Moves hand it over\n-   Dropped at scope end", "E = mc²", "*Notes:*", "Say: ownership is checked at compile time.",
     "## Slide 2: Moves and copies", "| Type | Moves? |\n| --- | --- |\n| String | yes |\n| i32 | no, copied |",
   ].join("\n\n") + "\n");
 
   const sales = await source(page, "file:sales.xlsx");
   assert.equal(sales.title, "sales");
   assert.deepEqual(sales.original, { mime: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", sha256: sha(xlsx), bytes: xlsx.length });
-  const [first, rest] = sales.text.split("\n## Big\n");
+  const [first, afterFirst] = sales.text.split("\n## Big\n");
+  const [rest, formats] = afterFirst.split("\n## Formats\n");
+  assert.equal(formats, "\n| Share | Sum | Later | At |\n| --- | --- | --- | --- |\n| 25.5% | 0.3 | \\=B2\\*2 | 14:30 |\n");
   assert.equal(first, [
     "# sales", "## 销售",
     "| Region | Units | Date | Double | Note |\n| --- | --- | --- | --- | --- |\n| 华东 | 12 | 2026-01-15 | 24 | Rich text |\n| 华南 | 7 | 2026-02-01 09:30:00 | 14 | a \\| link |",
@@ -285,11 +300,26 @@ test("a slide deck, a workbook and an OpenDocument text become sources: slides, 
   assert.match(rest, /\*Big has 1005 rows and 55 columns; the first 1001 rows \(with the header\) and 50 columns are kept\.\*/);
   assert.ok(!/## Empty/.test(sales.text), "an empty sheet is left out");
 
+  // Each kind, broken: said, and nothing added.
+  for (const [name, mimeType] of [["broken.pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"],
+    ["broken.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"], ["broken.odt", "application/vnd.oasis.opendocument.text"],
+    ["broken.epub", "application/epub+zip"]]) {
+    await page.setInputFiles("#source-files", [{ name, mimeType, buffer: Buffer.from("not a zip at all") }]);
+    await page.waitForFunction((n) => document.querySelector("#status").textContent.includes(`Could not read ${n}`), name, { timeout: 30_000 });
+  }
+  // A type the app does not read (an old Word file) and a binary file under a text name.
+  await page.setInputFiles("#source-files", [{ name: "old.doc", mimeType: "application/msword", buffer: Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0, 0, 1]) }]);
+  await page.waitForFunction(() => /Could not read old\.doc: the app does not read this kind of file/.test(document.querySelector("#status").textContent));
+  await page.setInputFiles("#source-files", [{ name: "blob.txt", mimeType: "text/plain", buffer: Buffer.from([0x41, 0, 0x42]) }]);
+  await page.waitForFunction(() => /Could not read blob\.txt: it is not text/.test(document.querySelector("#status").textContent));
+  assert.equal(await page.locator("#sources-table tbody tr").count(), 3);
+
   const borrow = await source(page, "file:borrow.odt");
   assert.equal(borrow.title, "Borrowing notes");
   assert.equal(borrow.text, [
-    "# Borrowing notes", "# 借用规则", "A reference borrows a value: no move.", "## Two kinds",
-    "-   shared, &T\n-   mutable, &mut T", "| Kind | Many at once? |\n| --- | --- |\n| both | both |",
+    "# Borrowing notes", "# 借用规则", "A reference borrows a value: no move.[^fn1] See [the book](https://doc.rust-lang.org/book/).", "## Two kinds",
+    "-   shared, &T\n    -   many at once\n-   mutable, &mut T", "| Kind | Many at once? |\n| --- | --- |\n| both | both |",
+    "[^fn1]: The Rust Book, chapter 4.",
   ].join("\n\n") + "\n");
   assert.deepEqual(log.errors, []);
   await context.close();

@@ -8,8 +8,9 @@
 // The popup is opened as a page, `popup.html?tab=<id>` (headless Chromium does not show the
 // toolbar popup to Playwright). The shipped manifest asks for `activeTab`, which only a click on
 // the toolbar grants; the copy loaded here adds `host_permissions` for the fixture host,
-// http://localhost/* — the one difference. The scripted endpoint is on 127.0.0.1, another host,
-// so its calls stay subject to CORS as in real use.
+// http://localhost/*, and for http://127.0.0.2/*, the other site a clip's picture comes from (in
+// use, an optional permission the clip asks for) — the one difference. The scripted endpoint is
+// on 127.0.0.1, another host, so its calls stay subject to CORS as in real use.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +27,8 @@ const fixtures = `${root}/tests/fixtures/extension`;
 let context, sw, id, endpoint, fixtureServer, base, app, tmp;
 /** The picture pictures.html shows: PNG signature and filler, 3,000 bytes. */
 const CRAB = Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(2992, 7)]);
+/** The other picture, on another site (127.0.0.2, not localhost), its name with parentheses. */
+const SKETCH = Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.alloc(1992, 9)]);
 const site = { edition: 1 };
 
 /** Serves tests/fixtures/extension/; editions 2 and 3 of backpressure.html add a paragraph each. */
@@ -35,8 +38,9 @@ function startFixtures() {
       const name = new URL(req.url, "http://x").pathname.slice(1);
       if (name === "favicon.ico") { res.writeHead(204).end(); return; }
       if (name === "crab.png") { res.writeHead(200, { "content-type": "image/png" }).end(CRAB); return; }
+      if (name === "Ferris_(sketch).png") { res.writeHead(200, { "content-type": "image/png" }).end(SKETCH); return; }
       if (!/^[a-z-]+\.html$/.test(name) || !existsSync(`${fixtures}/${name}`)) { res.writeHead(404).end(); return; }
-      let html = readFileSync(`${fixtures}/${name}`, "utf8");
+      let html = readFileSync(`${fixtures}/${name}`, "utf8").replaceAll("{{OTHER}}", `http://127.0.0.2:${server.address().port}`);
       if (name === "backpressure.html" && site.edition >= 2) {
         html = html.replace("<p>Claim.", "<p>Credit-based flow control is the same idea across a network: the receiver grants credits and the sender spends one per message.</p>\n<p>Claim.");
       }
@@ -45,7 +49,8 @@ function startFixtures() {
       }
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
     });
-    server.listen(0, "127.0.0.1", () => resolve(server));
+    // On every loopback address: 127.0.0.2 stands for another site (pictures.html takes a picture from it).
+    server.listen(0, "0.0.0.0", () => resolve(server));
   });
 }
 
@@ -66,7 +71,10 @@ before(async () => {
   assert.equal(manifest.host_permissions, undefined);
   // Asked for at the first clip whose images are on another site, for those sites only.
   assert.deepEqual(manifest.optional_host_permissions, ["http://*/*", "https://*/*"]);
-  manifest.host_permissions = ["http://localhost/*"];
+  // The fixture site, and the site its pictures page takes one picture from (what a person
+  // grants when the clip asks; the prompt itself cannot be answered in a headless browser). Not
+  // 127.0.0.1: the scripted endpoint is there, and must be reached as any site would reach it.
+  manifest.host_permissions = ["http://localhost/*", "http://127.0.0.2/*"];
   writeFileSync(`${ext}/manifest.json`, JSON.stringify(manifest, null, 2));
   context = await chromium.launchPersistentContext(`${tmp}/profile`, {
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium", headless: true, acceptDownloads: true,
@@ -467,8 +475,10 @@ test("the extension's wiki page mirrors into a folder, and a clip from the popup
 
 test("a clip keeps its images as attachments; without the permission they stay links and the source says so", { timeout: 120_000 }, async () => {
   const url = `${base}/pictures.html`;
+  const other = base.replace("localhost", "127.0.0.2");
   const tab = await visit("pictures.html");
-  // Refused: the image stays a link, and the source says why.
+  // Refused: the picture on another site stays a link, and the source says why; the page's own
+  // picture is kept (read under the popup's grant for the page, no prompt).
   let popup = await popupFor(tab);
   await popup.evaluate(() => {
     chrome.permissions.contains = async () => false;
@@ -476,39 +486,43 @@ test("a clip keeps its images as attachments; without the permission they stay l
   });
   assert.match(await press(popup, "#clip"), /Added/);
   let s = (await wikiFacts()).sources.find((x) => x.key === url);
-  assert.match(s.text, new RegExp(`!\\[Ferris the crab\\]\\(${base.replace(/[.]/g, "\\.")}/crab\\.png\\)`));
-  assert.match(s.text, /\*1 image\(s\) stay links to their site \(no permission to fetch from http:\/\/localhost:\d+\)\.\*\n$/);
+  assert.ok(s.text.includes(`![A sketch](${other}/Ferris_(sketch).png)`), s.text);
+  assert.match(s.text, /!\[Ferris the crab\]\(clip-[0-9a-f]{16}\.png\)/);
+  assert.ok(s.text.endsWith(`*1 image(s) stay links to their site (no permission to fetch from ${other}).*\n`), s.text);
   await popup.close();
 
-  // Granted (the test's manifest holds the fixture site): kept as an attachment, the markdown
-  // points at it, and the page renders it from the wiki.
+  // Granted: both kept as attachments, the markdown points at them (a name with parentheses
+  // too), and the page renders them from the wiki.
   popup = await popupFor(tab);
   assert.match(await press(popup, "#clip-compile"), /Compiled 1 source/);
   s = (await wikiFacts()).sources.find((x) => x.key === url);
-  const m = s.text.match(/!\[Ferris the crab\]\((clip-[0-9a-f]{16}\.png)\)/);
-  assert.ok(m, s.text);
-  assert.ok(!/stay links/.test(s.text), s.text);
-  const asset = await app.evaluate(async (name) => {
+  const names = [...s.text.matchAll(/!\[[^\]]*\]\((clip-[0-9a-f]{16}\.png)\)/g)].map((m) => m[1]);
+  assert.equal(names.length, 2, s.text);
+  assert.ok(!/stay links|127\.0\.0\.2|crab\.png/.test(s.text), s.text);
+  const assets = await app.evaluate(async (names) => {
     const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
     await init();
     const w = await Wiki.open("default");
     try {
-      const a = (await w.assets()).find((x) => x.name === name);
-      return a && { mime: a.mime, bytes: a.bytes, sha: a.sha256, data: Array.from(await w.asset(a.sha256)).slice(0, 8) };
+      const out = [];
+      for (const name of names) {
+        const a = (await w.assets()).find((x) => x.name === name);
+        out.push({ mime: a.mime, bytes: a.bytes, sha: a.sha256, head: Array.from(await w.asset(a.sha256)).slice(8, 10) });
+      }
+      return out;
     } finally { w.close(); }
-  }, m[1]);
-  assert.deepEqual([asset.mime, asset.bytes, asset.data], ["image/png", CRAB.length, [...CRAB.subarray(0, 8)]]);
-  assert.equal(m[1], `clip-${asset.sha.slice(0, 16)}.png`, "content-addressed");
+  }, names);
+  assert.deepEqual(assets.map((a) => [a.mime, a.bytes, a.head]), [["image/png", CRAB.length, [7, 7]], ["image/png", SKETCH.length, [9, 9]]]);
+  assets.forEach((a, i) => assert.equal(names[i], `clip-${a.sha.slice(0, 16)}.png`, "content-addressed"));
   const html = await app.evaluate(async (text) => {
     const { default: init, Wiki } = await import("/app/pkg/llm_wiki.js");
     await init();
     const w = await Wiki.open("default");
     try { return (await w.renderMarkdown(text)).html; } finally { w.close(); }
   }, s.text);
-  assert.match(html, /<img[^>]*data-asset="[0-9a-f]{64}"/, "rendered from the wiki, not the site");
-  assert.ok(!/crab\.png"/.test(html), html);
-  // The same page again: the same attachment, nothing new.
-  assert.match(await press(popup, "#clip"), /unchanged|already/i);
+  assert.equal([...html.matchAll(/<img[^>]*data-asset="[0-9a-f]{64}"/g)].length, 2, "rendered from the wiki, not the sites");
+  // The same page again: the same attachments, nothing new.
+  assert.match(await press(popup, "#clip"), /unchanged/);
   await popup.close();
   await tab.close();
   assert.deepEqual(errors, []);

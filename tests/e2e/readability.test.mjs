@@ -1,8 +1,9 @@
 // The HTML → markdown converter against plain Readability on Mozilla Readability's own test pages
 // (issue #26; the vendored subset in tests/fixtures/readability/). The converter removes page
 // chrome before Readability runs; it must never cost the article: on every page its recall of
-// the expected article's words is within 0.01 of plain Readability's, and a full article is not
-// flagged low-confidence (such a clip is kept but not compiled).
+// the expected article's words is within 0.01 of plain Readability's, it keeps no more than about
+// as much again of other text, and a full article is not flagged low-confidence (such a clip is
+// kept but not compiled).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -33,6 +34,13 @@ test("articles in containers named like sidebars are kept: videos-1 and ebb-org"
     const r = rows.find((x) => x.name === name);
     assert.ok(r.ours >= 0.95, `${name}: recall ${r.ours.toFixed(3)}`);
   }
+});
+
+test("what comes with the article is bounded: precision at least 0.5 on every page of 200 characters or more", () => {
+  // A converter that kept the whole page would keep every word (recall 1) and fail here.
+  const text = (name) => readFileSync(`${dir}/${name}/expected.html`, "utf8").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim();
+  const loose = rows.filter((r) => text(r.name).length >= 200 && r.oursPrecision < 0.5).map((r) => `${r.name}: ${r.oursPrecision.toFixed(3)}`);
+  assert.deepEqual(loose, []);
 });
 
 test("a full article is not flagged low-confidence", () => {

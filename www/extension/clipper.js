@@ -70,53 +70,112 @@ export function recall(wiki, converted) {
 export const MAX_CLIP_IMAGE_BYTES = 20 * 1024 * 1024;
 /** Images kept per clip, likewise. */
 export const MAX_CLIP_IMAGES = 100;
+/** Milliseconds one image may take to arrive. */
+const IMAGE_TIMEOUT_MS = 10_000;
+/** Images fetched at once. */
+const IMAGE_FETCHES = 4;
 
-const IMAGE_EXT = { "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/avif": "avif", "image/svg+xml": "svg" };
+// Raster types only: an SVG attachment is a document that can carry script.
+const IMAGE_EXT = { "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/avif": "avif" };
+
+/**
+ * The remote images of `markdown`: `![alt](http…)` outside code, the destination allowed to hold
+ * balanced parentheses (`Foo_(bar).jpg`). Returns [{ start, end, alt, url }] in order.
+ */
+export function remoteImages(markdown) {
+  const code = [];
+  for (const m of markdown.matchAll(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[ \t]*$|`[^`\n]+`/gm)) code.push([m.index, m.index + m[0].length]);
+  const re = /!\[([^\]]*)\]\((https?:\/\/(?:[^()\s]|\([^()\s]*\))+)\)/g;
+  const out = [];
+  for (const m of markdown.matchAll(re)) {
+    if (code.some(([a, b]) => m.index >= a && m.index < b)) continue;
+    out.push({ start: m.index, end: m.index + m[0].length, alt: m[1], url: m[2] });
+  }
+  return out;
+}
 
 /**
  * The clip's remote images kept as attachments (issue #26): each `![alt](http…)` in `markdown`
- * is fetched (most live on another origin, a CDN: the extension asks once for an optional host
- * permission for those origins, through `permissions`, which must be called in a click) and
- * replaced by `![alt](clip-<sha256 prefix>.<ext>)`, a relative link the wiki resolves to the
- * attachment, so the page renders with no remote load. Resolves to
- * `{ markdown, attachments: [{ name, mime, bytes }], kept, left }`; images that stay links
- * (permission refused, a failed fetch, not an image, over the caps) are counted in `left`, and
- * the markdown ends with a line saying why.
+ * is fetched and replaced by `![alt](clip-<sha256 prefix>.<ext>)`, a relative link the wiki
+ * resolves to the attachment, so the page renders with no remote load. Images on other sites
+ * than the page (most live on a CDN) need an optional host permission, asked once for those
+ * sites through `permissions` (call this in the click: Chrome asks only then); the page's own
+ * site is read under the popup's `activeTab` grant. At most `MAX_CLIP_IMAGES` images and
+ * `MAX_CLIP_IMAGE_BYTES` in all, each within `IMAGE_TIMEOUT_MS` (a body is read as it comes and
+ * dropped once over the budget), `IMAGE_FETCHES` at a time. Never throws: an image that cannot
+ * be kept stays a link, and the markdown ends with a line saying why.
+ * Resolves to `{ markdown, attachments: [{ name, mime, bytes }], kept, left }`.
  * @param {string} markdown the clip's markdown
+ * @param {string} pageUrl the page's URL
  * @param {{ contains(o): Promise<boolean>, request(o): Promise<boolean> }} permissions
  *   `chrome.permissions`
- * @param {(url: string) => Promise<Response>} [get] fetch
+ * @param {(url: string, init: object) => Promise<Response>} [get] fetch
  */
-export async function keepImages(markdown, permissions, get = fetch) {
-  const re = /!\[([^\]]*)\]\((https?:\/\/[^)\s]+)\)/g;
-  const urls = [...new Set([...markdown.matchAll(re)].map((m) => m[2]))];
+export async function keepImages(markdown, pageUrl, permissions, get = fetch) {
+  const found = remoteImages(markdown);
+  const urls = [...new Set(found.map((f) => f.url))];
   if (!urls.length) return { markdown, attachments: [], kept: 0, left: 0 };
-  const origins = [...new Set(urls.map((u) => `${new URL(u).origin}/*`))];
-  let granted = await permissions.contains({ origins });
-  if (!granted) granted = await permissions.request({ origins }).catch(() => false);
+  const own = new URL(pageUrl).origin;
+  const origins = [...new Set(urls.map((u) => new URL(u).origin))].filter((o) => o !== own).map((o) => `${o}/*`);
+  let granted = true;
+  if (origins.length) {
+    granted = await permissions.contains({ origins }).catch(() => false);
+    if (!granted) granted = await permissions.request({ origins }).catch(() => false);
+  }
   const names = new Map();
   const attachments = [];
   const why = new Set();
-  let bytes = 0;
-  for (const url of urls) {
-    if (!granted) { why.add("permission"); continue; }
-    if (attachments.length >= MAX_CLIP_IMAGES) { why.add("cap"); continue; }
+  let budget = MAX_CLIP_IMAGE_BYTES;
+  const queue = urls.filter((u) => {
+    if (granted || new URL(u).origin === own) return true;
+    why.add("permission");
+    return false;
+  });
+  const fetchOne = async (url) => {
+    if (attachments.length >= MAX_CLIP_IMAGES) { why.add("cap"); return; }
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), IMAGE_TIMEOUT_MS);
     try {
-      const response = await get(url, { credentials: "omit" });
+      const response = await get(url, { credentials: "omit", signal: abort.signal });
       const mime = (response.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
-      if (!response.ok || !IMAGE_EXT[mime]) { why.add("fetch"); continue; }
-      const data = new Uint8Array(await response.arrayBuffer());
-      if (bytes + data.length > MAX_CLIP_IMAGE_BYTES) { why.add("cap"); continue; }
-      bytes += data.length;
+      if (!response.ok || !IMAGE_EXT[mime]) { why.add("fetch"); return; }
+      if (Number(response.headers.get("content-length") || 0) > budget) { why.add("cap"); abort.abort(); return; }
+      const parts = [];
+      let size = 0;
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.length;
+        if (size > budget) { why.add("cap"); abort.abort(); return; }
+        parts.push(value);
+      }
+      if (attachments.length >= MAX_CLIP_IMAGES) { why.add("cap"); return; }
+      budget -= size;
+      const data = new Uint8Array(size);
+      let at = 0;
+      for (const p of parts) { data.set(p, at); at += p.length; }
       const sha = [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
       const name = `clip-${sha.slice(0, 16)}.${IMAGE_EXT[mime]}`;
       if (!attachments.some((a) => a.name === name)) attachments.push({ name, mime, bytes: data });
       names.set(url, name);
     } catch {
-      why.add("fetch");
+      why.add("fetch"); // refused, unreachable, timed out
+    } finally {
+      clearTimeout(timer);
     }
+  };
+  const workers = Array.from({ length: IMAGE_FETCHES }, async () => {
+    while (queue.length) await fetchOne(queue.shift());
+  });
+  await Promise.all(workers);
+  let out = "";
+  let at = 0;
+  for (const f of found) {
+    out += markdown.slice(at, f.start) + (names.has(f.url) ? `![${f.alt}](${names.get(f.url)})` : markdown.slice(f.start, f.end));
+    at = f.end;
   }
-  let out = markdown.replace(re, (whole, alt, url) => (names.has(url) ? `![${alt}](${names.get(url)})` : whole));
+  out += markdown.slice(at);
   const left = urls.filter((u) => !names.has(u)).length;
   if (left) {
     const reasons = [...why].map((w) => ({

@@ -78,10 +78,15 @@ async function renderRecall() {
 async function clip() {
   const { input, converted } = state.source;
   // Asked here, in the click: the first clip with images on another site asks for access to it.
-  const images = await keepImages(input.content, chrome.permissions);
+  const images = await keepImages(input.content, input.url, chrome.permissions);
   const report = await withWriteLock(state.name, async () => {
-    for (const a of images.attachments) await state.wiki.addAttachment(a.name, a.mime, a.bytes);
-    return state.wiki.addSource({ ...input, content: images.markdown, capturedAt: Date.now() });
+    let content = images.markdown;
+    for (const a of images.attachments) {
+      // The wiki may keep the picture under another name (one it already had): point at that.
+      const asset = await state.wiki.addAttachment(a.name, a.mime, a.bytes);
+      if (asset.name !== a.name) content = content.split(`](${a.name})`).join(`](${asset.name})`);
+    }
+    return state.wiki.addSource({ ...input, content, capturedAt: Date.now() });
   }, { onWait: () => setStatus(t("waitingForOtherTab")) });
   setStatus(report.outcome === "added" ? t("sourceAdded", converted.title)
     : report.outcome === "unchanged" ? t("sourceUnchanged", converted.title) : t("sourceCorrected", converted.title));

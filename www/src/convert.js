@@ -31,6 +31,16 @@ const LAYOUT_SELECTORS = [
   "nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]",
   "[id*=sidebar i]", "[class*=sidebar i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]",
 ];
+/**
+ * What is chrome by its role or its purpose, not by a guess from a class name: navigation,
+ * footers, dialogs and consent banners. Text of these never belongs in the article.
+ */
+const CERTAIN_CHROME = [
+  "nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]",
+  "[role=dialog]", "[aria-modal=true]",
+  "[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]", "[id*=gdpr i]", "[class*=gdpr i]",
+].join(",");
+
 /** Hidden elements: removed as above; never counted as an overlay that hid the article. */
 const HIDDEN = "[hidden], [aria-hidden=true], [class~=hidden]";
 /**
@@ -43,8 +53,23 @@ const NOT_A_REGION = [
   "p, li, dd, dt, td, th, label, input, button, select, textarea, option",
 ].join(", ");
 
+const squash = (text) => (text || "").replace(/\s+/g, " ").trim();
+
+/** The words of `text`, lower-cased: runs of letters and digits, each CJK character one word. */
+const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+/gu;
+
+/** The share of `want`'s distinct words that `got` also holds (1 when `want` has none). */
+function wordRecall(want, got) {
+  const words = new Set(want.toLowerCase().match(WORD) || []);
+  if (!words.size) return 1;
+  const have = new Set(got.toLowerCase().match(WORD) || []);
+  let hit = 0;
+  for (const w of words) if (have.has(w)) hit++;
+  return hit / words.size;
+}
+
 function textLength(node) {
-  return (node.textContent || "").replace(/\s+/g, " ").trim().length;
+  return squash(node.textContent).length;
 }
 
 /**
@@ -152,17 +177,23 @@ export function htmlToMarkdown(html, options = {}) {
   }
   const pageTitle = (doc.querySelector("title")?.textContent || "").trim();
   for (const el of doc.querySelectorAll(NON_CONTENT)) el.remove();
-  // The article's heading: the first h1 of an article or main element, else the page's first.
-  const headingEl = ["article h1", "main h1", "[role=main] h1", "h1"].map((sel) => doc.querySelector(sel)).find(Boolean);
+  // The page as it is now, for plain Readability's opinion below.
+  const untouched = doc.cloneNode(true);
+  const overlay = OVERLAY_SELECTORS.join(",");
+  // The article's heading: the first h1 of an article or main element, else the page's first,
+  // never one inside an overlay (a consent dialog's "We value your privacy").
+  const headingEl = ["article h1", "main h1", "[role=main] h1", "h1"]
+    .map((sel) => [...doc.querySelectorAll(sel)].find((h) => !h.closest(overlay))).find(Boolean);
   const mainHeading = (headingEl?.textContent || "").replace(/\s+/g, " ").trim();
   const pageText = doc.body ? textLength(doc.body) : 0;
   // Remove chrome, remembering how much visible text the overlays held. An element stays when it is or
   // holds the article: its main heading, a main or article element, or (for page chrome) most of
-  // the page's text.
+  // the page's text. The page itself (a `<body class="category-cookies">`) is never chrome.
   let chromeText = 0;
-  const overlay = OVERLAY_SELECTORS.join(",");
+  const certain = []; // the text of removed chrome that is chrome by its role, not by a guess at its name
   for (const el of doc.querySelectorAll([...OVERLAY_SELECTORS, ...LAYOUT_SELECTORS].join(","))) {
-    if (!el.isConnected || (el.matches(NOT_A_REGION) && !el.matches(HIDDEN))) continue;
+    if (!el.isConnected || el === doc.body || el === doc.documentElement) continue;
+    if (el.matches(NOT_A_REGION) && !el.matches(HIDDEN)) continue;
     if (el.matches("main, article") || el.querySelector("main, article")) continue;
     if (headingEl && el.contains(headingEl)) continue;
     const text = textLength(el);
@@ -170,12 +201,23 @@ export function htmlToMarkdown(html, options = {}) {
     // A long overlay over a short extract is a sign the page was mostly banner (F23); a long
     // menu or footer is common around any article, and hidden text was never in the way.
     if (el.matches(overlay) && !el.matches(HIDDEN)) chromeText = Math.max(chromeText, text);
+    if (el.matches(CERTAIN_CHROME) && text >= 30) certain.push(squash(el.textContent).slice(0, 60));
     el.remove();
   }
   // keepClasses keeps `language-*` on code for fenced-code info strings. The default character
   // threshold (500): below it Readability tries again with fewer rules and keeps its longest
   // attempt, where a lower one takes a newsletter box over the article.
-  const article = new Readability(doc, { keepClasses: true }).parse();
+  let article = new Readability(doc, { keepClasses: true }).parse();
+  // A safety net for the removal above, which goes partly by names: when plain Readability, on
+  // the page with nothing removed, finds an article of which ours misses more than a tenth of
+  // the words, and that holds none of the chrome removed for its role (menus, footers, dialogs,
+  // consent banners), its article is the article: a content wrapper was taken for chrome by
+  // its name (and ours may be the comments below it).
+  const plain = new Readability(untouched, { keepClasses: true }).parse();
+  if (plain && plain.textContent && wordRecall(plain.textContent, article?.textContent || "") < 0.9) {
+    const plainText = squash(plain.textContent);
+    if (!certain.some((c) => plainText.includes(c))) article = plain;
+  }
   let contentHtml, title;
   if (article && article.content) {
     contentHtml = article.content;
@@ -237,7 +279,6 @@ export function fragmentToMarkdown(html, options = {}) {
       if (!kept) el.removeAttribute(attr);
     }
   }
-  const squash = (text) => text.replace(/\s+/g, " ").trim();
   const first = doc.body.querySelector("h1, h2, h3, h4, h5, h6");
   if (options.dropHeading && first && squash(first.textContent) === squash(options.dropHeading)) first.remove();
   const offset = options.headingOffset || 0;

@@ -38,7 +38,9 @@ export async function docxToHtml(bytes) {
     const h = new DOMParser().parseFromString(result.value, "text/html").querySelector("h1, h2");
     title = (h?.textContent || "").replace(/\s+/g, " ").trim();
   }
-  return { html: result.value, title, messages: result.messages.map((m) => m.message) };
+  // mammoth ends each footnote with a "↑" link back to its reference: not the note's text.
+  const html = result.value.replace(/\s*<a href="#(?:footnote|endnote)-ref-[^"]*">↑<\/a>/g, "");
+  return { html, title, messages: result.messages.map((m) => m.message) };
 }
 
 const DC = "http://purl.org/dc/elements/1.1/";
@@ -53,7 +55,8 @@ const DC = "http://purl.org/dc/elements/1.1/";
 export function epubToChapters(bytes) {
   let files;
   try {
-    files = unzipSync(bytes);
+    // Not the pictures, sounds and fonts: only text is read.
+    files = unzipSync(bytes, { filter: (f) => !/\.(jpe?g|png|gif|webp|avif|svg|bmp|mp3|mp4|m4a|ogg|webm|ttf|otf|woff2?)$/i.test(f.name) });
   } catch (e) {
     throw new DocumentError("EPUB_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
   }
@@ -76,19 +79,24 @@ export function epubToChapters(bytes) {
   }
   const spine = opf.getElementsByTagName("spine")[0];
   if (!spine) throw new DocumentError("EPUB_INVALID", "the package document has no spine");
+  const encrypted = drmProtected(files);
   const titles = tocTitles(files, manifest, spine);
   const chapters = [];
-  for (const ref of spine.getElementsByTagName("itemref")) {
-    if (ref.getAttribute("linear") === "no") continue;
+  // The reading order, then the parts outside it (endnotes, answers), so no text is lost.
+  const refs = [...spine.getElementsByTagName("itemref")];
+  const ordered = [...refs.filter((r) => r.getAttribute("linear") !== "no"), ...refs.filter((r) => r.getAttribute("linear") === "no")];
+  for (const ref of ordered) {
     const item = manifest.get(ref.getAttribute("idref"));
+    if (item && encrypted.has(item.path)) throw new DocumentError("EPUB_INVALID", "the book is DRM-protected: its chapters are encrypted");
     if (!item || !/html/.test(item.type) || !files[item.path]) continue;
     const doc = chapterDocument(strFromU8(files[item.path]));
     const body = doc.body || doc.getElementsByTagName("body")[0];
     if (!body) continue;
     const heading = body.querySelector("h1, h2, h3");
+    const own = doc.getElementsByTagName("title")[0]?.textContent || "";
     chapters.push({
       href: item.path,
-      title: titles.get(item.path) || (heading?.textContent || "").replace(/\s+/g, " ").trim(),
+      title: titles.get(item.path) || (heading?.textContent || own).replace(/\s+/g, " ").trim(),
       html: body.innerHTML,
     });
   }
@@ -110,7 +118,7 @@ const R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 export function pptxToHtml(bytes) {
   let files;
   try {
-    files = unzipSync(bytes);
+    files = unzipSync(bytes, { filter: (f) => /\.(xml|rels)$/i.test(f.name) }); // not the media
   } catch (e) {
     throw new DocumentError("PPTX_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
   }
@@ -127,16 +135,21 @@ export function pptxToHtml(bytes) {
     const slide = path && part(path);
     if (!slide) continue;
     n++;
-    const shapes = [...slide.getElementsByTagNameNS(P, "sp")];
-    const isTitle = (sp) => [...sp.getElementsByTagNameNS(P, "ph")].some((ph) => /^(title|ctrTitle)$/.test(ph.getAttribute("type") || ""));
-    const titleShape = shapes.find(isTitle);
+    // Shapes and tables in reading (document) order, groups included; not the fallback copy an
+    // mc:AlternateContent keeps for older readers, nor footers, dates and slide numbers.
+    const items = [...slide.getElementsByTagName("*")].filter((e) =>
+      ((e.namespaceURI === P && e.localName === "sp") || (e.namespaceURI === A && e.localName === "tbl")) && !inFallback(e));
+    const shapes = items.filter((e) => e.localName === "sp" && !/^(ftr|dt|sldNum|hdr)$/.test(placeholder(e)));
+    const titleShape = shapes.find((sp) => /^(title|ctrTitle)$/.test(placeholder(sp)));
     const title = titleShape ? paragraphs(titleShape).map((p) => p.text).join(" ").trim() : "";
     if (!firstTitle) firstTitle = title;
     const h = out.createElement("h2");
     h.textContent = title ? `Slide ${n}: ${title}` : `Slide ${n}`;
     body.append(h);
-    for (const sp of shapes) if (sp !== titleShape) appendParagraphs(out, body, paragraphs(sp));
-    for (const tbl of slide.getElementsByTagNameNS(A, "tbl")) body.append(tableOf(out, tbl));
+    for (const e of items) {
+      if (e.localName === "tbl") body.append(tableOf(out, e));
+      else if (e !== titleShape && shapes.includes(e)) appendParagraphs(out, body, paragraphs(e));
+    }
     const notesPath = [...relationships(part, path).values()].find((t) => /notesSlide/.test(t));
     const notes = notesPath && part(notesPath);
     if (notes) {
@@ -152,7 +165,23 @@ export function pptxToHtml(bytes) {
     }
   }
   if (!n) throw new DocumentError("PPTX_INVALID", "the presentation lists no slide");
-  return { title: coreTitle(files) || firstTitle, html: body.innerHTML, slides: n };
+  // PowerPoint titles a new deck "PowerPoint Presentation": a title nobody chose.
+  const core = coreTitle(files);
+  const chosen = /^(powerpoint presentation|presentation\s*\d*|microsoft (powerpoint|word) - .*)$/i.test(core) ? "" : core;
+  return { title: chosen || firstTitle, html: body.innerHTML, slides: n };
+}
+
+/** A shape's placeholder type (`title`, `body`, `ftr`…), or "" when it is not one. */
+function placeholder(sp) {
+  const nvPr = sp.getElementsByTagNameNS(P, "nvPr")[0];
+  const ph = nvPr && [...nvPr.children].find((c) => c.localName === "ph");
+  return ph ? ph.getAttribute("type") || "body" : "";
+}
+
+/** Whether `el` sits in the fallback branch of an `mc:AlternateContent`. */
+function inFallback(el) {
+  for (let p = el.parentNode; p && p.nodeType === 1; p = p.parentNode) if (p.localName === "Fallback") return true;
+  return false;
 }
 
 /** The paragraphs of a shape's text body: `{ text, level }` (level 0 for a plain paragraph). */
@@ -168,22 +197,31 @@ function paragraphs(shape) {
   });
 }
 
-/** Paragraphs into `parent`: plain ones as <p>, indented ones (level ≥ 1) as list items. */
+/**
+ * Paragraphs into `parent`: plain ones (level 0) as <p>, indented ones as list items nested by
+ * their level.
+ */
 function appendParagraphs(doc, parent, paras) {
-  let list = null;
+  let lists = []; // the open lists, by depth (lists[0] for level 1)
   for (const p of paras) {
     if (!p.text) continue;
-    if (p.level > 0) {
-      if (!list) { list = doc.createElement("ul"); parent.append(list); }
-      const li = doc.createElement("li");
-      li.textContent = p.text;
-      list.append(li);
-    } else {
-      list = null;
+    if (p.level === 0) {
+      lists = [];
       const el = doc.createElement("p");
       el.textContent = p.text;
       parent.append(el);
+      continue;
     }
+    lists.length = Math.min(lists.length, p.level);
+    while (lists.length < p.level) {
+      const ul = doc.createElement("ul");
+      const host = lists.length ? lists.at(-1).lastElementChild || lists.at(-1) : parent;
+      host.append(ul);
+      lists.push(ul);
+    }
+    const li = doc.createElement("li");
+    li.textContent = p.text;
+    lists.at(-1).append(li);
   }
 }
 
@@ -225,15 +263,16 @@ const TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0";
 const OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0";
 
 /**
- * An OpenDocument text (.odt) as `{ title, html }`: its headings (by outline level), paragraphs,
- * lists and tables in order, from content.xml. `title` is the document's meta title (meta.xml),
- * else its first heading. Frames, pictures and notes are left out.
+ * An OpenDocument text (.odt) as `{ title, html }`: its headings (by outline level), paragraphs
+ * (text boxes' included), lists, tables and web links in order, from content.xml, its footnotes
+ * and endnotes as a numbered list at the end. `title` is the document's meta title (meta.xml),
+ * else its first heading. Pictures and comments are left out.
  * Throws `DocumentError` (`ODT_INVALID`) when there is no text body.
  */
 export function odtToHtml(bytes) {
   let files;
   try {
-    files = unzipSync(bytes);
+    files = unzipSync(bytes, { filter: (f) => f.name === "content.xml" || f.name === "meta.xml" });
   } catch (e) {
     throw new DocumentError("ODT_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
   }
@@ -241,78 +280,156 @@ export function odtToHtml(bytes) {
   const text = content?.getElementsByTagNameNS(OFFICE, "text")[0];
   if (!text) throw new DocumentError("ODT_INVALID", "no text body in content.xml");
   const out = document.implementation.createHTMLDocument("");
+  const notes = []; // footnote and endnote bodies, in order
+  /** Appends the inline content of `el` to `target`: text, links, note references. */
+  const inline = (el, target) => {
+    for (const node of el.childNodes) {
+      if (node.nodeType === 3) target.append(node.textContent);
+      else if (node.localName === "s") target.append(" ".repeat(Math.min(100, Number(node.getAttributeNS(TEXT, "c") || 1))));
+      else if (node.localName === "tab" || node.localName === "line-break") target.append(" ");
+      else if (node.localName === "annotation" || node.localName === "bookmark" || node.localName === "soft-page-break") continue;
+      else if (node.localName === "note") {
+        const body = [...node.children].find((c) => c.localName === "note-body");
+        if (!body) continue;
+        const id = `fn${notes.length + 1}`;
+        notes.push({ id, text: textOf(body) });
+        const sup = out.createElement("sup");
+        const a = out.createElement("a");
+        a.href = `#${id}`;
+        a.textContent = String(notes.length);
+        sup.append(a);
+        target.append(sup);
+      } else if (node.localName === "a") {
+        const href = node.getAttributeNS("http://www.w3.org/1999/xlink", "href") || "";
+        if (/^(https?|mailto):/i.test(href)) {
+          const a = out.createElement("a");
+          a.href = href;
+          inline(node, a);
+          target.append(a);
+        } else inline(node, target);
+      } else inline(node, target);
+    }
+  };
+  /** The plain text of `el` (a note's body, a table cell), paragraphs joined by "; ". */
+  const textOf = (el) => {
+    const parts = [];
+    for (const c of el.children) {
+      if (c.localName === "p" || c.localName === "h") {
+        const span = out.createElement("span");
+        inline(c, span);
+        parts.push(span.textContent.replace(/\s+/g, " ").trim());
+      } else if (c.localName === "list" || c.localName === "list-item" || c.localName === "section") parts.push(textOf(c));
+    }
+    return parts.filter(Boolean).join("; ");
+  };
+  const block = (tag, el) => {
+    const b = out.createElement(tag);
+    inline(el, b);
+    return b.textContent.trim() ? b : null;
+  };
   const walk = (node, parent) => {
     for (const el of node.children) {
       if (el.namespaceURI === TEXT && el.localName === "h") {
         const level = Math.min(6, Math.max(1, Number(el.getAttributeNS(TEXT, "outline-level") || 1)));
-        const h = out.createElement(`h${level}`);
-        h.textContent = inline(el);
-        if (h.textContent) parent.append(h);
+        const h = block(`h${level}`, el);
+        if (h) parent.append(h);
       } else if (el.namespaceURI === TEXT && el.localName === "p") {
-        const p = out.createElement("p");
-        p.textContent = inline(el);
-        if (p.textContent) parent.append(p);
+        const p = block("p", el);
+        if (p) parent.append(p);
       } else if (el.namespaceURI === TEXT && el.localName === "list") {
         const ul = out.createElement("ul");
         for (const item of el.children) {
-          if (item.localName !== "list-item") continue;
+          if (item.localName !== "list-item" && item.localName !== "list-header") continue;
           // An item's paragraphs as its text (a tight list); a list inside it nests.
           const li = out.createElement("li");
-          const texts = [];
           for (const child of item.children) {
-            if (child.localName === "p" || child.localName === "h") texts.push(inline(child));
-            else if (child.localName === "list") walk({ children: [child] }, li);
+            if (child.localName === "p" || child.localName === "h") {
+              if (li.childNodes.length) li.append(" ");
+              inline(child, li);
+            } else if (child.localName === "list") walk({ children: [child] }, li);
           }
-          li.prepend(texts.filter(Boolean).join(" "));
-          ul.append(li);
+          if (li.textContent.trim()) ul.append(li);
         }
-        parent.append(ul);
+        if (ul.children.length) parent.append(ul);
       } else if (el.namespaceURI === TABLE && el.localName === "table") {
-        parent.append(odfTable(out, el, inline));
-      } else if (el.namespaceURI === TEXT && el.localName === "section") {
+        parent.append(odfTable(out, el, textOf));
+      } else if (el.namespaceURI === TEXT && (el.localName === "section" || el.localName === "index-body")) {
         walk(el, parent);
       }
     }
   };
   walk(text, out.body);
+  if (notes.length) {
+    const ol = out.createElement("ol");
+    for (const n of notes) {
+      const li = out.createElement("li");
+      li.id = n.id;
+      li.textContent = n.text;
+      ol.append(li);
+    }
+    out.body.append(ol);
+  }
   const meta = files["meta.xml"] && xml(strFromU8(files["meta.xml"]));
   const metaTitle = (meta?.getElementsByTagNameNS(DC, "title")[0]?.textContent || "").trim();
   return { title: metaTitle || (out.body.querySelector("h1, h2, h3")?.textContent || ""), html: out.body.innerHTML };
 }
 
-/** An ODF paragraph's text: spans and links read through, `text:s` as spaces, tabs and breaks. */
-function inline(el) {
-  let s = "";
-  for (const node of el.childNodes) {
-    if (node.nodeType === 3) s += node.textContent;
-    else if (node.localName === "s") s += " ".repeat(Number(node.getAttributeNS(TEXT, "c") || 1));
-    else if (node.localName === "tab" || node.localName === "line-break") s += " ";
-    else if (node.localName === "note" || node.localName === "annotation") continue;
-    else s += inline(node);
-  }
-  return s.replace(/\s+/g, " ").trim();
-}
-
-/** An ODF table as an HTML table (repeated rows and cells expanded), its first row the header. */
-function odfTable(doc, el, text) {
+/**
+ * An ODF table as an HTML table, its first row the header: its own rows only (a table inside a
+ * cell is read as that cell's text), repeated rows and cells expanded up to 50, empty trailing
+ * cells and rows dropped.
+ */
+function odfTable(doc, el, textOf) {
   const table = doc.createElement("table");
+  const rows = [];
+  const collect = (node) => {
+    for (const c of node.children) {
+      if (c.localName === "table-row") rows.push(c);
+      else if (/^table-(header-rows|rows|row-group)$/.test(c.localName)) collect(c);
+    }
+  };
+  collect(el);
   let first = true;
-  for (const row of el.getElementsByTagNameNS(TABLE, "table-row")) {
-    const tr = table.insertRow();
+  for (const row of rows) {
+    const cells = [];
     for (const cell of row.children) {
       if (cell.localName !== "table-cell" && cell.localName !== "covered-table-cell") continue;
       const repeat = Math.min(50, Number(cell.getAttributeNS(TABLE, "number-columns-repeated") || 1));
-      const value = [...cell.children].map(text).filter(Boolean).join("; ");
-      for (let i = 0; i < repeat; i++) {
+      const value = textOf(cell);
+      for (let i = 0; i < repeat; i++) cells.push(value);
+    }
+    while (cells.length && !cells.at(-1)) cells.pop();
+    const times = Math.min(50, Number(row.getAttributeNS(TABLE, "number-rows-repeated") || 1));
+    if (!cells.length) continue;
+    for (let r = 0; r < times; r++) {
+      const tr = table.insertRow();
+      for (const value of cells) {
         const c = doc.createElement(first ? "th" : "td");
         c.textContent = value;
         tr.append(c);
       }
+      first = false;
     }
-    while (tr.lastChild && !tr.lastChild.textContent) tr.lastChild.remove();
-    first = false;
   }
   return table;
+}
+
+/**
+ * The files an EPUB lists as encrypted (META-INF/encryption.xml), font obfuscation aside (it
+ * hides fonts only); every file when META-INF/rights.xml holds a DRM licence.
+ */
+function drmProtected(files) {
+  const out = new Set();
+  if (files["META-INF/rights.xml"]) return new Set(Object.keys(files));
+  const enc = files["META-INF/encryption.xml"];
+  if (!enc) return out;
+  for (const data of xml(strFromU8(enc)).getElementsByTagNameNS("*", "EncryptedData")) {
+    const method = data.getElementsByTagNameNS("*", "EncryptionMethod")[0]?.getAttribute("Algorithm") || "";
+    if (/idpf\.org\/2008\/embedding|ns\.adobe\.com\/pdf\/enc#RC/.test(method)) continue;
+    const uri = data.getElementsByTagNameNS("*", "CipherReference")[0]?.getAttribute("URI");
+    if (uri) out.add(resolve("", uri));
+  }
+  return out;
 }
 
 /** Chapter titles by file path: the EPUB 3 navigation document's toc, else the EPUB 2 NCX. */
@@ -353,11 +470,16 @@ function xml(source) {
   return new DOMParser().parseFromString(source, "application/xml");
 }
 
-/** `href` (URL-encoded, relative to the folder `base`) as a path inside the zip. */
+/**
+ * `href` (URL-encoded, relative to the folder `base`, or from the archive's root when it starts
+ * with `/`) as a path inside the zip.
+ */
 function resolve(base, href) {
   if (!href) return "";
+  let decoded;
+  try { decoded = decodeURIComponent(href); } catch { decoded = href; } // a bare "%" in a name
   const parts = [];
-  for (const p of `${base}${decodeURIComponent(href)}`.split("/")) {
+  for (const p of `${decoded.startsWith("/") ? "" : base}${decoded}`.split("/")) {
     if (p === "..") parts.pop(); else if (p && p !== ".") parts.push(p);
   }
   return parts.join("/");

@@ -28,7 +28,10 @@ export async function xlsxToTables(bytes) {
     let columns = 0;
     sheet.eachRow({ includeEmpty: false }, (row) => {
       const cells = [];
-      row.eachCell({ includeEmpty: true }, (cell, col) => { cells[col - 1] = cellText(cell.value); });
+      row.eachCell({ includeEmpty: true }, (cell, col) => {
+        // A merged range's value once, in its first cell.
+        cells[col - 1] = cell.isMerged && cell.master !== cell ? "" : cellText(cell.value, cell.numFmt);
+      });
       while (cells.length && !cells.at(-1)) cells.pop();
       if (!cells.some(Boolean)) return;
       columns = Math.max(columns, cells.length);
@@ -55,17 +58,36 @@ export async function xlsxToTables(bytes) {
   return { sheets };
 }
 
-/** A cell's value as text: dates as ISO dates (a time only when it has one), formulas by result. */
-function cellText(value) {
+/**
+ * A cell's value as text, close to what the sheet shows: dates as ISO dates (a time only when it
+ * has one; a time of day alone as HH:MM[:SS]), numbers in a percent format as percents and with
+ * the format's fixed decimals, other numbers to 15 significant digits (no float noise), formulas
+ * by their saved result, else the formula itself.
+ */
+function cellText(value, numFmt = "") {
   if (value == null) return "";
   if (value instanceof Date) {
     const iso = value.toISOString();
+    if (iso < "1900-01-01") return iso.slice(11, 19).replace(/:00$/, ""); // a time of day alone
     return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso.slice(0, 19).replace("T", " ");
   }
+  if (typeof value === "number") return numberText(value, numFmt || "");
   if (typeof value !== "object") return String(value).replace(/\s+/g, " ").trim();
   if (Array.isArray(value.richText)) return value.richText.map((r) => r.text).join("").replace(/\s+/g, " ").trim();
-  if ("result" in value || "formula" in value || "sharedFormula" in value) return cellText(value.result);
-  if ("text" in value) return cellText(value.text);
+  if ("formula" in value || "sharedFormula" in value || "result" in value) {
+    if (value.result != null) return cellText(value.result, numFmt);
+    return value.formula ? `=${value.formula}` : "";
+  }
+  if ("text" in value) return cellText(value.text, numFmt);
   if ("error" in value) return String(value.error);
   return "";
+}
+
+/** A number as its format shows it: percent and fixed decimals; else 15 significant digits. */
+function numberText(n, numFmt) {
+  const fmt = numFmt.split(";")[0].replace(/"[^"]*"|\[[^\]]*\]/g, "");
+  const decimals = (fmt.match(/\.(0+)/) || ["", ""])[1].length;
+  if (fmt.includes("%")) return `${(n * 100).toFixed(decimals)}%`;
+  if (/0\.0+/.test(fmt)) return n.toFixed(decimals);
+  return String(Number(n.toPrecision(15)));
 }

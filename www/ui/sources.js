@@ -5,6 +5,7 @@ import { htmlToMarkdown, fragmentToMarkdown } from "../build/convert.js";
 import { setStatus, showError } from "../status.js";
 import { $, h } from "./dom.js";
 import { app, t, formatTime } from "./session.js";
+import { translate } from "../i18n.js";
 import { write } from "./writing.js";
 import { rememberWiki } from "./eviction.js";
 import { renderStorage } from "./footer.js";
@@ -192,10 +193,16 @@ export async function addFiles(files) {
       keys.push(...await addOffice(f, "xlsx"));
     } else if (/\.odt$/i.test(f.name) || f.type === ODT_MIME) {
       keys.push(...await addOffice(f, "odt"));
-    } else {
+    } else if (/\.(md|markdown|txt|html?)$/i.test(f.name) || (f.type.startsWith("text/") && !/\.\w+$/.test(f.name))) {
       const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
         : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
-      keys.push((await addSource({ title: "", key: `file:${f.name}`, mime, content: await f.text() })).key);
+      const content = await f.text();
+      // A binary file under a text name (or a text one in another encoding): not stored as noise.
+      if (content.includes("\u0000")) { setStatus(t("documentFailed", f.name, t("notText")), "error"); continue; }
+      keys.push((await addSource({ title: "", key: `file:${f.name}`, mime, content })).key);
+    } else {
+      // .doc, .xls, .ppt, .ods, images, archives…: said, never stored as text.
+      setStatus(t("documentFailed", f.name, t("typeNotRead")), "error");
     }
   }
   await app.refresh();
@@ -273,7 +280,8 @@ async function addOffice(file, kind) {
       const { xlsxToTables, MAX_ROWS, MAX_COLUMNS } = await import("../build/sheets.js");
       const book = await xlsxToTables(bytes);
       html = book.sheets.map((s) => {
-        const note = s.cut ? `<p><em>${escapeHtml(t("sheetCut", s.name, s.rows, s.columns, MAX_ROWS, MAX_COLUMNS))}</em></p>` : "";
+        // In one language whatever the app's: the same file gives the same source text.
+        const note = s.cut ? `<p><em>${escapeHtml(translate("en", "sheetCut", s.name, s.rows, s.columns, MAX_ROWS, MAX_COLUMNS))}</em></p>` : "";
         return `<h2>${escapeHtml(s.name)}</h2>${s.html}${note}`;
       }).join("");
     } else {
@@ -298,9 +306,10 @@ async function addOffice(file, kind) {
 const escapeHtml = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 /**
- * An e-book becomes one source (the chapters in reading order, each under its own heading) or,
- * with `perChapter`, one source per chapter (`file:<name>#001`, …); the .epub bytes are the raw
- * artifact of each. Chapters without text (a cover picture) are left out.
+ * An e-book becomes one source (the chapters in reading order, each under its own heading, then
+ * the parts outside the reading order such as endnotes) or, with `perChapter`, one source per
+ * chapter (`file:<name>#<its path in the book>`); the .epub bytes are the raw artifact of each.
+ * Chapters without text (a cover picture) are left out.
  */
 async function addEpub(file, perChapter) {
   setStatus(t("readingDocument", file.name));
@@ -316,7 +325,7 @@ async function addEpub(file, perChapter) {
   const title = book.title || file.name.replace(/\.epub$/i, "");
   const chapters = book.chapters.map((c, i) => {
     const name = c.title || t("chapter", i + 1);
-    return { name, body: fragmentToMarkdown(c.html, { headingOffset: perChapter ? 1 : 2, dropHeading: name }) };
+    return { name, href: c.href, body: fragmentToMarkdown(c.html, { headingOffset: perChapter ? 1 : 2, dropHeading: name }) };
   }).filter((c) => c.body);
   if (!chapters.length) { setStatus(t("documentEmpty", file.name), "error"); return []; }
   const byline = book.creator ? `*${book.creator}*\n\n` : "";
@@ -325,10 +334,12 @@ async function addEpub(file, perChapter) {
     const text = chapters.map((c) => `## ${c.name}\n\n${c.body}`).join("\n\n");
     return [(await addSource({ ...source, title, key: `file:${file.name}`, content: `# ${title}\n\n${byline}${text}\n` })).key];
   }
+  // Keyed by the chapter's file inside the book: a new edition with a chapter inserted keeps
+  // every other chapter's key.
   const keys = [];
-  for (const [i, c] of chapters.entries()) {
+  for (const c of chapters) {
     keys.push((await addSource({
-      ...source, title: `${title} — ${c.name}`, key: `file:${file.name}#${String(i + 1).padStart(3, "0")}`,
+      ...source, title: `${title} — ${c.name}`, key: `file:${file.name}#${c.href}`,
       content: `# ${c.name}\n\n${byline}${c.body}\n`,
     })).key);
   }
