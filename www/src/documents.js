@@ -29,11 +29,7 @@ export async function docxToHtml(bytes) {
   } catch (e) {
     throw new DocumentError("DOCX_INVALID", `not a readable Word document: ${e && e.message ? e.message : e}`);
   }
-  let title = "";
-  try {
-    const core = unzipSync(bytes, { filter: (f) => f.name === "docProps/core.xml" })["docProps/core.xml"];
-    if (core) title = (xml(strFromU8(core)).getElementsByTagNameNS(DC, "title")[0]?.textContent || "").trim();
-  } catch { /* no core properties: the heading or the file name names it */ }
+  let title = coreTitle(unzip(bytes, "DOCX_INVALID", (name) => name === "docProps/core.xml"));
   if (!title) {
     const h = new DOMParser().parseFromString(result.value, "text/html").querySelector("h1, h2");
     title = (h?.textContent || "").replace(/\s+/g, " ").trim();
@@ -45,6 +41,15 @@ export async function docxToHtml(bytes) {
 
 const DC = "http://purl.org/dc/elements/1.1/";
 
+/** The entries of a zip that `keep(name)` accepts, or `DocumentError` `code` for one that is not a zip. */
+function unzip(bytes, code, keep) {
+  try {
+    return unzipSync(bytes, { filter: (f) => keep(f.name) });
+  } catch (e) {
+    throw new DocumentError(code, `not a zip archive: ${e && e.message ? e.message : e}`);
+  }
+}
+
 /**
  * An e-book (.epub, EPUB 2 or 3) as `{ title, creator, language, chapters: [{ title, html, href }] }`:
  * the spine's linear items in reading order, each chapter's body HTML and its title from the
@@ -53,13 +58,8 @@ const DC = "http://purl.org/dc/elements/1.1/";
  * Throws `DocumentError` (`EPUB_INVALID`) when there is no container, package document or spine.
  */
 export function epubToChapters(bytes) {
-  let files;
-  try {
-    // Not the pictures, sounds and fonts: only text is read.
-    files = unzipSync(bytes, { filter: (f) => !/\.(jpe?g|png|gif|webp|avif|svg|bmp|mp3|mp4|m4a|ogg|webm|ttf|otf|woff2?)$/i.test(f.name) });
-  } catch (e) {
-    throw new DocumentError("EPUB_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
-  }
+  // Not the pictures, sounds and fonts: only text is read.
+  const files = unzip(bytes, "EPUB_INVALID", (name) => !/\.(jpe?g|png|gif|webp|avif|svg|bmp|mp3|mp4|m4a|ogg|webm|ttf|otf|woff2?)$/i.test(name));
   const text = (path) => (files[path] ? strFromU8(files[path]) : null);
   const container = text("META-INF/container.xml");
   if (!container) throw new DocumentError("EPUB_INVALID", "no META-INF/container.xml");
@@ -116,12 +116,7 @@ const R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
  * Throws `DocumentError` (`PPTX_INVALID`) when there is no presentation part.
  */
 export function pptxToHtml(bytes) {
-  let files;
-  try {
-    files = unzipSync(bytes, { filter: (f) => /\.(xml|rels)$/i.test(f.name) }); // not the media
-  } catch (e) {
-    throw new DocumentError("PPTX_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
-  }
+  const files = unzip(bytes, "PPTX_INVALID", (name) => /\.(xml|rels)$/i.test(name)); // not the media
   const part = (path) => (files[path] ? xml(strFromU8(files[path])) : null);
   const presentation = part("ppt/presentation.xml");
   if (!presentation) throw new DocumentError("PPTX_INVALID", "no ppt/presentation.xml");
@@ -270,12 +265,7 @@ const OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0";
  * Throws `DocumentError` (`ODT_INVALID`) when there is no text body.
  */
 export function odtToHtml(bytes) {
-  let files;
-  try {
-    files = unzipSync(bytes, { filter: (f) => f.name === "content.xml" || f.name === "meta.xml" });
-  } catch (e) {
-    throw new DocumentError("ODT_INVALID", `not a zip archive: ${e && e.message ? e.message : e}`);
-  }
+  const files = unzip(bytes, "ODT_INVALID", (name) => name === "content.xml" || name === "meta.xml");
   const content = files["content.xml"] && xml(strFromU8(files["content.xml"]));
   const text = content?.getElementsByTagNameNS(OFFICE, "text")[0];
   if (!text) throw new DocumentError("ODT_INVALID", "no text body in content.xml");

@@ -215,22 +215,31 @@ export async function addFiles(files) {
  * a message: there is no OCR.
  */
 async function addPdf(file) {
-  setStatus(t("readingPdf", file.name));
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const { pdfToText } = await import("../build/pdf.js");
-  let pdf;
-  try {
-    pdf = await pdfToText(bytes);
-  } catch (e) {
-    setStatus(t("pdfFailed", file.name, e && e.message ? e.message : String(e)), "error");
-    return [];
-  }
+  const read = await convertFile(file, async (bytes) => (await import("../build/pdf.js")).pdfToText(bytes), "pdf");
+  if (!read) return [];
+  const { bytes, out: pdf } = read;
   if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return []; }
   const report = await addSource({
     title: pdf.title || file.name.replace(/\.pdf$/i, ""), key: `file:${file.name}`, mime: "text/plain",
     content: pdf.text, original: bytes, originalMime: "application/pdf",
   });
   return [report.key];
+}
+
+/**
+ * `file`'s bytes converted by `convert(bytes)`, with the status line saying so: resolves to
+ * `{ bytes, out }`, or null when the conversion failed (the reason then shown). `kind` "pdf" words
+ * the messages for a PDF.
+ */
+async function convertFile(file, convert, kind = "document") {
+  setStatus(t(kind === "pdf" ? "readingPdf" : "readingDocument", file.name));
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  try {
+    return { bytes, out: await convert(bytes) };
+  } catch (e) {
+    setStatus(t(kind === "pdf" ? "pdfFailed" : "documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
+    return null;
+  }
 }
 
 /** The first line of `markdown` is a heading reading `title`. */
@@ -245,16 +254,9 @@ const headedBy = (markdown, title) => {
  * placeholders with their alt text.
  */
 async function addDocx(file) {
-  setStatus(t("readingDocument", file.name));
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const { docxToHtml } = await import("../build/documents.js");
-  let doc;
-  try {
-    doc = await docxToHtml(bytes);
-  } catch (e) {
-    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
-    return [];
-  }
+  const read = await convertFile(file, async (bytes) => (await import("../build/documents.js")).docxToHtml(bytes));
+  if (!read) return [];
+  const { bytes, out: doc } = read;
   const body = fragmentToMarkdown(doc.html);
   if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
   const title = doc.title || file.name.replace(/\.docx$/i, "");
@@ -271,27 +273,24 @@ async function addDocx(file) {
  * file's bytes kept as the raw artifact.
  */
 async function addOffice(file, kind) {
-  setStatus(t("readingDocument", file.name));
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const ext = new RegExp(`\\.${kind}$`, "i");
-  let title = "", html = "";
-  try {
-    if (kind === "xlsx") {
-      const { xlsxToTables, MAX_ROWS, MAX_COLUMNS } = await import("../build/sheets.js");
-      const book = await xlsxToTables(bytes);
-      html = book.sheets.map((s) => {
-        // In one language whatever the app's: the same file gives the same source text.
-        const note = s.cut ? `<p><em>${escapeHtml(translate("en", "sheetCut", s.name, s.rows, s.columns, MAX_ROWS, MAX_COLUMNS))}</em></p>` : "";
-        return `<h2>${escapeHtml(s.name)}</h2>${s.html}${note}`;
-      }).join("");
-    } else {
+  const read = await convertFile(file, async (bytes) => {
+    if (kind !== "xlsx") {
       const { pptxToHtml, odtToHtml } = await import("../build/documents.js");
-      ({ title, html } = kind === "pptx" ? pptxToHtml(bytes) : odtToHtml(bytes));
+      return kind === "pptx" ? pptxToHtml(bytes) : odtToHtml(bytes);
     }
-  } catch (e) {
-    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
-    return [];
-  }
+    const { xlsxToTables, MAX_ROWS, MAX_COLUMNS } = await import("../build/sheets.js");
+    const book = await xlsxToTables(bytes);
+    const html = book.sheets.map((s) => {
+      // In one language whatever the app's: the same file gives the same source text.
+      const note = s.cut ? `<p><em>${escapeHtml(translate("en", "sheetCut", s.name, s.rows, s.columns, MAX_ROWS, MAX_COLUMNS))}</em></p>` : "";
+      return `<h2>${escapeHtml(s.name)}</h2>${s.html}${note}`;
+    }).join("");
+    return { title: "", html };
+  });
+  if (!read) return [];
+  const { bytes } = read;
+  let { title, html } = read.out;
+  const ext = new RegExp(`\\.${kind}$`, "i");
   const body = fragmentToMarkdown(html);
   if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
   title = title || file.name.replace(ext, "");
@@ -312,16 +311,9 @@ const escapeHtml = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt
  * Chapters without text (a cover picture) are left out.
  */
 async function addEpub(file, perChapter) {
-  setStatus(t("readingDocument", file.name));
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const { epubToChapters } = await import("../build/documents.js");
-  let book;
-  try {
-    book = epubToChapters(bytes);
-  } catch (e) {
-    setStatus(t("documentFailed", file.name, e && e.message ? e.message : String(e)), "error");
-    return [];
-  }
+  const read = await convertFile(file, async (bytes) => (await import("../build/documents.js")).epubToChapters(bytes));
+  if (!read) return [];
+  const { bytes, out: book } = read;
   const title = book.title || file.name.replace(/\.epub$/i, "");
   const chapters = book.chapters.map((c, i) => {
     const name = c.title || t("chapter", i + 1);
