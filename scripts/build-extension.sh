@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for f in pkg/llm_wiki.js pkg/llm_wiki_bg.wasm www/build/convert.js www/build/graph.js www/build/pdf.js www/build/documents.js www/build/sheets.js; do
+for f in pkg/llm_wiki.js pkg/llm_wiki_bg.wasm www/build/convert.js www/build/graph.js www/build/pdf.js www/build/documents.js www/build/sheets.js www/build/ocr.js; do
   [ -f "$f" ] || { echo "missing $f: run scripts/build.sh" >&2; exit 1; }
 done
 app=www/extension/app
@@ -15,6 +15,6 @@ mkdir -p "$app/pkg" "$app/build"
 cp www/index.html www/app.js www/i18n.js www/writer.js www/status.js www/vector-index.js www/hnsw-worker.js www/style.css "$app/"
 cp -r www/ui "$app/"
 # The graph view and PDF import (loaded on first use), with pdf.js's worker, CMaps and fonts.
-cp -r www/build/convert.js www/build/graph.js www/build/pdf.js www/build/documents.js www/build/sheets.js www/build/pdfjs "$app/build/"
+cp -r www/build/convert.js www/build/graph.js www/build/pdf.js www/build/documents.js www/build/sheets.js www/build/ocr.js www/build/ocr www/build/pdfjs "$app/build/"
 cp pkg/llm_wiki.js pkg/llm_wiki_bg.wasm "$app/pkg/"
 echo "extension: www/extension/ (load unpacked; $(du -sk www/extension | cut -f1) KB)"

@@ -22,10 +22,20 @@ fi
 
 # The app's JS libraries, bundled for the browser: HTML → markdown (Readability + Turndown), the
 # graph view (Cytoscape.js), PDF → text (pdf.js), Word, EPUB, PowerPoint and OpenDocument → HTML
-# (mammoth, fflate) and Excel → HTML tables (ExcelJS). The last four load on first use.
-for module in convert graph pdf documents sheets; do
+# (mammoth, fflate), Excel → HTML tables (ExcelJS) and OCR (tesseract.js). The last five load on
+# first use.
+for module in convert graph pdf documents sheets ocr; do
   node_modules/.bin/esbuild "www/src/$module.js" --bundle --format=esm --minify --log-level=warning \
     --outfile="www/build/$module.js"
+done
+# OCR (tesseract.js): its worker, the LSTM-only cores (plain, SIMD, relaxed SIMD: the worker picks
+# what the browser runs) and the 4.0.0_best_int models shipped, served from this origin (no CDN).
+rm -rf www/build/ocr
+mkdir -p www/build/ocr/lang
+cp node_modules/tesseract.js/dist/worker.min.js www/build/ocr/
+cp node_modules/tesseract.js-core/tesseract-core{,-simd,-relaxedsimd}-lstm.wasm.js www/build/ocr/
+for lang in eng chi_sim chi_tra; do
+  cp "node_modules/@tesseract.js-data/$lang/4.0.0_best_int/$lang.traineddata.gz" www/build/ocr/lang/
 done
 # pdf.js's worker, CMaps (CJK text) and standard font data, served from this origin (no CDN).
 rm -rf www/build/pdfjs

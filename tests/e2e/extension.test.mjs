@@ -527,3 +527,31 @@ test("a clip keeps its images as attachments; without the permission they stay l
   await tab.close();
   assert.deepEqual(errors, []);
 });
+
+test("OCR runs inside the extension: its worker, engine and models from the extension's own files", { timeout: 120_000 }, async () => {
+  const page = watch(await context.newPage(), "ocr app");
+  const requests = [];
+  page.on("request", (r) => requests.push(r.url()));
+  await page.goto(`chrome-extension://${id}/app/index.html`);
+  await page.waitForSelector("body[data-ready=true]");
+  await page.selectOption("#ocr-langs", "eng");
+  const png = Buffer.from(await page.evaluate(async () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = 1100; canvas.height = 140;
+    const ctx = canvas.getContext("2d");
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = "#000"; ctx.font = "40px sans-serif";
+    ctx.fillText("Borrowing never outlives the owner", 40, 90);
+    const blob = await new Promise((r) => canvas.toBlob(r, "image/png"));
+    return Array.from(new Uint8Array(await blob.arrayBuffer()));
+  }));
+  await page.setInputFiles("#source-files", [{ name: "scan.png", mimeType: "image/png", buffer: png }]);
+  await page.waitForFunction(() => /Added "scan"/.test(document.querySelector("#status").textContent), null, { timeout: 90_000 });
+  const s = (await wikiFacts()).sources.find((x) => x.key === "file:scan.png");
+  assert.match(s.text, /Borrowing/i, s.text);
+  assert.match(s.text, /owner/i, s.text);
+  assert.ok(requests.some((u) => /\/build\/ocr\/lang\/eng\.traineddata\.gz$/.test(u)), "the model came from the extension");
+  assert.deepEqual(requests.filter((u) => !u.startsWith(`chrome-extension://${id}/`) && !u.startsWith("blob:") && !u.startsWith("data:")), []);
+  await page.close();
+  assert.deepEqual(errors, []);
+});

@@ -171,7 +171,9 @@ const ODT_MIME = "application/vnd.oasis.opendocument.text";
  * Whether `name` is a file the app converts before adding it (HTML, PDF, Word, EPUB,
  * PowerPoint, Excel, OpenDocument text).
  */
-export const convertedHere = (name) => /\.(html?|pdf|docx|epub|pptx|xlsx|odt)$/i.test(name);
+export const convertedHere = (name) => /\.(html?|pdf|docx|epub|pptx|xlsx|odt|png|jpe?g|webp)$/i.test(name);
+
+const IMAGE_MIME = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp" };
 
 /**
  * Adds dropped or chosen files as sources, each converted the way its type needs. Resolves to
@@ -193,6 +195,8 @@ export async function addFiles(files) {
       keys.push(...await addOffice(f, "xlsx"));
     } else if (/\.odt$/i.test(f.name) || f.type === ODT_MIME) {
       keys.push(...await addOffice(f, "odt"));
+    } else if (/\.(png|jpe?g|webp)$/i.test(f.name) || Object.values(IMAGE_MIME).includes(f.type)) {
+      keys.push(...await addImage(f));
     } else if (/\.(md|markdown|txt|html?)$/i.test(f.name) || (f.type.startsWith("text/") && !/\.\w+$/.test(f.name))) {
       const mime = /\.(md|markdown)$/i.test(f.name) ? "text/markdown"
         : /\.html?$/i.test(f.name) ? "text/html" : "text/plain";
@@ -218,12 +222,83 @@ async function addPdf(file) {
   const read = await convertFile(file, async (bytes) => (await import("../build/pdf.js")).pdfToText(bytes), "pdf");
   if (!read) return [];
   const { bytes, out: pdf } = read;
-  if (!pdf.text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return []; }
+  let text = pdf.text;
+  if (pdf.emptyPages > 0) {
+    // Pages without a text layer (scanned) are drawn and recognised; the others keep their text.
+    const scanned = pdf.pageTexts.map((t, i) => (t ? 0 : i + 1)).filter(Boolean);
+    const { renderPages } = await import("../build/pdf.js");
+    const recognised = await ocr(file.name, () => renderPages(bytes, scanned));
+    if (!recognised) return [];
+    const texts = [...pdf.pageTexts];
+    scanned.forEach((n, i) => { texts[n - 1] = recognised[i].text; });
+    const body = texts.filter(Boolean).join("\n\n");
+    text = body ? `${body}\n${ocrNote(scanned, recognised)}` : "";
+  }
+  if (!text.trim()) { setStatus(t("pdfNoText", file.name), "error"); return []; }
   const report = await addSource({
     title: pdf.title || file.name.replace(/\.pdf$/i, ""), key: `file:${file.name}`, mime: "text/plain",
-    content: pdf.text, original: bytes, originalMime: "application/pdf",
+    content: text, original: bytes, originalMime: "application/pdf",
   });
   return [report.key];
+}
+
+/**
+ * A picture (PNG, JPEG, WebP) becomes a source: its recognised text (OCR), the picture kept as
+ * the raw artifact.
+ */
+async function addImage(file) {
+  const ext = file.name.split(".").at(-1).toLowerCase();
+  const mime = IMAGE_MIME[ext] || file.type;
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const recognised = await ocr(file.name, () => [new Blob([bytes], { type: mime })]);
+  if (!recognised) return [];
+  const text = recognised[0].text;
+  if (!text) { setStatus(t("ocrNoText", file.name), "error"); return []; }
+  const report = await addSource({
+    title: file.name.replace(/\.\w+$/, ""), key: `file:${file.name}`, mime: "text/plain",
+    content: `${text}\n${ocrNote([1], recognised, "image")}`, original: bytes, originalMime: mime,
+  });
+  return [report.key];
+}
+
+/** The OCR languages the person chose (Settings is the select beside the file input). */
+const ocrLanguages = () => localStorage.getItem("llm-wiki.ocr") || (app.lang === "zh" ? "chi_sim+eng" : "eng");
+
+/**
+ * Recognises the pictures `images()` gives (drawn only once the OCR bundle is there), with
+ * progress in the status line and the Cancel button beside it. Resolves to
+ * `[{ text, confidence }]`, or null when cancelled or failed (said in the status line).
+ */
+async function ocr(name, images) {
+  const cancel = $("#ocr-cancel");
+  const abort = new AbortController();
+  cancel.hidden = false;
+  cancel.onclick = () => abort.abort();
+  try {
+    setStatus(t("ocrLoading", name));
+    const { recognise } = await import("../build/ocr.js");
+    const pictures = await images();
+    return await recognise(pictures, {
+      langs: ocrLanguages(), signal: abort.signal,
+      onProgress: ({ page, pages, progress }) => setStatus(t("ocrProgress", name, page, pages, Math.round(progress * 100))),
+    });
+  } catch (e) {
+    setStatus(e && e.name === "AbortError" ? t("ocrCancelled", name) : t("documentFailed", name, e && e.message ? e.message : String(e)), "error");
+    return null;
+  } finally {
+    cancel.hidden = true;
+  }
+}
+
+/**
+ * The line a recognised source ends with: which pages were read by OCR, at what mean confidence,
+ * and which are low (in one language whatever the app's: the same file gives the same text).
+ */
+function ocrNote(pages, recognised, what = "pdf") {
+  const confidence = recognised.map((r, i) => `${what === "pdf" ? `page ${pages[i]}: ` : ""}${r.confidence}%`).join(", ");
+  const low = recognised.map((r, i) => (r.confidence < 60 ? pages[i] : 0)).filter(Boolean);
+  const lowNote = !low.length ? "" : what === "pdf" ? ` Low confidence on page ${low.join(", ")}: check it against the PDF.` : " Low confidence: check it against the picture.";
+  return `\n*Read by OCR (${what === "pdf" ? `${pages.length} page(s) without text; ` : ""}mean confidence ${confidence}).${lowNote}*\n`;
 }
 
 /**
@@ -362,6 +437,8 @@ export function wireSources() {
     } catch (err) { showError(err); }
   });
   // The click that opens the file chooser carries the gesture; the change after it may not.
+  $("#ocr-langs").value = ocrLanguages();
+  $("#ocr-langs").addEventListener("change", (e) => localStorage.setItem("llm-wiki.ocr", e.target.value));
   $("#source-files").addEventListener("click", () => persistOnFirstSource());
   $("#source-files").addEventListener("change", (e) => { persistOnFirstSource(); addFiles([...e.target.files]).catch(showError); });
   const drop = $("#source-content");

@@ -1,0 +1,116 @@
+// OCR (issue #26): a picture dropped as a source becomes its recognised text, a PDF that mixes
+// pages with and without a text layer keeps the one and recognises the other, and OCR can be
+// cancelled. The pictures are drawn here, in the page, with the browser's own fonts, so what they
+// say is in front of the reader; recognition is checked word by word, allowing for the engine.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launch, watch, api } from "./harness.mjs";
+
+let server, browser;
+before(async () => { server = await startServer(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.stop(); });
+
+async function openApp() {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const log = watch(page);
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  return { context, page, log };
+}
+
+/** `lines` drawn black on white, 36 px sans-serif, as PNG or JPEG bytes. */
+async function picture(page, lines, type = "image/png") {
+  const data = await page.evaluate(async ({ lines, type }) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = 1200; canvas.height = 80 + lines.length * 60;
+    const ctx = canvas.getContext("2d");
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = "#000"; ctx.font = "36px sans-serif";
+    lines.forEach((l, i) => ctx.fillText(l, 40, 70 + i * 60));
+    const blob = await new Promise((r) => canvas.toBlob(r, type, 0.95));
+    return { bytes: Array.from(new Uint8Array(await blob.arrayBuffer())), width: canvas.width, height: canvas.height };
+  }, { lines, type });
+  return { ...data, bytes: Buffer.from(data.bytes) };
+}
+
+/** The share of `text`'s words (four letters or more) found in `got`, ignoring case. */
+function found(text, got) {
+  const words = text.toLowerCase().match(/[a-z]{4,}/g);
+  const have = new Set(got.toLowerCase().match(/[a-z]{4,}/g) || []);
+  return words.filter((w) => have.has(w)).length / words.length;
+}
+
+/** A two-page PDF: page 1 with a text layer (Helvetica), page 2 only a JPEG picture (a scan). */
+function mixedPdf(textLine, jpeg) {
+  const objects = [];
+  const add = (body) => { objects.push(body); return objects.length; };
+  const catalog = add(null);
+  const pagesObj = add(null);
+  const font = add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>");
+  const ops1 = `BT /F1 14 Tf 72 740 Td (${textLine}) Tj ET`;
+  const c1 = add(`<< /Length ${ops1.length} >>\nstream\n${ops1}\nendstream`);
+  const p1 = add(`<< /Type /Page /Parent ${pagesObj} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${c1} 0 R >>`);
+  const img = add(`<< /Type /XObject /Subtype /Image /Width ${jpeg.width} /Height ${jpeg.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.bytes.length} >>\nstream\n${jpeg.bytes.toString("latin1")}\nendstream`);
+  const h = Math.round(jpeg.height * 572 / jpeg.width);
+  const ops2 = `q 572 0 0 ${h} 20 ${792 - 40 - h} cm /Im1 Do Q`;
+  const c2 = add(`<< /Length ${ops2.length} >>\nstream\n${ops2}\nendstream`);
+  const p2 = add(`<< /Type /Page /Parent ${pagesObj} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 ${img} 0 R >> >> /Contents ${c2} 0 R >>`);
+  objects[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R >>`;
+  objects[pagesObj - 1] = `<< /Type /Pages /Kids [${p1} 0 R ${p2} 0 R] /Count 2 >>`;
+  let out = "%PDF-1.4\n";
+  const offsets = [];
+  objects.forEach((body, i) => { offsets.push(out.length); out += `${i + 1} 0 obj\n${body}\nendobj\n`; });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, "latin1");
+}
+
+test("a picture becomes its recognised text; a PDF's scanned page is recognised beside its text page", { timeout: 180_000 }, async () => {
+  const { context, page, log } = await openApp();
+  await page.selectOption("#ocr-langs", "eng");
+  const said = ["Ownership rules in Rust programs", "Each value has exactly one owner"];
+  const png = await picture(page, said);
+  await page.setInputFiles("#source-files", [{ name: "rules.png", mimeType: "image/png", buffer: png.bytes }]);
+  await page.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent), null, { timeout: 120_000 });
+  const s = await api(page, "default", "return await w.source('file:rules.png')");
+  assert.equal(s.mime, "text/plain");
+  assert.equal(s.original.mime, "image/png");
+  assert.ok(found(said.join(" "), s.text) >= 0.8, s.text);
+  assert.match(s.text, /\*Read by OCR \(mean confidence \d+%\)\.( Low confidence: check it against the picture\.)?\*\n$/);
+
+  const scan = await picture(page, ["References must always be valid", "The borrow checker proves it"], "image/jpeg");
+  const pdf = mixedPdf("Borrowing lets code use a value without owning it.", scan);
+  await page.setInputFiles("#source-files", [{ name: "mixed.pdf", mimeType: "application/pdf", buffer: pdf }]);
+  await page.waitForFunction(() => /Added "mixed"/.test(document.querySelector("#status").textContent), null, { timeout: 120_000 });
+  const m = await api(page, "default", "return await w.source('file:mixed.pdf')");
+  const [first, rest] = m.text.split("\n\n");
+  assert.equal(first, "Borrowing lets code use a value without owning it.", "the text page as it is");
+  assert.ok(found("References must always be valid The borrow checker proves it", rest) >= 0.8, m.text);
+  assert.match(m.text, /\*Read by OCR \(1 page\(s\) without text; mean confidence page 2: \d+%\)\./);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test("OCR can be cancelled, and then nothing is added", { timeout: 120_000 }, async () => {
+  const { context, page } = await openApp();
+  const png = await picture(page, Array.from({ length: 12 }, (_, i) => `Line ${i} of a long scanned page about lifetimes`));
+  await page.setInputFiles("#source-files", [{ name: "long.png", mimeType: "image/png", buffer: png.bytes }]);
+  await page.waitForSelector("#ocr-cancel:not([hidden])", { timeout: 30_000 });
+  await page.click("#ocr-cancel");
+  await page.waitForFunction(() => /OCR of long\.png cancelled/.test(document.querySelector("#status").textContent), null, { timeout: 30_000 })
+    .catch(async (e) => { throw new Error(`${e.message}; status: ${await page.textContent("#status")}`); });
+  assert.equal(await page.isHidden("#ocr-cancel"), true);
+  // Again, once recognition is under way.
+  await page.setInputFiles("#source-files", []);
+  await page.setInputFiles("#source-files", [{ name: "long.png", mimeType: "image/png", buffer: png.bytes }]);
+  await page.waitForFunction(() => /Reading long\.png by OCR/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 })
+    .catch(async (e) => { throw new Error(`${e.message}; waiting for progress, status: ${await page.textContent("#status")}`); });
+  await page.click("#ocr-cancel");
+  await page.waitForFunction(() => /OCR of long\.png cancelled/.test(document.querySelector("#status").textContent), null, { timeout: 30_000 })
+    .catch(async (e) => { throw new Error(`${e.message}; after a cancel in recognition, status: ${await page.textContent("#status")}`); });
+  assert.equal(await api(page, "default", "return (await w.sources()).length"), 0);
+  await context.close();
+});
