@@ -42,6 +42,9 @@ rm -rf www/build/pdfjs
 mkdir -p www/build/pdfjs
 cp node_modules/pdfjs-dist/build/pdf.worker.min.mjs www/build/pdfjs/pdf.worker.mjs
 cp -r node_modules/pdfjs-dist/cmaps node_modules/pdfjs-dist/standard_fonts www/build/pdfjs/
+# Its image decoders (JBIG2, CCITT fax, JPEG 2000): most scanned PDFs hold their pages so, and OCR
+# needs them drawn.
+cp -r node_modules/pdfjs-dist/wasm www/build/pdfjs/
 
 raw=$(wc -c < pkg/llm_wiki_bg.wasm)
 gz=$(gzip -9 -c pkg/llm_wiki_bg.wasm | wc -c)

@@ -113,8 +113,8 @@ test("a folder: first mirror, outside edits, the inbox, a conflict, a crash, per
   });
 
   // A file the app cannot read, dropped into the inbox, is said once and left there.
-  await opfs(editor, "llm-wiki/inbox/photo.png", "\x89PNG not read");
-  await page.waitForFunction(() => /Left in the inbox[^]*photo\.png/.test(document.querySelector("#status").textContent), null, { timeout: 20_000 });
+  await opfs(editor, "llm-wiki/inbox/photo.tiff", "II*\x00 not read");
+  await page.waitForFunction(() => /Left in the inbox[^]*photo\.tiff/.test(document.querySelector("#status").textContent), null, { timeout: 20_000 });
   await page.evaluate(() => { location.hash = "#/sources"; });
   await page.fill("#source-key", "notes/after-photo.md");
   await page.fill("#source-content", "# After\n\nAdded after the photo.\n");

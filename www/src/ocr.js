@@ -13,41 +13,51 @@ export const LOW_CONFIDENCE = 60;
 /** The languages shipped (tesseract codes). Another one: see README, "Scans and pictures". */
 export const LANGUAGES = ["eng", "chi_sim", "chi_tra"];
 
+/** Milliseconds the engine and its models may take to load before OCR gives up. */
+const LOAD_TIMEOUT_MS = 60_000;
+
 /**
- * Recognises each of `images` (a Blob, canvas or ImageBitmap each) in `langs` ("eng",
- * "chi_sim+eng"…). `onProgress({ page, pages, progress })` reports each page's progress (0–1);
- * `signal` cancels (the worker is ended at once). Resolves to `[{ text, confidence }]`, one per
- * image, `confidence` the mean word confidence (0–100). Throws a DOMException `AbortError` when
- * cancelled, or the engine's error.
+ * Recognises each of `images` in `langs` ("eng", "chi_sim+eng"…). An image is a Blob, canvas or
+ * ImageBitmap, or a function that makes one when its turn comes (so a long scan is drawn one page
+ * at a time). `onProgress({ page, pages, progress })` reports each page's progress (0–1);
+ * `signal` cancels (the worker is ended at once, also while it loads). Resolves to
+ * `[{ text, confidence }]`, one per image, `confidence` the mean word confidence (0–100).
+ * Throws a DOMException `AbortError` when cancelled, an `Error` when the engine or a model does
+ * not load within a minute (offline on first use, say), or the engine's error.
  */
 export async function recognise(images, { langs = "eng", onProgress, signal } = {}) {
   if (signal?.aborted) throw new DOMException("OCR cancelled", "AbortError");
   let current = 0;
-  const worker = await createWorker(langs, OEM.LSTM_ONLY, {
-    workerPath: new URL("worker.min.js", base).href,
-    corePath: base.href,
-    langPath: new URL("lang", base).href,
-    workerBlobURL: false,
-    gzip: true,
-    cacheMethod: "none", // not tesseract's own IndexedDB store: the browser's cache keeps the files
-    logger: (m) => {
-      if (m.status === "recognizing text") onProgress?.({ page: current + 1, pages: images.length, progress: m.progress });
-    },
-  });
   let cancelled = false;
-  // A terminated worker leaves its pending recognition unsettled: the cancel settles it.
+  // A worker that fails to load a model, or is terminated, leaves its promises unsettled: the
+  // cancel, the load timeout and the engine's error handler settle them instead.
   let settle;
-  const aborted = new Promise((_, reject) => { settle = reject; });
-  aborted.catch(() => {});
-  const stop = () => { cancelled = true; worker.terminate(); settle(new DOMException("OCR cancelled", "AbortError")); };
+  const stopped = new Promise((_, reject) => { settle = reject; });
+  stopped.catch(() => {});
+  let worker = null;
+  const stop = () => { cancelled = true; worker?.terminate(); settle(new DOMException("OCR cancelled", "AbortError")); };
   signal?.addEventListener("abort", stop);
-  if (signal?.aborted) stop(); // cancelled while the engine loaded
+  const timer = setTimeout(() => settle(new Error("the OCR engine or its language model did not load (offline?)")), LOAD_TIMEOUT_MS);
   try {
+    worker = await Promise.race([createWorker(langs, OEM.LSTM_ONLY, {
+      workerPath: new URL("worker.min.js", base).href,
+      corePath: base.href,
+      langPath: new URL("lang", base).href,
+      workerBlobURL: false,
+      gzip: true,
+      cacheMethod: "none", // not tesseract's own IndexedDB store: the browser's cache keeps the files
+      errorHandler: (e) => settle(e instanceof Error ? e : new Error(String(e))),
+      logger: (m) => {
+        if (m.status === "recognizing text") onProgress?.({ page: current + 1, pages: images.length, progress: m.progress });
+      },
+    }), stopped]);
+    clearTimeout(timer);
+    if (cancelled) worker.terminate();
     const out = [];
     for (current = 0; current < images.length && !cancelled; current++) {
-      const { data } = await Promise.race([worker.recognize(images[current]), aborted]);
-      if (cancelled) break;
-      out.push({ text: data.text.replace(/[ \t]+\n/g, "\n").trim(), confidence: Math.round(data.confidence) });
+      const image = typeof images[current] === "function" ? await images[current]() : images[current];
+      const { data } = await Promise.race([worker.recognize(image), stopped]);
+      out.push({ text: tidy(data.text), confidence: Math.round(data.confidence) });
     }
     if (cancelled) throw new DOMException("OCR cancelled", "AbortError");
     return out;
@@ -55,7 +65,20 @@ export async function recognise(images, { langs = "eng", onProgress, signal } = 
     if (cancelled) throw new DOMException("OCR cancelled", "AbortError");
     throw e;
   } finally {
+    clearTimeout(timer);
     signal?.removeEventListener("abort", stop);
-    if (!cancelled) await worker.terminate().catch(() => {});
+    if (worker && !cancelled) await worker.terminate().catch(() => {});
   }
+}
+
+/**
+ * Recognised text as a source holds it: no spaces before line ends, and none between two CJK
+ * characters (the engine separates its "words" by spaces; Chinese and Japanese text has none, and
+ * a claim's quote must match the text as written).
+ */
+function tidy(text) {
+  return text
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/(?<=[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}，。；：、！？（）])[ \t]+(?=[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}，。；：、！？（）])/gu, "")
+    .trim();
 }

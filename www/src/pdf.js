@@ -12,7 +12,7 @@ GlobalWorkerOptions.workerSrc = new URL("pdf.worker.mjs", base).href;
  * The text of a PDF: `{ title, text, pages, emptyPages, pageTexts }`. `title` is the document's
  * Title metadata when it has one; `text` joins the pages with a blank line and ends with a line
  * break; `pageTexts` holds each page's text ("" for a page without a text layer, a scan: see
- * `renderPages` for OCR).
+ * `openForDrawing` for OCR).
  */
 export async function pdfToText(bytes) {
   // pdf.js transfers the buffer to its worker: give it a copy so the caller keeps the original.
@@ -48,23 +48,29 @@ export async function pdfToText(bytes) {
 }
 
 /**
- * Pages `numbers` (1-based) of a PDF drawn as canvases at `scale` (2: about 150 dpi for a page
- * drawn at 72 dpi), for OCR. Pages are drawn one at a time, so only the ones asked for are held.
+ * A PDF opened for drawing its pages, for OCR: `{ page(n, scale), close() }`. `page` draws page
+ * `n` (1-based) on a canvas at `scale` (300 / 72: 300 dpi, what OCR reads best); draw, read and
+ * drop one page at a time, so a long scan never holds more than one page. `close` ends the
+ * document. Scans kept as JBIG2, CCITT fax or JPEG 2000 are decoded by pdf.js's wasm decoders,
+ * served from `pdfjs/wasm/`.
  */
-export async function renderPages(bytes, numbers, scale = 2) {
+export async function openForDrawing(bytes) {
   const task = getDocument({
     data: new Uint8Array(bytes),
     cMapUrl: new URL("cmaps/", base).href,
     cMapPacked: true,
     standardFontDataUrl: new URL("standard_fonts/", base).href,
+    wasmUrl: new URL("wasm/", base).href,
     isEvalSupported: false,
   });
   const doc = await task.promise;
-  try {
-    const out = [];
-    for (const n of numbers) {
+  return {
+    async page(n, scale = 300 / 72) {
       const page = await doc.getPage(n);
-      const viewport = page.getViewport({ scale });
+      // At most about 4,000 px on a side, whatever the page's size.
+      const size = page.getViewport({ scale: 1 });
+      const fit = Math.min(scale, 4000 / Math.max(size.width, size.height));
+      const viewport = page.getViewport({ scale: fit });
       const canvas = document.createElement("canvas");
       canvas.width = Math.ceil(viewport.width);
       canvas.height = Math.ceil(viewport.height);
@@ -73,10 +79,8 @@ export async function renderPages(bytes, numbers, scale = 2) {
       ctx.fillRect(0, 0, canvas.width, canvas.height);
       await page.render({ canvasContext: ctx, canvas, viewport }).promise;
       page.cleanup();
-      out.push(canvas);
-    }
-    return out;
-  } finally {
-    await task.destroy();
-  }
+      return canvas;
+    },
+    close: () => task.destroy(),
+  };
 }

@@ -226,8 +226,15 @@ async function addPdf(file) {
   if (pdf.emptyPages > 0) {
     // Pages without a text layer (scanned) are drawn and recognised; the others keep their text.
     const scanned = pdf.pageTexts.map((t, i) => (t ? 0 : i + 1)).filter(Boolean);
-    const { renderPages } = await import("../build/pdf.js");
-    const recognised = await ocr(file.name, () => renderPages(bytes, scanned));
+    const { openForDrawing } = await import("../build/pdf.js");
+    const drawing = await openForDrawing(bytes);
+    let recognised;
+    try {
+      // Each page drawn when its turn comes: one page's canvas at a time.
+      recognised = await ocr(file.name, () => scanned.map((n) => () => drawing.page(n)));
+    } finally {
+      await drawing.close();
+    }
     if (!recognised) return [];
     const texts = [...pdf.pageTexts];
     scanned.forEach((n, i) => { texts[n - 1] = recognised[i].text; });
@@ -250,7 +257,13 @@ async function addImage(file) {
   const ext = file.name.split(".").at(-1).toLowerCase();
   const mime = IMAGE_MIME[ext] || file.type;
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const recognised = await ocr(file.name, () => [new Blob([bytes], { type: mime })]);
+  const picture = new Blob([bytes], { type: mime });
+  // Not a picture the browser can decode: said plainly, before the OCR engine is loaded.
+  try { (await createImageBitmap(picture)).close(); } catch {
+    setStatus(t("documentFailed", file.name, t("notAPicture")), "error");
+    return [];
+  }
+  const recognised = await ocr(file.name, () => [picture]);
   if (!recognised) return [];
   const text = recognised[0].text;
   if (!text) { setStatus(t("ocrNoText", file.name), "error"); return []; }
