@@ -4,7 +4,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { startServer, launch, watch, artifacts, scriptedEndpoint, configure, api } from "./harness.mjs";
+import { startServer, launch, artifacts, scriptedEndpoint, configure, api, openApp as openAppAt } from "./harness.mjs";
+import { pdfFile } from "./pdf-file.mjs";
 
 let server, browser, endpoint;
 before(async () => {
@@ -14,19 +15,8 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.stop(); endpoint?.stop(); });
 
-async function openApp(context, wiki) {
-  const page = await context.newPage();
-  const log = watch(page);
-  page.on("dialog", (d) => d.accept());
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready=true]");
-  if (wiki) {
-    await page.evaluate((name) => localStorage.setItem("llm-wiki.current", name), wiki);
-    await page.reload();
-    await page.waitForSelector("body[data-ready=true]");
-  }
-  return { page, log };
-}
+/** The app in a new page of `context`, with `wiki` opened when given. */
+const openApp = (context, wiki) => openAppAt(context, server.url, wiki);
 
 /** Writes pages through the JS API (a second connection) before the app opens that wiki. */
 async function seed(page, wiki, pages) {
@@ -185,14 +175,7 @@ function makePdf(pages, title) {
   }
   objects[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R >>`;
   objects[pagesObj - 1] = `<< /Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(" ")}] /Count ${kids.length} >>`;
-  let out = "%PDF-1.4\n";
-  const offsets = [];
-  objects.forEach((body, i) => { offsets.push(out.length); out += `${i + 1} 0 obj\n${body}\nendobj\n`; });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R /Info ${info} 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, "latin1");
+  return pdfFile(objects, catalog, info);
 }
 
 test("PDF import: the text of every page becomes a source, the PDF is kept, CJK included; a scan is refused", { timeout: 180_000 }, async () => {

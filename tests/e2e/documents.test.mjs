@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { zipSync, unzipSync, strToU8, strFromU8 } from "fflate";
 import ExcelJS from "exceljs";
-import { startServer, launch, watch, artifacts, api, root } from "./harness.mjs";
+import { startServer, launch, artifacts, api, root, openApp as openAppAt } from "./harness.mjs";
 
 const fixtures = `${root}/tests/fixtures/documents`;
 const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
@@ -17,13 +17,10 @@ let server, browser;
 before(async () => { server = await startServer(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.stop(); });
 
+/** A new context with the app open in it. */
 async function openApp() {
   const context = await browser.newContext();
-  const page = await context.newPage();
-  const log = watch(page);
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready=true]");
-  return { context, page, log };
+  return { context, ...(await openAppAt(context, server.url)) };
 }
 
 /** Drops files on the app's file input and waits until the sources list has `count` rows. */

@@ -112,6 +112,24 @@ export async function configure(page, baseUrl, options = {}) {
 
 /** Runs `fn` (the body of an async function of `w` and `arg`) on a second connection to `wiki` in
  * `page`, through the JS API, and returns its result. */
+/**
+ * The app in a new page of `context` (dialogs accepted), ready; with `wiki`, that wiki opened.
+ * Resolves to { page, log } (`log` from `watch`).
+ */
+export async function openApp(context, url, wiki) {
+  const page = await context.newPage();
+  const log = watch(page);
+  page.on("dialog", (d) => d.accept());
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready=true]");
+  if (wiki) {
+    await page.evaluate((name) => localStorage.setItem("llm-wiki.current", name), wiki);
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+  }
+  return { page, log };
+}
+
 export function api(page, wiki, fn, arg) {
   return page.evaluate(async ({ wiki, fn, arg }) => {
     const { default: init, Wiki } = await import("/pkg/llm_wiki.js");

@@ -4,19 +4,17 @@
 // say is in front of the reader; recognition is checked word by word, allowing for the engine.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launch, watch, api } from "./harness.mjs";
+import { startServer, launch, api, openApp as openAppAt } from "./harness.mjs";
+import { pdfFile } from "./pdf-file.mjs";
 
 let server, browser;
 before(async () => { server = await startServer(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.stop(); });
 
+/** A new context with the app open in it. */
 async function openApp() {
   const context = await browser.newContext();
-  const page = await context.newPage();
-  const log = watch(page);
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready=true]");
-  return { context, page, log };
+  return { context, ...(await openAppAt(context, server.url)) };
 }
 
 /** `lines` drawn black on white, 36 px in `font`, as PNG or JPEG bytes. */
@@ -59,14 +57,7 @@ function mixedPdf(textLine, jpeg) {
   const p2 = add(`<< /Type /Page /Parent ${pagesObj} 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 ${img} 0 R >> >> /Contents ${c2} 0 R >>`);
   objects[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R >>`;
   objects[pagesObj - 1] = `<< /Type /Pages /Kids [${p1} 0 R ${p2} 0 R] /Count 2 >>`;
-  let out = "%PDF-1.4\n";
-  const offsets = [];
-  objects.forEach((body, i) => { offsets.push(out.length); out += `${i + 1} 0 obj\n${body}\nendobj\n`; });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, "latin1");
+  return pdfFile(objects, catalog);
 }
 
 test("a picture becomes its recognised text; a PDF's scanned page is recognised beside its text page", { timeout: 180_000 }, async () => {

@@ -9,22 +9,30 @@ const base = new URL("./pdfjs/", import.meta.url);
 GlobalWorkerOptions.workerSrc = new URL("pdf.worker.mjs", base).href;
 
 /**
+ * A loading task for the PDF `bytes` (copied: pdf.js transfers the buffer to its worker), with
+ * its CMaps (CJK text), standard fonts and image decoders (JBIG2, CCITT, JPEG 2000) from this
+ * origin; `extra` adds options.
+ */
+function load(bytes, extra = {}) {
+  return getDocument({
+    data: new Uint8Array(bytes),
+    cMapUrl: new URL("cmaps/", base).href,
+    cMapPacked: true,
+    standardFontDataUrl: new URL("standard_fonts/", base).href,
+    wasmUrl: new URL("wasm/", base).href,
+    isEvalSupported: false,
+    ...extra,
+  });
+}
+
+/**
  * The text of a PDF: `{ title, text, pages, emptyPages, pageTexts }`. `title` is the document's
  * Title metadata when it has one; `text` joins the pages with a blank line and ends with a line
  * break; `pageTexts` holds each page's text ("" for a page without a text layer, a scan: see
  * `openForDrawing` for OCR).
  */
 export async function pdfToText(bytes) {
-  // pdf.js transfers the buffer to its worker: give it a copy so the caller keeps the original.
-  const task = getDocument({
-    data: new Uint8Array(bytes),
-    cMapUrl: new URL("cmaps/", base).href,
-    cMapPacked: true,
-    standardFontDataUrl: new URL("standard_fonts/", base).href,
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-  });
+  const task = load(bytes, { disableFontFace: true, useSystemFonts: false });
   const doc = await task.promise;
   try {
     const meta = await doc.getMetadata().catch(() => null);
@@ -55,14 +63,7 @@ export async function pdfToText(bytes) {
  * served from `pdfjs/wasm/`.
  */
 export async function openForDrawing(bytes) {
-  const task = getDocument({
-    data: new Uint8Array(bytes),
-    cMapUrl: new URL("cmaps/", base).href,
-    cMapPacked: true,
-    standardFontDataUrl: new URL("standard_fonts/", base).href,
-    wasmUrl: new URL("wasm/", base).href,
-    isEvalSupported: false,
-  });
+  const task = load(bytes);
   const doc = await task.promise;
   return {
     async page(n, scale = 300 / 72) {
