@@ -12,34 +12,29 @@ import { tableRule, tableFragments } from "./convert-tables.js";
 
 /** Never text a reader sees: removed before anything else. */
 const NON_CONTENT = "script, style, noscript, template, iframe";
+/** Page chrome by its element or role: navigation, footers, banners, search. */
+const SEMANTIC_CHROME = ["nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]"];
+/** Dialogs by their role. */
+const DIALOGS = ["[role=dialog]", "[aria-modal=true]"];
+/** Consent banners by their names. */
+const CONSENT = ["[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]", "[id*=gdpr i]", "[class*=gdpr i]"];
 /**
  * Overlays over the article (consent banners, dialogs): removed unless they hold the page's main
  * heading. Not by their share of the text: a banner can be longer than a short article (F23).
  */
-const OVERLAY_SELECTORS = [
-  "[role=dialog]", "[aria-modal=true]",
-  "[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]",
-  "[id*=gdpr i]", "[class*=gdpr i]", "[id*=popup i]", "[class*=popup i]", "[id*=modal i]", "[class*=modal i]",
-];
+const OVERLAY_SELECTORS = [...DIALOGS, ...CONSENT, "[id*=popup i]", "[class*=popup i]", "[id*=modal i]", "[class*=modal i]"];
 /**
  * Chrome around the article (navigation, footers, sidebars) and hidden elements: removed unless
  * they hold the page's main heading or most of its text. A content wrapper's name often mentions
  * the chrome beside it (`contentWithSidebar`, `l-sidebar-fixed l-article-body-segment`), and a
  * page behind a consent dialog is often marked hidden while the dialog shows.
  */
-const LAYOUT_SELECTORS = [
-  "nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]",
-  "[id*=sidebar i]", "[class*=sidebar i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]",
-];
+const LAYOUT_SELECTORS = [...SEMANTIC_CHROME, "[id*=sidebar i]", "[class*=sidebar i]", "[hidden]", "[aria-hidden=true]", "[class~=hidden]"];
 /**
  * What is chrome by its role or its purpose, not by a guess from a class name: navigation,
  * footers, dialogs and consent banners. Text of these never belongs in the article.
  */
-const CERTAIN_CHROME = [
-  "nav", "footer", "header[role=banner]", "[role=navigation]", "[role=contentinfo]", "[role=search]",
-  "[role=dialog]", "[aria-modal=true]",
-  "[id*=cookie i]", "[class*=cookie i]", "[id*=consent i]", "[class*=consent i]", "[id*=gdpr i]", "[class*=gdpr i]",
-].join(",");
+const CERTAIN_CHROME = [...SEMANTIC_CHROME, ...DIALOGS, ...CONSENT].join(",");
 
 /** Hidden elements: removed as above; never counted as an overlay that hid the article. */
 const HIDDEN = "[hidden], [aria-hidden=true], [class~=hidden]";
@@ -184,12 +179,13 @@ export function htmlToMarkdown(html, options = {}) {
   // never one inside an overlay (a consent dialog's "We value your privacy").
   const headingEl = ["article h1", "main h1", "[role=main] h1", "h1"]
     .map((sel) => [...doc.querySelectorAll(sel)].find((h) => !h.closest(overlay))).find(Boolean);
-  const mainHeading = (headingEl?.textContent || "").replace(/\s+/g, " ").trim();
+  const mainHeading = squash(headingEl?.textContent);
   const pageText = doc.body ? textLength(doc.body) : 0;
   // Remove chrome, remembering how much visible text the overlays held. An element stays when it is or
   // holds the article: its main heading, a main or article element, or (for page chrome) most of
   // the page's text. The page itself (a `<body class="category-cookies">`) is never chrome.
   let chromeText = 0;
+  let removed = 0;
   const certain = []; // the text of removed chrome that is chrome by its role, not by a guess at its name
   for (const el of doc.querySelectorAll([...OVERLAY_SELECTORS, ...LAYOUT_SELECTORS].join(","))) {
     if (!el.isConnected || el === doc.body || el === doc.documentElement) continue;
@@ -203,6 +199,7 @@ export function htmlToMarkdown(html, options = {}) {
     if (el.matches(overlay) && !el.matches(HIDDEN)) chromeText = Math.max(chromeText, text);
     if (el.matches(CERTAIN_CHROME) && text >= 30) certain.push(squash(el.textContent).slice(0, 60));
     el.remove();
+    removed++;
   }
   // keepClasses keeps `language-*` on code for fenced-code info strings. The default character
   // threshold (500): below it Readability tries again with fewer rules and keeps its longest
@@ -212,8 +209,8 @@ export function htmlToMarkdown(html, options = {}) {
   // the page with nothing removed, finds an article of which ours misses more than a tenth of
   // the words, and that holds none of the chrome removed for its role (menus, footers, dialogs,
   // consent banners), its article is the article: a content wrapper was taken for chrome by
-  // its name (and ours may be the comments below it).
-  const plain = new Readability(untouched, { keepClasses: true }).parse();
+  // its name (and ours may be the comments below it). Nothing removed: both are the same page.
+  const plain = removed ? new Readability(untouched, { keepClasses: true }).parse() : null;
   if (plain && plain.textContent && wordRecall(plain.textContent, article?.textContent || "") < 0.9) {
     const plainText = squash(plain.textContent);
     if (!certain.some((c) => plainText.includes(c))) article = plain;
