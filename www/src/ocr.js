@@ -10,9 +10,6 @@ const base = new URL("./ocr/", import.meta.url);
 /** Below this mean confidence (0–100) a recognised page is flagged for checking. */
 export const LOW_CONFIDENCE = 60;
 
-/** The languages shipped (tesseract codes). Another one: see README, "Scans and pictures". */
-export const LANGUAGES = ["eng", "chi_sim", "chi_tra"];
-
 /** Milliseconds the engine and its models may take to load before OCR gives up. */
 const LOAD_TIMEOUT_MS = 60_000;
 
@@ -21,7 +18,8 @@ const LOAD_TIMEOUT_MS = 60_000;
  * ImageBitmap, or a function that makes one when its turn comes (so a long scan is drawn one page
  * at a time). `onProgress({ page, pages, progress })` reports each page's progress (0–1);
  * `signal` cancels (the worker is ended at once, also while it loads). Resolves to
- * `[{ text, confidence }]`, one per image, `confidence` the mean word confidence (0–100).
+ * `[{ text, confidence, low }]`, one per image, `confidence` the mean word confidence (0–100),
+ * `low` whether it is under `LOW_CONFIDENCE`.
  * Throws a DOMException `AbortError` when cancelled, an `Error` when the engine or a model does
  * not load within a minute (offline on first use, say), or the engine's error.
  */
@@ -57,7 +55,8 @@ export async function recognise(images, { langs = "eng", onProgress, signal } = 
     for (current = 0; current < images.length && !cancelled; current++) {
       const image = typeof images[current] === "function" ? await images[current]() : images[current];
       const { data } = await Promise.race([worker.recognize(image), stopped]);
-      out.push({ text: tidy(data.text), confidence: Math.round(data.confidence) });
+      const confidence = Math.round(data.confidence);
+      out.push({ text: tidy(data.text), confidence, low: confidence < LOW_CONFIDENCE });
     }
     if (cancelled) throw new DOMException("OCR cancelled", "AbortError");
     return out;

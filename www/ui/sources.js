@@ -1,6 +1,7 @@
 // The Sources tab: add sources (typed, pasted, dropped or chosen files: markdown, text, HTML,
-// PDF), list them with their status, view and remove one, and offer to recompile what the offline
-// compiler wrote once an endpoint is configured.
+// PDF, Word, EPUB, PowerPoint, Excel, OpenDocument text, and pictures and scans through OCR), list
+// them with their status, view and remove one, and offer to recompile what the offline compiler
+// wrote once an endpoint is configured.
 import { htmlToMarkdown, fragmentToMarkdown } from "../build/convert.js";
 import { setStatus, showError } from "../status.js";
 import { $, h } from "./dom.js";
@@ -186,15 +187,15 @@ export async function addFiles(files) {
     if (/\.pdf$/i.test(f.name) || f.type === "application/pdf") {
       keys.push(...await addPdf(f));
     } else if (/\.docx$/i.test(f.name) || f.type === DOCX_MIME) {
-      keys.push(...await addDocx(f));
+      keys.push(...await addDocument(f, "docx"));
     } else if (/\.epub$/i.test(f.name) || f.type === EPUB_MIME) {
       keys.push(...await addEpub(f, $("#source-epub-chapters").checked));
     } else if (/\.pptx$/i.test(f.name) || f.type === PPTX_MIME) {
-      keys.push(...await addOffice(f, "pptx"));
+      keys.push(...await addDocument(f, "pptx"));
     } else if (/\.xlsx$/i.test(f.name) || f.type === XLSX_MIME) {
-      keys.push(...await addOffice(f, "xlsx"));
+      keys.push(...await addDocument(f, "xlsx"));
     } else if (/\.odt$/i.test(f.name) || f.type === ODT_MIME) {
-      keys.push(...await addOffice(f, "odt"));
+      keys.push(...await addDocument(f, "odt"));
     } else if (/\.(png|jpe?g|webp)$/i.test(f.name) || Object.values(IMAGE_MIME).includes(f.type)) {
       keys.push(...await addImage(f));
     } else if (/\.(md|markdown|txt|html?)$/i.test(f.name) || (f.type.startsWith("text/") && !/\.\w+$/.test(f.name))) {
@@ -214,9 +215,9 @@ export async function addFiles(files) {
 }
 
 /**
- * A PDF becomes a source: its text (pdf.js, pages joined by a blank line) as `text/plain`, the PDF
- * bytes kept as the raw artifact (Decision 2). A PDF without a text layer (a scan) is refused with
- * a message: there is no OCR.
+ * A PDF becomes a source: its text (pdf.js, pages joined by a blank line) as `text/plain`, the
+ * pages without a text layer (scans) read by OCR, the PDF bytes kept as the raw artifact
+ * (Decision 2). A PDF in which neither gives any text is refused with a message.
  */
 async function addPdf(file) {
   const read = await convertFile(file, async (bytes) => (await import("../build/pdf.js")).pdfToText(bytes), "pdf");
@@ -309,7 +310,7 @@ async function ocr(name, images) {
  */
 function ocrNote(pages, recognised, what = "pdf") {
   const confidence = recognised.map((r, i) => `${what === "pdf" ? `page ${pages[i]}: ` : ""}${r.confidence}%`).join(", ");
-  const low = recognised.map((r, i) => (r.confidence < 60 ? pages[i] : 0)).filter(Boolean);
+  const low = recognised.map((r, i) => (r.low ? pages[i] : 0)).filter(Boolean);
   const lowNote = !low.length ? "" : what === "pdf" ? ` Low confidence on page ${low.join(", ")}: check it against the PDF.` : " Low confidence: check it against the picture.";
   return `\n*Read by OCR (${what === "pdf" ? `${pages.length} page(s) without text; ` : ""}mean confidence ${confidence}).${lowNote}*\n`;
 }
@@ -337,34 +338,17 @@ const headedBy = (markdown, title) => {
 };
 
 /**
- * A Word document becomes a source: mammoth's HTML through the app's markdown conversion, under
- * the document's title, the .docx bytes kept as the raw artifact (Decision 2). Images become
- * placeholders with their alt text.
+ * A Word document (mammoth's HTML; pictures become placeholders with their alt text), a slide
+ * deck (one section per slide), a spreadsheet (one table per sheet, rows and columns capped,
+ * with a note where some were left out) or an OpenDocument text becomes a source, through the
+ * app's markdown conversion, under the document's title, the file's bytes kept as the raw
+ * artifact (Decision 2). `kind` is its extension.
  */
-async function addDocx(file) {
-  const read = await convertFile(file, async (bytes) => (await import("../build/documents.js")).docxToHtml(bytes));
-  if (!read) return [];
-  const { bytes, out: doc } = read;
-  const body = fragmentToMarkdown(doc.html);
-  if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
-  const title = doc.title || file.name.replace(/\.docx$/i, "");
-  const report = await addSource({
-    title, key: `file:${file.name}`, mime: "text/markdown",
-    content: `${headedBy(body, title) ? "" : `# ${title}\n\n`}${body}\n`, original: bytes, originalMime: DOCX_MIME,
-  });
-  return [report.key];
-}
-
-/**
- * A slide deck (one section per slide), a spreadsheet (one table per sheet, rows and columns
- * capped, with a note where some were left out) or an OpenDocument text becomes a source, the
- * file's bytes kept as the raw artifact.
- */
-async function addOffice(file, kind) {
+async function addDocument(file, kind) {
   const read = await convertFile(file, async (bytes) => {
     if (kind !== "xlsx") {
-      const { pptxToHtml, odtToHtml } = await import("../build/documents.js");
-      return kind === "pptx" ? pptxToHtml(bytes) : odtToHtml(bytes);
+      const { docxToHtml, pptxToHtml, odtToHtml } = await import("../build/documents.js");
+      return { docx: docxToHtml, pptx: pptxToHtml, odt: odtToHtml }[kind](bytes);
     }
     const { xlsxToTables, MAX_ROWS, MAX_COLUMNS } = await import("../build/sheets.js");
     const book = await xlsxToTables(bytes);
@@ -382,7 +366,7 @@ async function addOffice(file, kind) {
   const body = fragmentToMarkdown(html);
   if (!body) { setStatus(t("documentEmpty", file.name), "error"); return []; }
   title = title || file.name.replace(ext, "");
-  const mime = { pptx: PPTX_MIME, xlsx: XLSX_MIME, odt: ODT_MIME }[kind];
+  const mime = { docx: DOCX_MIME, pptx: PPTX_MIME, xlsx: XLSX_MIME, odt: ODT_MIME }[kind];
   const report = await addSource({
     title, key: `file:${file.name}`, mime: "text/markdown",
     content: `${headedBy(body, title) ? "" : `# ${title}\n\n`}${body}\n`, original: bytes, originalMime: mime,
