@@ -190,6 +190,12 @@ export interface Claim {
      * `asserted`, so records written before it existed read the same.
      */
     stance?: Stance;
+    /**
+     * The attachment whose model-written description the quote comes from
+     * ([`ImageDescription`]), when it is not in the source text: such a claim cites that
+     * attachment and is never verified (Decision 3).
+     */
+    fromDescription?: string;
 }
 
 /**
@@ -313,6 +319,24 @@ export interface GraphEdge {
      * Key of the linked page.
      */
     to: string;
+}
+
+/**
+ * A model's description of a picture (see [`Asset::description`]).
+ */
+export interface ImageDescription {
+    /**
+     * The description: what the picture shows, with any text in it copied out.
+     */
+    text: string;
+    /**
+     * The model that wrote it.
+     */
+    model: string;
+    /**
+     * When, in milliseconds since the Unix epoch.
+     */
+    time: Millis;
 }
 
 /**
@@ -859,6 +883,13 @@ export interface Asset {
      * The operation that added it.
      */
     op: OpId;
+    /**
+     * What a model saw in the picture, when one was asked (`describeAttachment`, or a compile
+     * with `describeImages` on). A derived layer: it is not part of any source's text, so it
+     * changes no source's version (Decision 1), and claims drawn from it are never verified
+     * (Decision 3).
+     */
+    description?: ImageDescription;
 }
 
 /**
@@ -1719,7 +1750,7 @@ export interface EmbedProgress {
 /**
  * Progress of a compile, reported as it goes.
  */
-export type Progress = { stage: "source"; key: string; index: number; total: number } | { stage: "extracted"; key: string; part: number; parts: number } | { stage: "integrated"; key: string; page: string; done: number; total: number } | { stage: "committed"; key: string; op: OpId } | { stage: "failed"; key: string; code: string; message: string };
+export type Progress = { stage: "source"; key: string; index: number; total: number } | { stage: "extracted"; key: string; part: number; parts: number } | { stage: "integrated"; key: string; page: string; done: number; total: number } | { stage: "committed"; key: string; op: OpId } | { stage: "describing"; name: string; index: number; total: number } | { stage: "failed"; key: string; code: string; message: string };
 
 /**
  * Records and bytes one connection moved through one store.
@@ -1878,6 +1909,13 @@ export interface Config {
      * Retries on rate limits and overload.
      */
     retry?: RetryPolicy;
+    /**
+     * Describe pictures with the compile model before a source that shows them is compiled
+     * (opt-in, default off: the pictures are sent to the endpoint, and its model must read
+     * images: OpenAI-compatible vision models, Anthropic, Ollama's vision models). The
+     * descriptions are kept with the attachments; claims drawn from them are never verified.
+     */
+    describeImages?: boolean;
 }
 
 /**
@@ -2150,6 +2188,11 @@ export interface CompileReport {
      * Total unverified claims.
      */
     unverified: number;
+    /**
+     * Pictures described before the compile (with `describeImages` on), and those that could
+     * not be: their sources were compiled from their text alone.
+     */
+    images?: ImagesReport;
 }
 
 /**
@@ -2468,9 +2511,27 @@ export type TemplateNotes = "skip" | "import";
 export type PageAction = "restore" | "remove" | "unlink";
 
 /**
+ * What describing pictures did before a compile ([`CompileReport::images`]).
+ */
+export interface ImagesReport {
+    /**
+     * Names of the attachments described.
+     */
+    described: string[];
+    /**
+     * The attachments that were not, with why (`key` is the attachment's name).
+     */
+    failed: SourceFailure[];
+    /**
+     * Tokens the descriptions cost.
+     */
+    usage: TokenUsage;
+}
+
+/**
  * What kind of change an operation made.
  */
-export type OperationKind = "add-source" | "remove-source" | "compile" | "write-back" | "fix" | "human-edit" | "rename" | "delete" | "import" | "rollback" | "settings";
+export type OperationKind = "add-source" | "remove-source" | "compile" | "write-back" | "fix" | "human-edit" | "rename" | "delete" | "import" | "rollback" | "settings" | "describe";
 
 /**
  * What kind of problem.
@@ -2995,6 +3056,17 @@ export class Wiki {
      */
     static delete(name: string): Promise<void>;
     /**
+     * Asks the configured compile model to describe the picture of attachment `name`, and
+     * keeps the description with it (`Asset.description`: text, model, time), replacing an
+     * earlier one, in one operation. The source text is untouched; the next compile of a
+     * source that shows the picture sees it, and claims drawn from it cite the picture and are
+     * never verified. `signal` cancels (`CANCELLED`, nothing stored). Throws `NOT_FOUND`,
+     * `UNSUPPORTED_MIME` (not PNG, JPEG, WebP or GIF), `INVALID_INPUT` (over 5 MB),
+     * `LLM_CONFIG` (the offline provider), and the endpoint's errors (`LLM_REJECTED` from a
+     * model that reads text only).
+     */
+    describeAttachment(name: string, options: { signal?: AbortSignal } | undefined): Promise<Asset>;
+    /**
      * Embeds the pages that lack a vector of the configured embedding model, in batches saved
      * as they land (an interrupted run resumes). With vectors of another model stored, nothing
      * happens unless `confirm: true`; then search uses BM25 until the new vectors are
@@ -3436,6 +3508,7 @@ export interface InitOutput {
     readonly wiki_config: (a: number) => any;
     readonly wiki_delete: (a: number, b: number) => any;
     readonly wiki_deletePage: (a: number, b: number, c: number) => any;
+    readonly wiki_describeAttachment: (a: number, b: number, c: number, d: any) => any;
     readonly wiki_embedPages: (a: number, b: any) => any;
     readonly wiki_embeddingStatus: (a: number) => any;
     readonly wiki_estimate: (a: number, b: any) => any;
@@ -3495,8 +3568,8 @@ export interface InitOutput {
     readonly wiki_vectorRebuildJob: (a: number) => any;
     readonly wasm_bindgen__convert__closures_____invoke__h280a09949a57c6fe: (a: number, b: number, c: any, d: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__hc24ee4a1788f9b5a: (a: number, b: number, c: any) => [number, number];
+    readonly wasm_bindgen__convert__closures_____invoke__h241ff9afb7847631: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h58cdd0d39225fdca: (a: number, b: number, c: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h7498a989301015b0: (a: number, b: number, c: any) => void;
     readonly wasm_bindgen__convert__closures_____invoke__h58dcae5f85b6c0e2: (a: number, b: number) => void;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Millis;
 
 mod vault;
-pub use vault::{Asset, PageRef, RenameReport};
+pub use vault::{Asset, ImageDescription, PageRef, RenameReport};
 
 /// An operation id: monotonic, starting at 1, unique within a wiki (Decision 7).
 pub type OpId = u64;
@@ -322,6 +322,12 @@ pub struct Claim {
     #[serde(default, skip_serializing_if = "Stance::is_asserted")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub stance: Stance,
+    /// The attachment whose model-written description the quote comes from
+    /// ([`ImageDescription`]), when it is not in the source text: such a claim cites that
+    /// attachment and is never verified (Decision 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub from_description: Option<String>,
 }
 
 /// How a source states a claim.
@@ -434,6 +440,8 @@ pub enum OperationKind {
     Rollback,
     /// The wiki's schema.md or settings changed.
     Settings,
+    /// A model described an attachment's picture.
+    Describe,
 }
 
 impl OperationKind {
@@ -451,6 +459,7 @@ impl OperationKind {
             OperationKind::Import => "import",
             OperationKind::Rollback => "rollback",
             OperationKind::Settings => "settings",
+            OperationKind::Describe => "describe",
         }
     }
 }

@@ -221,6 +221,7 @@ fn existing_claims_most_alike_the_chunk_come_first_within_the_budget() {
         quote: text.into(),
         verified: true,
         stance: Default::default(),
+        from_description: None,
     };
     let claims = vec![
         claim("c1", "The bridge is painted red."),
@@ -270,6 +271,7 @@ fn claims_that_score_the_same_are_listed_in_page_then_id_order_every_time() {
         quote: text,
         verified: true,
         stance: Default::default(),
+        from_description: None,
     };
     // The same sentence on two pages, among others sharing some of its words: their scores are
     // sums over several tokens of different weights.

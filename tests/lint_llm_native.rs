@@ -38,6 +38,7 @@ fn claim(id: &str, page: &str, text: &str, source: &str) -> Claim {
         quote: text.into(),
         verified: true,
         stance: Default::default(),
+        from_description: None,
     }
 }
 

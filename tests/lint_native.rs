@@ -434,6 +434,7 @@ fn claim(id: &str, page: &str, text: &str) -> llm_wiki::model::Claim {
         quote: text.into(),
         verified: true,
         stance: Default::default(),
+        from_description: None,
     }
 }
 

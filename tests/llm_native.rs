@@ -21,7 +21,7 @@ use llm_wiki::llm::structured::{chat_json, Budgeted};
 use llm_wiki::llm::transport::{ChunkedBody, HttpRequest, HttpResponse, Timeouts, Transport};
 use llm_wiki::llm::url::{chat_endpoints, embeddings_url};
 use llm_wiki::llm::{
-    Cancel, ChatRequest, Embedder, FinishReason, JsonSchema, Llm, Message, Purpose, Role,
+    Cancel, ChatRequest, Embedder, FinishReason, JsonSchema, Llm, Message, Purpose,
 };
 use llm_wiki::scripted::server::InProcess;
 use llm_wiki::Error;
@@ -123,10 +123,7 @@ fn ask(user: &str) -> ChatRequest {
     ChatRequest {
         purpose: Purpose::Compile,
         system: "You maintain a wiki.".into(),
-        messages: vec![Message {
-            role: Role::User,
-            content: user.into(),
-        }],
+        messages: vec![Message::user(user)],
         json: None,
         max_tokens: None,
         temperature: None,

@@ -13,7 +13,7 @@ use llm_wiki::llm::http::{cancel_from_signal, page_origin, FetchTransport};
 use llm_wiki::llm::prompt::source_block;
 use llm_wiki::llm::structured::chat_json;
 use llm_wiki::llm::transport::{HttpRequest, Method, ResponseBody, Timeouts, Transport};
-use llm_wiki::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Llm, Message, Purpose, Role};
+use llm_wiki::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Llm, Message, Purpose};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -49,10 +49,7 @@ fn ask(user: &str) -> ChatRequest {
     ChatRequest {
         purpose: Purpose::Query,
         system: "You maintain a wiki.".into(),
-        messages: vec![Message {
-            role: Role::User,
-            content: user.into(),
-        }],
+        messages: vec![Message::user(user)],
         json: None,
         max_tokens: None,
         temperature: None,

@@ -4,6 +4,7 @@
 //! overlap — together with schema.md and the slice of index.md whose pages the source mentions, and
 //! returns an [`Extraction`]. Source text is data inside a delimited block, never instructions.
 
+use crate::markdown::render::pct_encode;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
@@ -103,6 +104,37 @@ pub struct ExtractInput {
     pub index_slice: String,
     /// Existing claims on those pages ([`claim_lines`]).
     pub existing_claims: String,
+    /// The pictures this chunk shows that a model has described, sent as `<image>` blocks
+    /// after the source. A claim drawn from one quotes the description.
+    #[serde(default)]
+    pub images: Vec<ImageNote>,
+}
+
+/// A picture a source shows, as the extract call sees it: the attachment's name and a model's
+/// description of it ([`crate::model::ImageDescription`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageNote {
+    /// The attachment's name (`raw/assets/<name>`).
+    pub name: String,
+    /// The description.
+    pub description: String,
+}
+
+/// The described pictures of `images` that `chunk` of `text` shows, by name as written or
+/// percent-encoded (`![[sales chart.png]]`, `![](raw/assets/sales%20chart.png)`); a picture
+/// the text names in neither way goes with the `first` chunk.
+pub fn images_of_chunk(
+    images: &[ImageNote],
+    chunk: &str,
+    text: &str,
+    first: bool,
+) -> Vec<ImageNote> {
+    let shows = |t: &str, name: &str| t.contains(name) || t.contains(&pct_encode(name));
+    images
+        .iter()
+        .filter(|im| shows(chunk, &im.name) || (first && !shows(text, &im.name)))
+        .cloned()
+        .collect()
 }
 
 /// Upper bounds that keep one source from touching too many pages.

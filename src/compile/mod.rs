@@ -1,5 +1,6 @@
 //! The compile pass: sources → interlinked wiki pages (see `ARCHITECTURE.md`).
 
+pub mod describe;
 pub mod extract;
 pub mod integrate;
 pub mod links;

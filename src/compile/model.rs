@@ -15,7 +15,7 @@ use super::prompt;
 use super::resolve::match_key;
 use crate::error::{Error, Result};
 use crate::llm::structured::chat_json;
-use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
+use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose};
 use crate::model::TokenUsage;
 
 /// What the compile pipeline asks of a model. Implemented by [`LlmCompiler`] and by the offline
@@ -102,10 +102,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
         let request = ChatRequest {
             purpose: Purpose::Compile,
             system: prompt::extract_system(),
-            messages: vec![Message {
-                role: Role::User,
-                content: prompt::extract_user(input),
-            }],
+            messages: vec![Message::user(prompt::extract_user(input))],
             json: Some(JsonSchema {
                 name: "extract".into(),
                 schema: extraction_schema(),
@@ -124,10 +121,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
         let request = ChatRequest {
             purpose: Purpose::Compile,
             system: prompt::integrate_system(),
-            messages: vec![Message {
-                role: Role::User,
-                content: prompt::integrate_user(input),
-            }],
+            messages: vec![Message::user(prompt::integrate_user(input))],
             json: Some(JsonSchema {
                 name: "integrate".into(),
                 schema: page_draft_schema(),
@@ -149,10 +143,7 @@ impl<L: Llm> CompileModel for LlmCompiler<'_, L> {
         let request = ChatRequest {
             purpose: Purpose::Compile,
             system: prompt::integrate_pages_system(),
-            messages: vec![Message {
-                role: Role::User,
-                content: prompt::integrate_pages_user(inputs),
-            }],
+            messages: vec![Message::user(prompt::integrate_pages_user(inputs))],
             json: Some(JsonSchema {
                 name: "integrate_pages".into(),
                 schema: page_drafts_schema(),

@@ -47,7 +47,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// Compiles with the configured endpoint over `transport`, or offline when the provider is
-    /// `offline`. The context window, output cap and token budget come from the settings (the
+    /// `offline`. With `describeImages` on (an endpoint only), the pictures the sources to
+    /// compile show are described first ([`Wiki::describe_attachment`]), each once. The context window, output cap and token budget come from the settings (the
     /// compile model's), overriding `options`. What the client learns about the endpoint
     /// (structured-output mode, how long its extract replies run per token of source) is saved
     /// afterwards and used by the next compile, in this connection or another.
@@ -78,7 +79,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let options = configured(options, &config);
         self.seed_from(llm.learned(), &model.name(), &options);
-        let report = self.compile(&model, &options, on_progress, cancel).await;
+        // Pictures first (opt-in): the extract calls then see their descriptions.
+        let images = if config.describe_images {
+            let sources = self.sources_to_compile(&options).await?;
+            self.describe_shown(&llm, &resolved.model, &sources, on_progress, cancel)
+                .await?
+        } else {
+            Default::default()
+        };
+        let report = self
+            .compile(&model, &options, on_progress, cancel)
+            .await
+            .map(|r| CompileReport { images, ..r });
         // Also after a failed compile: a reply cut at the cap is what is worth keeping.
         if let Some((key, ratios)) = self.reply_ratios() {
             llm.learned().set_reply_ratios(&key, ratios);

@@ -5,7 +5,7 @@
 //! sentence only in their numbers, page bodies from the page, facts and link targets in the prompt.
 //! Nothing is canned per test input. For tests only: the demo never uses it.
 
-use super::prompt::{attr_value, block, unescape_block};
+use super::prompt::{attr_value, block, blocks, unescape_block};
 use super::resolve::match_key;
 
 /// Headings that name a document section, not a topic; never turned into entities.
@@ -229,8 +229,22 @@ pub fn extract_reply(user: &str) -> serde_json::Value {
         }
     }
 
-    // A model asked for the key claims gives a bounded list.
+    // A model asked for the key claims gives a bounded list; then the first sentence of each
+    // picture's description, quoted from it.
     claims.truncate(24);
+    let after_source = user.find("</source>").map_or("", |i| &user[i..]);
+    for (_, description) in blocks(after_source, "image") {
+        let description = unescape_block(description);
+        if let Some(first) = sentences(&description).into_iter().next() {
+            let folded = match_key(&first);
+            let about: Vec<&String> = entities
+                .iter()
+                .map(|(n, _)| n)
+                .filter(|n| !match_key(n).is_empty() && folded.contains(&match_key(n)))
+                .collect();
+            claims.push(serde_json::json!({"text": strip_md(&first), "quote": first, "about": about, "stance": "asserted"}));
+        }
+    }
     let summary: String = first_sentences
         .iter()
         .take(3)
@@ -580,6 +594,7 @@ mod tests {
             schema_md: "s".into(),
             index_slice: String::new(),
             existing_claims: "- [c0123456789] Widgetron was first released in 2015. (page: Widgetron)\n".into(),
+            images: Vec::new(),
         };
         let v = extract_reply(&extract_user(&input));
         let names: Vec<&str> = v["entities"]

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::llm::prompt::{source_block, DATA_NOTICE};
 use crate::llm::provider::estimate_input;
 use crate::llm::structured::{chat_json, Budgeted};
-use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose, Role};
+use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, Purpose};
 use crate::markdown::resolve::LinkGraph;
 use crate::model::{Claim, Page, PageKind, Source, TokenUsage};
 use crate::storage::{Batch, Expect, Storage, Store};
@@ -197,9 +197,7 @@ fn request(group_text: String, max_tokens: u32) -> ChatRequest {
         system: format!(
             "You review a personal wiki for problems a careful editor would fix. {DATA_NOTICE}"
         ),
-        messages: vec![Message {
-            role: Role::User,
-            content: format!(
+        messages: vec![Message::user(format!(
                 "{group_text}\n\nThe pages above share an entity. Report, using only the claim ids \
                  (in [brackets]) and page keys (the block keys) shown above:\n\
                  - contradictions: claims of different pages that cannot both be true;\n\
@@ -207,8 +205,7 @@ fn request(group_text: String, max_tokens: u32) -> ChatRequest {
                  - gaps: what a page should say but does not;\n\
                  - questions: questions worth asking next, with sources worth adding.\n\
                  Empty lists when there is nothing to report."
-            ),
-        }],
+            ))],
         json: Some(JsonSchema {
             name: LINT_TASK.into(),
             schema: lint_schema(),
@@ -634,6 +631,7 @@ mod tests {
                 quote: "q".into(),
                 verified: true,
                 stance: Default::default(),
+                from_description: None,
             },
         )
     }

@@ -243,6 +243,13 @@ pub struct Config {
     /// Retries on rate limits and overload.
     #[serde(default)]
     pub retry: RetryPolicy,
+    /// Describe pictures with the compile model before a source that shows them is compiled
+    /// (opt-in, default off: the pictures are sent to the endpoint, and its model must read
+    /// images: OpenAI-compatible vision models, Anthropic, Ollama's vision models). The
+    /// descriptions are kept with the attachments; claims drawn from them are never verified.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub describe_images: bool,
 }
 
 fn default_context() -> u32 {
@@ -304,6 +311,7 @@ impl Default for Config {
             embeddings: EmbeddingConfig::default(),
             estimator: TokenEstimator::default(),
             retry: RetryPolicy::default(),
+            describe_images: false,
         }
     }
 }

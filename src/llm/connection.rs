@@ -13,7 +13,7 @@ use crate::llm::provider::StructuredMode;
 use crate::llm::structured::chat_json;
 use crate::llm::transport::Transport;
 use crate::llm::url::{chat_endpoints, embeddings_url};
-use crate::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Message, Purpose, Role};
+use crate::llm::{Cancel, ChatRequest, Embedder, JsonSchema, Message, Purpose};
 
 /// One step of the connection test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,10 +127,7 @@ fn ask_ok(max_tokens: u32) -> ChatRequest {
     ChatRequest {
         purpose: Purpose::Query,
         system: "You are a connection test. Answer briefly.".into(),
-        messages: vec![Message {
-            role: Role::User,
-            content: "Reply with the single word OK.".into(),
-        }],
+        messages: vec![Message::user("Reply with the single word OK.")],
         json: None,
         max_tokens: Some(max_tokens),
         temperature: Some(0.0),
@@ -143,13 +140,10 @@ fn ask_structured(word: &str) -> ChatRequest {
     ChatRequest {
         purpose: Purpose::Query,
         system: "You are a connection test.".into(),
-        messages: vec![Message {
-            role: Role::User,
-            content: format!(
-                "Return ok = true and echo = the text inside the source block.\n{}",
-                source_block("test", word)
-            ),
-        }],
+        messages: vec![Message::user(format!(
+            "Return ok = true and echo = the text inside the source block.\n{}",
+            source_block("test", word)
+        ))],
         json: Some(JsonSchema {
             name: "connection_test".into(),
             schema: json!({

@@ -72,7 +72,61 @@ pub struct Message {
     pub role: Role,
     /// What they say.
     pub content: String,
+    /// Pictures sent with the text (a user turn only), for endpoints whose model reads images:
+    /// OpenAI-compatible `image_url` parts, Anthropic `image` blocks, Ollama `images`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
+
+impl Message {
+    /// A user turn of text alone.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+            images: Vec::new(),
+        }
+    }
+    /// An earlier assistant turn.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+            images: Vec::new(),
+        }
+    }
+}
+
+/// A picture in a chat message: its MIME type (`image/png`, `image/jpeg`, `image/webp`,
+/// `image/gif`, the types all three providers take) and its bytes in standard base64 (RFC 4648,
+/// with padding), the encoding every provider's wire format uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// MIME type.
+    pub mime: String,
+    /// The bytes, base64.
+    pub base64: String,
+}
+
+impl Image {
+    /// The picture `bytes` of type `mime`.
+    pub fn new(mime: &str, bytes: &[u8]) -> Self {
+        use base64::Engine;
+        Image {
+            mime: mime.to_string(),
+            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+    /// As a `data:` URL (what OpenAI-compatible endpoints take in `image_url.url`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64)
+    }
+}
+
+/// What one picture counts for in a prompt's token estimate: about what OpenAI (765 for a
+/// 1024 × 1024 picture in high detail) and Anthropic (width × height / 750, at most about 1,600)
+/// charge for a picture they scale down, taken at the larger.
+pub const IMAGE_TOKENS: u64 = 1_600;
 
 /// A structured-output request: the reply must be one JSON value matching `schema`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -252,7 +252,7 @@ pub fn build_chat_request_with(
     let turns: Vec<Value> = request
         .messages
         .iter()
-        .map(|m| json!({"role": role(m.role), "content": m.content}))
+        .map(|m| turn(config.provider, role(m.role), m))
         .collect();
     let mut headers: Vec<(String, String)> =
         vec![("content-type".into(), "application/json".into())];
@@ -361,6 +361,45 @@ pub fn build_chat_request_with(
         body: Some(Value::Object(body).to_string()),
         stream,
     })
+}
+
+/// One message as `provider` takes it: `{role, content}`, and with pictures, OpenAI-compatible
+/// content parts (`text`, then one `image_url` with a `data:` URL per picture), Anthropic content
+/// blocks (the pictures first, as its guide advises, then the text), or Ollama's `images` list
+/// of base64 strings beside the text.
+fn turn(provider: Provider, role: &str, m: &crate::llm::Message) -> Value {
+    if m.images.is_empty() {
+        return json!({"role": role, "content": m.content});
+    }
+    match provider {
+        Provider::Anthropic => {
+            let mut blocks: Vec<Value> = m
+                .images
+                .iter()
+                .map(|i| {
+                    json!({"type": "image", "source": {
+                        "type": "base64", "media_type": i.mime, "data": i.base64,
+                    }})
+                })
+                .collect();
+            blocks.push(json!({"type": "text", "text": m.content}));
+            json!({"role": role, "content": blocks})
+        }
+        Provider::Ollama => json!({
+            "role": role,
+            "content": m.content,
+            "images": m.images.iter().map(|i| i.base64.as_str()).collect::<Vec<_>>(),
+        }),
+        Provider::OpenAiCompatible | Provider::Offline => {
+            let mut parts = vec![json!({"type": "text", "text": m.content})];
+            parts.extend(
+                m.images
+                    .iter()
+                    .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+            );
+            json!({"role": role, "content": parts})
+        }
+    }
 }
 
 /// A provider's finish reason: the normalised [`FinishReason`] and the provider's own word.
@@ -570,11 +609,12 @@ pub fn parse_chat_response(
     Ok(c)
 }
 
-/// Estimated input tokens of a request (system prompt and every message).
+/// Estimated input tokens of a request (system prompt and every message, each picture at
+/// [`IMAGE_TOKENS`](crate::llm::IMAGE_TOKENS)).
 pub fn estimate_input(request: &ChatRequest, estimator: &TokenEstimator) -> u64 {
     let mut n = estimator.estimate(&request.system);
     for m in &request.messages {
-        n += estimator.estimate(&m.content) + 4;
+        n += estimator.estimate(&m.content) + 4 + m.images.len() as u64 * crate::llm::IMAGE_TOKENS;
     }
     n
 }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::llm::config::Config;
 use crate::llm::parse::parse_json;
 use crate::llm::provider::estimate_input;
-use crate::llm::{Cancel, ChatRequest, ChatResponse, Llm, Message, OnToken, Purpose, Role};
+use crate::llm::{Cancel, ChatRequest, ChatResponse, Llm, Message, OnToken, Purpose};
 use crate::model::TokenUsage;
 use crate::text::TokenEstimator;
 
@@ -81,17 +81,11 @@ pub async fn chat_json<L: Llm>(
     };
     let mut repair = request.clone();
     let quoted: String = first.text.chars().take(MAX_QUOTED).collect();
-    repair.messages.push(Message {
-        role: Role::Assistant,
-        content: quoted,
-    });
-    repair.messages.push(Message {
-        role: Role::User,
-        content: format!(
+    repair.messages.push(Message::assistant(quoted));
+    repair.messages.push(Message::user(format!(
             "That reply could not be used: {}. Reply again with only the JSON value for the task \"{}\", matching the schema, with no prose and no code fence.",
             failure.message, json.name
-        ),
-    });
+        )));
     let second = llm.chat(&repair, None, cancel).await?;
     let mut usage = first.usage;
     usage.add(&second.usage);

@@ -223,6 +223,9 @@ fn one_line(s: &str) -> String {
 
 /// A footnote definition: `[^id]: [[Source page|Title]] — "quote"` (+ ` (unverified quote)`). On
 /// the source's own summary page (`self_key == source_page`) the source is named without a link.
+/// A claim drawn from a picture's description ([`Claim::from_description`]) cites the picture
+/// too: `[^id]: [[Source page|Title]], picture [[name]] — "quote" (a model's description of the
+/// picture, not verified)`.
 pub fn footnote_definition(
     c: &Claim,
     source_page: &str,
@@ -234,16 +237,21 @@ pub fn footnote_definition(
     } else {
         crate::markdown::wikilinks::link_to(source_page, source_title)
     };
+    let (picture, mark) = match &c.from_description {
+        Some(name) => (
+            format!(", picture [[{name}]]"),
+            " (a model's description of the picture, not verified)",
+        ),
+        None if c.verified => (String::new(), ""),
+        None => (String::new(), " (unverified quote)"),
+    };
     format!(
-        "[^{}]: {} — “{}”{}",
+        "[^{}]: {}{} — “{}”{}",
         c.id,
         named,
+        picture,
         one_line(&c.quote),
-        if c.verified {
-            ""
-        } else {
-            " (unverified quote)"
-        }
+        mark
     )
 }
 
@@ -534,6 +542,7 @@ mod tests {
             quote: format!("quote of {text}"),
             verified,
             stance: Default::default(),
+            from_description: None,
         }
     }
 

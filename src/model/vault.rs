@@ -24,6 +24,26 @@ pub struct Asset {
     pub bytes: u64,
     /// The operation that added it.
     pub op: OpId,
+    /// What a model saw in the picture, when one was asked (`describeAttachment`, or a compile
+    /// with `describeImages` on). A derived layer: it is not part of any source's text, so it
+    /// changes no source's version (Decision 1), and claims drawn from it are never verified
+    /// (Decision 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub description: Option<ImageDescription>,
+}
+
+/// A model's description of a picture (see [`Asset::description`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ImageDescription {
+    /// The description: what the picture shows, with any text in it copied out.
+    pub text: String,
+    /// The model that wrote it.
+    pub model: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub time: super::Millis,
 }
 
 impl Asset {

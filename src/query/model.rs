@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::llm::prompt::{source_block, DATA_NOTICE};
 use crate::llm::structured::chat_json;
-use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, OnToken, Purpose, Role};
+use crate::llm::{Cancel, ChatRequest, JsonSchema, Llm, Message, OnToken, Purpose};
 use crate::model::TokenUsage;
 
 use super::Turn;
@@ -111,14 +111,8 @@ fn history_messages(history: &[Turn]) -> Vec<Message> {
         .iter()
         .flat_map(|t| {
             [
-                Message {
-                    role: Role::User,
-                    content: t.question.clone(),
-                },
-                Message {
-                    role: Role::Assistant,
-                    content: t.answer.clone(),
-                },
+                Message::user(t.question.clone()),
+                Message::assistant(t.answer.clone()),
             ]
         })
         .collect()
@@ -134,14 +128,11 @@ impl<L: Llm> QueryModel for LlmQuery<'_, L> {
         cancel: &Cancel,
     ) -> Result<(Option<Vec<String>>, TokenUsage)> {
         let mut messages = history_messages(history);
-        messages.push(Message {
-            role: Role::User,
-            content: format!(
+        messages.push(Message::user(format!(
                 "{}\n\nPick at most {max} pages of the wiki index above that are most likely to answer this question \
                  (keys as written inside [[…]]): {question}",
                 source_block("index.md", index)
-            ),
-        });
+            )));
         let request = ChatRequest {
             purpose: Purpose::Query,
             system: format!("You route questions to the pages of a personal wiki. {DATA_NOTICE}"),
@@ -185,10 +176,10 @@ impl<L: Llm> QueryModel for LlmQuery<'_, L> {
             .iter()
             .map(|g| source_block(&g.block_key(), &format!("# {}\n\n{}", g.title, g.text)))
             .collect();
-        messages.push(Message {
-            role: Role::User,
-            content: format!("{}\n\nQuestion: {question}", blocks.join("\n\n")),
-        });
+        messages.push(Message::user(format!(
+            "{}\n\nQuestion: {question}",
+            blocks.join("\n\n")
+        )));
         let request = ChatRequest {
             purpose: Purpose::Query,
             system: format!("{ANSWER_SYSTEM} {DATA_NOTICE}"),

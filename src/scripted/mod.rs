@@ -234,10 +234,71 @@ pub fn reply(request: &ChatRequest) -> ScriptedReply {
                 .unwrap_or_else(|| generate(&schema.schema, &material, "", &mut 0));
             value.to_string()
         }
+        // A picture is described from what its file says of itself.
+        None if last_images(request).next().is_some() => last_images(request)
+            .map(describe_picture)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         // A system prompt that asks for `[[page]]` citations gets them (the query's answer call).
         None => plain_answer(&material, request.system.contains("[[")),
     };
     ScriptedReply { text }
+}
+
+/// The pictures of the last user message.
+fn last_images(request: &ChatRequest) -> impl Iterator<Item = &crate::llm::Image> {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .into_iter()
+        .flat_map(|m| m.images.iter())
+}
+
+/// A picture's description as derived from its file (a test endpoint cannot see): the text of
+/// a PNG's `Description` or `Comment` text chunk (`tEXt`), then its type and size, e.g.
+/// "The chart shows … A PNG picture, 40 × 20 pixels." Other types get their type alone.
+pub fn describe_picture(image: &crate::llm::Image) -> String {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(image.base64.as_bytes())
+        .unwrap_or_default();
+    let mut said = String::new();
+    let mut size = None;
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        let mut at = 8;
+        while at + 12 <= bytes.len() {
+            let len = u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+                as usize;
+            let kind = &bytes[at + 4..at + 8];
+            let Some(data) = bytes.get(at + 8..at + 8 + len) else {
+                break;
+            };
+            if kind == b"IHDR" && len >= 8 {
+                let w = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
+                let h = u32::from_be_bytes([data[4], data[5], data[6], data[7]]);
+                size = Some((w, h));
+            } else if kind == b"tEXt" {
+                if let Some(nul) = data.iter().position(|b| *b == 0) {
+                    if matches!(&data[..nul], b"Description" | b"Comment") {
+                        said.push_str(String::from_utf8_lossy(&data[nul + 1..]).trim());
+                        said.push(' ');
+                    }
+                }
+            }
+            at += 12 + len;
+        }
+    }
+    let kind = image
+        .mime
+        .strip_prefix("image/")
+        .unwrap_or(&image.mime)
+        .to_ascii_uppercase();
+    match size {
+        Some((w, h)) => format!("{said}A {kind} picture, {w} × {h} pixels."),
+        None => format!("{said}A {kind} picture."),
+    }
 }
 
 /// Plain answer: the sentence from the data blocks sharing the most terms with the question, and
@@ -688,10 +749,7 @@ mod tests {
         ChatRequest {
             purpose: Purpose::Query,
             system: system.into(),
-            messages: vec![Message {
-                role: Role::User,
-                content: user.into(),
-            }],
+            messages: vec![Message::user(user)],
             json,
             max_tokens: None,
             temperature: None,

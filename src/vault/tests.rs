@@ -100,6 +100,7 @@ fn attachment_names() {
         sha256: sha.into(),
         bytes: 1,
         op: 1,
+        description: None,
     };
     let existing = vec![a("diagram.png", &sha256_hex(b"one"))];
     let (same, new) = plan_asset(&existing, "Diagram.PNG", "", b"one", 2);

@@ -121,6 +121,7 @@ pub fn plan_asset(
             sha256: sha,
             bytes: bytes.len() as u64,
             op,
+            description: None,
         },
         true,
     )

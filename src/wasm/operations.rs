@@ -34,6 +34,33 @@ impl Wiki {
         })
     }
 
+    /// Asks the configured compile model to describe the picture of attachment `name`, and
+    /// keeps the description with it (`Asset.description`: text, model, time), replacing an
+    /// earlier one, in one operation. The source text is untouched; the next compile of a
+    /// source that shows the picture sees it, and claims drawn from it cite the picture and are
+    /// never verified. `signal` cancels (`CANCELLED`, nothing stored). Throws `NOT_FOUND`,
+    /// `UNSUPPORTED_MIME` (not PNG, JPEG, WebP or GIF), `INVALID_INPUT` (over 5 MB),
+    /// `LLM_CONFIG` (the offline provider), and the endpoint's errors (`LLM_REJECTED` from a
+    /// model that reads text only).
+    #[wasm_bindgen(js_name = describeAttachment, unchecked_return_type = "Promise<Asset>")]
+    pub fn describe_attachment(
+        &self,
+        name: String,
+        #[wasm_bindgen(unchecked_param_type = "{ signal?: AbortSignal } | undefined")]
+        options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move {
+            let (cancel, _listener) = signal_of(&options);
+            result_to_js(
+                inner
+                    .core
+                    .describe_attachment_configured(FetchTransport::new(), &name, &cancel)
+                    .await,
+            )
+        })
+    }
+
     /// The token cost a `compile()` with these options would have, per source and in total, with
     /// the configured compile model's settings and what its replies showed (0 for the offline
     /// provider). Sends nothing.

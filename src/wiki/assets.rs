@@ -30,6 +30,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|r| r.data))
     }
 
+    /// The attachments `markdown` shows or links (`![[name]]`, `[[name]]`, `![alt](raw/assets/name)`),
+    /// resolved as a page body resolves them, in the order of their records.
+    ///
+    /// Errors: storage errors.
+    pub async fn shown_assets(&self, markdown: &str) -> Result<Vec<Asset>> {
+        let table = self.page_table().await?;
+        let (out, assets) = self.render_with_assets(&table, markdown, None).await?;
+        Ok(assets
+            .into_iter()
+            .filter(|a| out.assets.contains(&a.sha256))
+            .collect())
+    }
+
     /// `markdown` rendered to safe HTML as a page body is: its wikilinks resolved with `table`'s
     /// resolver and the wiki's attachments by name, `self_key` the page it is the body of (for
     /// `[[#heading]]` links), if any. Returns the output and every attachment (the output names

@@ -190,6 +190,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         schema_md: schema.clone(),
                         index_slice: slice.clone(),
                         existing_claims: String::new(),
+                        images: Vec::new(),
                     };
                     system
                         + est.estimate(&prompt::extract_user(&input))

@@ -34,7 +34,9 @@ use self::claims::{canonical_ids, claims_to_check};
 use self::commit::Draft;
 use self::plan::{Extracted, PlanInput};
 pub(in crate::compile) use self::snapshot::Snapshot;
-use super::extract::{chunk_text, index_slice, ClaimRanker, ExtractInput, Extraction};
+use super::extract::{
+    chunk_text, images_of_chunk, index_slice, ClaimRanker, ExtractInput, Extraction, ImageNote,
+};
 use super::integrate::IntegrateInput;
 use super::model::CompileModel;
 use super::prompt;
@@ -47,9 +49,9 @@ use crate::wiki::{to_json, Wiki};
 
 pub(crate) use self::budget::{reply_cap, reply_ratio_key};
 pub use self::report::{
-    CompileEstimate, CompileOptions, CompileReport, FailureRecord, Progress, RejectReason,
-    RejectedContradiction, Retried, RetryReason, SourceEstimate, SourceFailure, SourceReport,
-    FAILURE_PREFIX, PROPOSAL_PREFIX,
+    CompileEstimate, CompileOptions, CompileReport, FailureRecord, ImagesReport, Progress,
+    RejectReason, RejectedContradiction, Retried, RetryReason, SourceEstimate, SourceFailure,
+    SourceReport, FAILURE_PREFIX, PROPOSAL_PREFIX,
 };
 
 /// How often a commit is retried when a page changed underneath it.
@@ -212,6 +214,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         model: &M,
         source: &Source,
         text: &str,
+        images: &[ImageNote],
         snap: &mut Snapshot,
         run: &Run<'_>,
     ) -> Result<(Extraction, Vec<String>, TokenUsage)> {
@@ -295,6 +298,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // page), in a budget that scales with the chunk.
             let claims_budget = chunk_claims_budget(est.estimate(&chunk), claims_cap);
             let existing = ranker.lines(&chunk, claims_budget, est);
+            let images = images_of_chunk(images, &chunk, text, i == 0);
             let input = ExtractInput {
                 source_key: source.key.clone(),
                 source_title: source.title.clone(),
@@ -304,6 +308,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 schema_md: snap.schema_md.clone(),
                 index_slice: chunk_slice,
                 existing_claims: existing,
+                images,
             };
             budget.check(
                 est.estimate(&prompt::extract_system())
@@ -371,13 +376,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let text = self.source_text(&source.version).await?;
         let mut snap = self.snapshot(&source.key).await?;
         self.load_source_claims(&mut snap, &source.key).await?;
+        let images: Vec<ImageNote> = self
+            .shown_assets(&text)
+            .await?
+            .into_iter()
+            .filter_map(|a| {
+                a.description.map(|d| ImageNote {
+                    name: a.name,
+                    description: d.text,
+                })
+            })
+            .collect();
         let (extraction, slice_keys, mut usage) = self
-            .extract_source(model, source, &text, &mut snap, run)
+            .extract_source(model, source, &text, &images, &mut snap, run)
             .await?;
         let extracted = Extracted {
             text,
             extraction,
             slice_keys,
+            images,
         };
         let mut drafts: HashMap<String, Draft> = HashMap::new();
         let mut attempt = 0;

@@ -16,7 +16,7 @@ use super::claims::{check_contradiction, source_page_map};
 use super::report::RejectedContradiction;
 use super::snapshot::Snapshot;
 use crate::clock::Millis;
-use crate::compile::extract::Extraction;
+use crate::compile::extract::{Extraction, ImageNote};
 use crate::compile::integrate::{Fact, IntegrateInput};
 use crate::compile::provenance::{claim_id, quote_occurs};
 use crate::compile::resolve::{match_key, resolve, KnownPage, Mention, Target};
@@ -92,6 +92,8 @@ pub(super) struct Extracted {
     pub(super) text: String,
     pub(super) extraction: Extraction,
     pub(super) slice_keys: Vec<String>,
+    /// The described pictures the source shows (sent with its chunks).
+    pub(super) images: Vec<ImageNote>,
 }
 
 /// Everything decided before the model writes pages.
@@ -198,12 +200,18 @@ pub(super) fn plan(snap: &Snapshot, input: &PlanInput<'_>) -> Plan {
     } = *input;
     let mut resolved = resolve_pages(snap, source, &extracted.extraction, input.now);
     let source_plain = plain_text(&extracted.text);
+    let described: Vec<(&str, String)> = extracted
+        .images
+        .iter()
+        .map(|i| (i.name.as_str(), plain_text(&i.description)))
+        .collect();
     let claims = claim_changes(
         snap,
         source,
         &extracted.extraction,
         &resolved,
         &source_plain,
+        &described,
     );
     let (new_records, rejected) = open_contradictions(
         snap,
@@ -398,10 +406,21 @@ fn claim_changes(
     extraction: &Extraction,
     resolved: &Resolved,
     source_plain: &str,
+    described: &[(&str, String)],
 ) -> ClaimChanges {
     let mut new_claims: BTreeMap<String, Claim> = BTreeMap::new();
     for (i, c) in extraction.claims.iter().enumerate() {
         let verified = quote_occurs(&c.quote, source_plain);
+        // A quote that is not the source's own text but a picture's description cites the
+        // picture, and stays unverified: a model wrote it (Decision 3).
+        let from_description = (!verified)
+            .then(|| {
+                described
+                    .iter()
+                    .find(|(_, plain)| quote_occurs(&c.quote, plain))
+                    .map(|(name, _)| name.to_string())
+            })
+            .flatten();
         let mut targets = vec![resolved.source_parts[resolved.part_of_claim[i]].clone()];
         for a in &c.about {
             if let Some(k) = resolved.name_to_page.get(&match_key(a)) {
@@ -421,6 +440,7 @@ fn claim_changes(
                 quote: c.quote.clone(),
                 verified,
                 stance: c.stance,
+                from_description: from_description.clone(),
             });
         }
     }
@@ -824,6 +844,7 @@ mod tests {
                 contradictions: vec![],
             },
             slice_keys: vec![],
+            images: vec![],
         };
         let input = PlanInput {
             source: &source,

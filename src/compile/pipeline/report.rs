@@ -95,6 +95,16 @@ pub enum Progress {
         /// Its operation.
         op: OpId,
     },
+    /// Describing picture `index` (0-based) of `total`, an attachment a source to compile
+    /// shows (with `describeImages` on).
+    Describing {
+        /// The attachment's name.
+        name: String,
+        /// 0-based position.
+        index: usize,
+        /// Pictures to describe.
+        total: usize,
+    },
     /// The source failed; the wiki is as it was.
     Failed {
         /// Source key.
@@ -222,6 +232,23 @@ pub struct CompileReport {
     pub usage: TokenUsage,
     /// Total unverified claims.
     pub unverified: usize,
+    /// Pictures described before the compile (with `describeImages` on), and those that could
+    /// not be: their sources were compiled from their text alone.
+    #[serde(default)]
+    pub images: ImagesReport,
+}
+
+/// What describing pictures did before a compile ([`CompileReport::images`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ImagesReport {
+    /// Names of the attachments described.
+    pub described: Vec<String>,
+    /// The attachments that were not, with why (`key` is the attachment's name).
+    pub failed: Vec<SourceFailure>,
+    /// Tokens the descriptions cost.
+    pub usage: TokenUsage,
 }
 
 /// The estimated cost of compiling one source.

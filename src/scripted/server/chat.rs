@@ -78,6 +78,37 @@ fn refusal(req: &ServerRequest, faults: &Faults, r: Route, body: &Value) -> Opti
             return Some(bad(400, "max_tokens: Field required"));
         }
     }
+    // Pictures: their data must decode (as every provider checks), and a text-only model
+    // refuses them.
+    let images: Vec<crate::llm::Image> = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(super::request::images_of)
+        .collect();
+    if !images.is_empty() {
+        use base64::Engine;
+        let valid = images.iter().all(|i| {
+            i.mime.starts_with("image/")
+                && base64::engine::general_purpose::STANDARD
+                    .decode(i.base64.as_bytes())
+                    .is_ok_and(|b| !b.is_empty())
+        });
+        if !valid {
+            return Some(bad(
+                400,
+                "Invalid image: the data is not a base64-encoded picture",
+            ));
+        }
+        if faults.has("text-only") {
+            let message = match r {
+                Route::OllamaChat => "this model is missing data required for image input",
+                _ => "Invalid content type. image_url is only supported by certain models.",
+            };
+            return Some(bad(400, message));
+        }
+    }
     let mode = requested_mode(r, body);
     match mode {
         Some(StructuredMode::JsonObject) if faults.has("no-json-object") => {

@@ -35,6 +35,7 @@
 //! | `nan-vector=WORD`, `zero-vector=WORD` | embeddings: each input containing WORD gets a vector of bare `NaN` tokens (as Python servers write) / of zeros |
 //! | `credulous` | extract replies propose contradictions against every numeric existing claim the source shares a word with, made-up quotes included |
 //! | `rewrite` | integrate replies replace the whole page with one sentence (drops human paragraphs: Decision 5) |
+//! | `text-only` | a request carrying a picture gets 400, as from a model that reads text only |
 //! | `empty` | empty content |
 //! | `reasoning-only` | empty content, the answer in `reasoning_content` / `thinking` |
 //! | `think` | the answer after a `<think>` block |

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::routes::Route;
 use crate::llm::provider::StructuredMode;
-use crate::llm::{ChatRequest, JsonSchema, Message, Purpose, Role};
+use crate::llm::{ChatRequest, Image, JsonSchema, Message, Purpose, Role};
 
 /// The text of a message `content`: a string, or the `text` of its parts joined.
 fn content_of(v: &Value) -> String {
@@ -18,6 +18,70 @@ fn content_of(v: &Value) -> String {
             .join(""),
         _ => String::new(),
     }
+}
+
+/// The pictures of a message as any of the three providers sends them: OpenAI-compatible
+/// `image_url` parts with a `data:` URL, Anthropic `image` blocks with a base64 source, Ollama's
+/// `images` list (its MIME type read from the base64 of the file's magic bytes). Remote URLs are
+/// not fetched: they are skipped.
+pub(super) fn images_of(m: &Value) -> Vec<Image> {
+    let mut out = Vec::new();
+    if let Some(parts) = m.get("content").and_then(Value::as_array) {
+        for p in parts {
+            match p.get("type").and_then(Value::as_str) {
+                Some("image_url") => {
+                    let url = p
+                        .pointer("/image_url/url")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if let Some((mime, data)) = url
+                        .strip_prefix("data:")
+                        .and_then(|u| u.split_once(";base64,"))
+                    {
+                        out.push(Image {
+                            mime: mime.to_string(),
+                            base64: data.to_string(),
+                        });
+                    }
+                }
+                Some("image") => {
+                    let field = |f: &str| {
+                        p.pointer(&format!("/source/{f}"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string()
+                    };
+                    out.push(Image {
+                        mime: field("media_type"),
+                        base64: field("data"),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    for data in m
+        .get("images")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let data = data.as_str().unwrap_or("").to_string();
+        let mime = [
+            ("iVBOR", "image/png"),
+            ("/9j/", "image/jpeg"),
+            ("R0lG", "image/gif"),
+            ("UklGR", "image/webp"),
+        ]
+        .iter()
+        .find(|(magic, _)| data.starts_with(magic))
+        .map_or("application/octet-stream", |(_, m)| m);
+        out.push(Image {
+            mime: mime.to_string(),
+            base64: data,
+        });
+    }
+    out
 }
 
 /// Reads the task name and schema from the structured-output instruction in a system prompt
@@ -87,11 +151,9 @@ pub(super) fn to_chat_request(
             "user" => messages.push(Message {
                 role: Role::User,
                 content,
+                images: images_of(m),
             }),
-            "assistant" => messages.push(Message {
-                role: Role::Assistant,
-                content,
-            }),
+            "assistant" => messages.push(Message::assistant(content)),
             other => {
                 return Err(format!(
                     "messages: Unexpected role \"{other}\". Use a top-level `system` parameter for system prompts."
