@@ -65,9 +65,10 @@ export function watch(page) {
 /**
  * Fills the app's endpoint settings without saving: the OpenAI-compatible preset at `baseUrl`,
  * model `scripted-chat`, a dummy key, a 16k context window, the models per operation (empty:
- * the main model) and, when given, the embeddings endpoint `{ provider, model, url }`.
+ * the main model), pictures described by the model or not (`describeImages`) and, when given,
+ * the embeddings endpoint `{ provider, model, url }`.
  */
-export async function fillEndpoint(page, baseUrl, { compileModel = "", queryModel = "", lintModel = "", embeddings } = {}) {
+export async function fillEndpoint(page, baseUrl, { compileModel = "", queryModel = "", lintModel = "", embeddings, describeImages = false } = {}) {
   await page.selectOption("#cfg-preset", "openai");
   await page.fill("#cfg-base-url", baseUrl);
   await page.fill("#cfg-model", "scripted-chat");
@@ -76,6 +77,7 @@ export async function fillEndpoint(page, baseUrl, { compileModel = "", queryMode
   await page.fill("#cfg-model-compile", compileModel);
   await page.fill("#cfg-model-query", queryModel);
   await page.fill("#cfg-model-lint", lintModel);
+  await page.setChecked("#cfg-describe-images", describeImages);
   if (embeddings) {
     await page.selectOption("#cfg-emb-provider", embeddings.provider);
     await page.fill("#cfg-emb-model", embeddings.model);

@@ -4,12 +4,12 @@
 // say is in front of the reader; recognition is checked word by word, allowing for the engine.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launch, api, openApp as openAppAt } from "./harness.mjs";
+import { startServer, launch, api, configure, scriptedEndpoint, openApp as openAppAt } from "./harness.mjs";
 import { pdfFile } from "./pdf-file.mjs";
 
-let server, browser;
-before(async () => { server = await startServer(); browser = await launch(); });
-after(async () => { await browser?.close(); server?.stop(); });
+let server, browser, endpoint;
+before(async () => { server = await startServer(); browser = await launch(); endpoint = await scriptedEndpoint(); });
+after(async () => { await browser?.close(); server?.stop(); endpoint?.stop(); });
 
 /** A new context with the app open in it. */
 async function openApp() {
@@ -31,6 +31,29 @@ async function picture(page, lines, type = "image/png", font = "sans-serif") {
     return { bytes: Array.from(new Uint8Array(await blob.arrayBuffer())), width: canvas.width, height: canvas.height };
   }, { lines, type, font });
   return { ...data, bytes: Buffer.from(data.bytes) };
+}
+
+/** CRC-32 (ISO 3309, as PNG chunks use it) of `bytes`. */
+function crc32(bytes) {
+  let c = ~0;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+/** `png` with a `tEXt` chunk `keyword` = `text` after its header (what the scripted endpoint
+ * describes a picture by: it cannot see). */
+function withText(png, keyword, text) {
+  const data = Buffer.concat([Buffer.from(`${keyword}\0`, "latin1"), Buffer.from(text, "latin1")]);
+  const kindAndData = Buffer.concat([Buffer.from("tEXt"), data]);
+  const chunk = Buffer.alloc(12 + data.length);
+  chunk.writeUInt32BE(data.length, 0);
+  kindAndData.copy(chunk, 4);
+  chunk.writeUInt32BE(crc32(kindAndData), 8 + data.length);
+  const ihdrEnd = 8 + 12 + png.readUInt32BE(8);
+  return Buffer.concat([png.subarray(0, ihdrEnd), chunk, png.subarray(ihdrEnd)]);
 }
 
 /** The share of `text`'s words (four letters or more) found in `got`, ignoring case. */
@@ -68,8 +91,12 @@ test("a picture becomes its recognised text; a PDF's scanned page is recognised 
   await page.setInputFiles("#source-files", [{ name: "rules.png", mimeType: "image/png", buffer: png.bytes }]);
   await page.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent), null, { timeout: 120_000 });
   const s = await api(page, "default", "return await w.source('file:rules.png')");
-  assert.equal(s.mime, "text/plain");
+  // The picture is kept as the raw artifact, and as an attachment the source shows.
+  assert.equal(s.mime, "text/markdown");
   assert.equal(s.original.mime, "image/png");
+  assert.ok(s.text.startsWith("![[rules.png]]\n"), s.text);
+  const assets = await api(page, "default", "return await w.assets()");
+  assert.deepEqual(assets.map((a) => [a.name, a.mime]), [["rules.png", "image/png"]]);
   assert.ok(found(said.join(" "), s.text) >= 0.8, s.text);
   assert.match(s.text, /\*Read by OCR \(mean confidence \d+%\)\.( Low confidence: check it against the picture\.)?\*\n$/);
 
@@ -127,5 +154,52 @@ test("OCR can be cancelled, and then nothing is added", { timeout: 120_000 }, as
   await page.waitForFunction(() => /OCR of long\.png cancelled/.test(document.querySelector("#status").textContent), null, { timeout: 30_000 })
     .catch(async (e) => { throw new Error(`${e.message}; after a cancel in recognition, status: ${await page.textContent("#status")}`); });
   assert.equal(await api(page, "default", "return (await w.sources()).length"), 0);
+  assert.equal(await api(page, "default", "return (await w.assets()).length"), 0);
+  await context.close();
+});
+
+test("with describeImages, a picture is described once and the facts drawn from it cite it, unverified", { timeout: 180_000 }, async () => {
+  const { context, page } = await openApp();
+  await page.selectOption("#ocr-langs", "eng");
+  await configure(page, endpoint.url, { describeImages: true });
+  const said = "The bar chart shows that Ferris sold 42 crates in 2025.";
+  const png = await picture(page, ["Crate sales by year"]);
+  const bytes = withText(png.bytes, "Description", said);
+  await page.click("#tabs button[data-tab=sources]");
+  await page.setInputFiles("#source-files", [{ name: "sales.png", mimeType: "image/png", buffer: bytes }]);
+  await page.waitForFunction(() => /Added/.test(document.querySelector("#status").textContent), null, { timeout: 120_000 });
+  const before = await api(page, "default", "return await w.source('file:sales.png')");
+  assert.ok(before.text.startsWith("![[sales.png]]\n"), before.text);
+
+  await page.click("#compile");
+  await page.waitForFunction(() => /Compiled 1 source/.test(document.querySelector("#status").textContent), null, { timeout: 60_000 })
+    .catch(async (e) => { throw new Error(`${e.message}; status: ${await page.textContent("#status")}`); });
+  assert.match(await page.textContent("#status"), /1 picture\(s\) described\./);
+
+  // The description is kept with the attachment, with the model; the source's text and version
+  // did not change.
+  const [asset] = await api(page, "default", "return await w.assets()");
+  assert.equal(asset.name, "sales.png");
+  assert.ok(asset.description.text.startsWith(said), asset.description.text);
+  assert.equal(asset.description.model, "scripted-chat");
+  const after = await api(page, "default", "return await w.source('file:sales.png')");
+  assert.equal(after.version, before.version);
+
+  // A claim drawn from the description cites the picture in its footnote and is not verified;
+  // the recognised text's claims verify as usual. The page shows the footnote with a link to
+  // the picture.
+  const bodies = await api(page, "default", "const out = []; for (const p of await w.pages()) { const v = await w.pageView(p.key); out.push([p.key, v.page.body, v.html]); } return out");
+  const notes = bodies.flatMap(([, body]) => body.split("\n").filter((l) => /^\[\^c[0-9a-f]+\]:/.test(l)));
+  const pictured = notes.filter((l) => l.includes("picture [[sales.png]]"));
+  assert.ok(pictured.length > 0, notes.join("\n"));
+  assert.ok(pictured.every((l) => l.includes(said.slice(0, 30)) && l.endsWith("(a model's description of the picture, not verified)")), pictured.join("\n"));
+  assert.ok(notes.some((l) => !l.includes("picture [[") && !l.includes("unverified")), notes.join("\n"));
+  const [, , html] = bodies.find(([, body]) => body.includes("picture [[sales.png]]"));
+  assert.match(html, /class="asset" data-asset="[0-9a-f]{64}" data-name="sales\.png"/);
+
+  // Compiled again, the picture is not sent again.
+  await api(page, "default", "await w.compile({ force: true }); return null");
+  const again = await api(page, "default", "return (await w.operations()).filter((o) => o.kind === 'describe').length");
+  assert.equal(again, 1);
   await context.close();
 });

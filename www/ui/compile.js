@@ -24,6 +24,11 @@ export async function compile(options = {}) {
       ...options,
       signal: ctl.signal,
       onProgress: (p) => {
+        if (p.stage === "describing") {
+          progress.textContent = t("describing", p.name, p.index + 1, p.total);
+          bar.value = 0;
+          return;
+        }
         if (p.stage === "source") {
           total = p.total; index = p.index;
           progress.textContent = t("compiling", p.index + 1, p.total, p.key);
@@ -37,9 +42,16 @@ export async function compile(options = {}) {
     const pages = report.compiled.reduce((n, r) => n + r.created.length + r.updated.length, 0);
     // The list shows the new statuses before the message says the compile is done.
     await app.refresh();
-    setStatus(report.compiled.length + report.failed.length === 0 ? t("nothingToCompile")
-      : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""}`,
-      report.failed.length ? "error" : "info");
+    // Pictures described first (describeImages); one that was not is said, its source compiled
+    // from its text alone.
+    const images = report.images || { described: [], failed: [] };
+    const pictures = [
+      images.described.length ? t("picturesDescribed", images.described.length) : "",
+      images.failed.length ? t("picturesNotDescribed", images.failed.map((f) => `${f.key} (${f.message})`).join("; ")) : "",
+    ].filter(Boolean).join(" ");
+    setStatus(report.compiled.length + report.failed.length === 0 && !pictures ? t("nothingToCompile")
+      : `${t("compileDone", report.compiled.length, report.failed.length, pages)} ${report.usage.calls ? t("usage", report.usage) : ""} ${pictures}`.trim(),
+      report.failed.length || images.failed.length ? "error" : "info");
     progress.textContent = "";
     if (report.compiled.length) await embedNewPages(ctl.signal);
     if (report.compiled.length) keepVectorIndex();

@@ -84,6 +84,7 @@ function fillConfig(c, hasKey, embeddingsHasKey) {
   $("#cfg-api-key").placeholder = hasKey ? t("keyStored") : "";
   $("#cfg-context").value = c.contextWindow || "";
   $("#cfg-max-output").value = c.maxOutputTokens || "";
+  $("#cfg-describe-images").checked = !!c.describeImages;
   for (const p of PURPOSES) $(`#cfg-model-${p}`).value = (c[p] && c[p].model) || "";
   const e = c.embeddings || {};
   $("#cfg-emb-provider").value = e.provider || "offline";
@@ -104,6 +105,7 @@ function configFromForm() {
   if (key) c.apiKey = key;
   const ctx = Number($("#cfg-context").value); if (ctx) c.contextWindow = ctx;
   const out = Number($("#cfg-max-output").value); if (out) c.maxOutputTokens = out;
+  c.describeImages = $("#cfg-describe-images").checked;
   // Model per operation: the other per-operation settings (output cap, budget) stay as stored.
   for (const p of PURPOSES) {
     const model = $(`#cfg-model-${p}`).value.trim();

@@ -267,10 +267,17 @@ async function addImage(file) {
   const recognised = await ocr(file.name, () => [picture]);
   if (!recognised) return [];
   const text = recognised[0].text;
-  if (!text) { setStatus(t("ocrNoText", file.name), "error"); return []; }
+  // A picture without text is still worth a source when the model will describe it.
+  const describe = !text && (await app.wiki.config()).describeImages;
+  if (!text && !describe) { setStatus(t("ocrNoText", file.name), "error"); return []; }
+  // The picture is also an attachment the source shows: the source page displays it, and a
+  // compile with describeImages on has the model describe it.
+  const asset = await app.wiki.addAttachment(file.name, mime, bytes);
+  const shown = `![[${asset.name}]]\n`;
   const report = await addSource({
-    title: file.name.replace(/\.\w+$/, ""), key: `file:${file.name}`, mime: "text/plain",
-    content: `${text}\n${ocrNote([1], recognised, "image")}`, original: bytes, originalMime: mime,
+    title: file.name.replace(/\.\w+$/, ""), key: `file:${file.name}`, mime: "text/markdown",
+    content: text ? `${shown}\n${text}\n${ocrNote([1], recognised, "image")}` : shown,
+    original: bytes, originalMime: mime,
   });
   return [report.key];
 }
