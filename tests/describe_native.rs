@@ -282,3 +282,109 @@ fn what_cannot_be_described_is_refused_plainly() {
         .iter()
         .all(|a| a.description.is_none()));
 }
+
+#[test]
+fn the_type_sent_is_the_bytes_and_a_text_only_endpoint_is_sent_three_at_most() {
+    let backend = MemoryBackend::new();
+    let w = wiki_with_picture(&backend, Provider::Anthropic, true);
+    // A JPEG named .png: sent as what it is (Anthropic checks the data against the type).
+    let jpeg = [&[0xff, 0xd8, 0xff, 0xe0][..], b"not much of a JPEG"].concat();
+    block_on(w.add_attachment("photo.png", "image/png", &jpeg)).unwrap();
+    let t = InProcess::new(vec![]);
+    let got =
+        block_on(w.describe_attachment_configured(t.clone(), "photo.png", &Cancel::new())).unwrap();
+    assert!(got.description.is_some());
+    let sent = chat_bodies(&t).pop().unwrap();
+    assert_eq!(
+        sent["messages"][0]["content"][0]["source"]["media_type"],
+        "image/jpeg"
+    );
+    // Bytes that are no picture at all are not sent.
+    block_on(w.add_attachment("fake.png", "image/png", b"plain text, really")).unwrap();
+    let e = block_on(w.describe_attachment_configured(t, "fake.png", &Cancel::new())).unwrap_err();
+    assert!(matches!(e, Error::UnsupportedMime(_)), "{e:?}");
+
+    // Five pictures, a model that reads text only: three are tried, two are left, all said.
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "many");
+    let mut text = String::from("# Album\n\nFive pictures of the trip.\n\n");
+    for i in 0..5 {
+        let name = format!("p{i}.png");
+        block_on(w.add_attachment(&name, "image/png", &png(4, 4, &format!("Picture {i}."))))
+            .unwrap();
+        text.push_str(&format!("![[{name}]]\n"));
+    }
+    add(&w, "album", &text);
+    let mut c = config(Provider::OpenAiCompatible, true);
+    c.base_url = "http://127.0.0.1:1/fault/text-only".into();
+    block_on(w.set_llm_config(c)).unwrap();
+    let t = InProcess::new(vec![]);
+    let report = compile_with_settings(&w, t.clone());
+    assert_eq!(report.compiled.len(), 1);
+    let codes: Vec<&str> = report
+        .images
+        .failed
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "LLM_REJECTED",
+            "LLM_REJECTED",
+            "LLM_REJECTED",
+            "NOT_TRIED",
+            "NOT_TRIED"
+        ]
+    );
+    let pictures_sent = chat_bodies(&t)
+        .iter()
+        .filter(|b| b.to_string().contains("image_url"))
+        .count();
+    assert_eq!(pictures_sent, 3);
+}
+
+#[test]
+fn a_description_counts_in_the_prompt_and_goes_with_the_chunk_that_shows_it() {
+    use llm_wiki::compile::extract::{images_of_chunk, ImageNote};
+    let note = |name: &str| ImageNote {
+        name: name.into(),
+        description: format!("What {name} shows."),
+    };
+    let images = [note("a.png"), note("sales chart.png"), note("orphan.png")];
+    let text = "![[data.png]] first\n\nthen ![](raw/assets/sales%20chart.png) and [[a.png]]";
+    let first = images_of_chunk(&images, "![[data.png]] first", text, true);
+    // `a.png` is not found inside `data.png`; a picture the text never names goes first.
+    assert_eq!(
+        first.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+        ["orphan.png"]
+    );
+    let second = images_of_chunk(
+        &images,
+        "then ![](raw/assets/sales%20chart.png) and [[a.png]]",
+        text,
+        false,
+    );
+    assert_eq!(
+        second.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+        ["a.png", "sales chart.png"]
+    );
+
+    // The estimate counts a described picture's block.
+    let backend = MemoryBackend::new();
+    let w = wiki_with_picture(&backend, Provider::OpenAiCompatible, true);
+    let before = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
+    block_on(w.describe_attachment_configured(
+        InProcess::new(vec![]),
+        "sales chart.png",
+        &Cancel::new(),
+    ))
+    .unwrap();
+    let after = block_on(w.estimate_configured(&CompileOptions::default())).unwrap();
+    assert!(
+        after.total.input > before.total.input,
+        "{} → {}",
+        before.total.input,
+        after.total.input
+    );
+}

@@ -25,12 +25,10 @@ use super::pipeline::{ImagesReport, Progress, SourceFailure};
 /// The picture types every provider reads (OpenAI, Anthropic and Ollama all take these).
 pub const DESCRIBABLE: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
 
-/// The largest picture sent, in bytes: Anthropic's limit per picture (5 MB), the smallest of
-/// the three providers'.
-pub const MAX_DESCRIBED_BYTES: u64 = 5 * 1024 * 1024;
-
-/// Output cap of a description call, in tokens.
-pub const DESCRIPTION_TOKENS: u32 = 800;
+/// The largest picture sent, in bytes: its base64 (4 characters per 3 bytes) stays within
+/// Anthropic's limit of 5 MB per picture, the smallest of the three providers', which applies
+/// to the encoded data.
+pub const MAX_DESCRIBED_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
 
 /// Longest description kept, in characters (a model that runs on is cut at a sentence's end
 /// where it can be).
@@ -52,24 +50,41 @@ pub fn describe_system() -> String {
 sentences, say what kind of picture it is (photo, chart, diagram, screenshot, table, scan) and what \
 it shows, and state every fact it gives: copy any text, labels, numbers and axis names exactly as \
 written. Say nothing that is not visible. Write in the language of the text in the picture, or in \
-English when it has none. Reply with the description only."
+English when it has none. Use at most about 300 words. Reply with the description only."
         .to_string()
 }
 
-/// The chat request that asks the compile model to describe `asset`, whose bytes are `bytes`.
-pub fn describe_request(asset: &Asset, bytes: &[u8]) -> ChatRequest {
+/// The chat request that asks the compile model to describe the picture `bytes` of type `mime`
+/// (as [`picture_type`] reads it), named `name`. Its output cap is the compile model's.
+pub fn describe_request(name: &str, mime: &str, bytes: &[u8]) -> ChatRequest {
     let mut message = Message::user(format!(
         "Describe the picture \"{}\".",
-        asset.name.replace('"', "'")
+        name.replace('"', "'")
     ));
-    message.images.push(Image::new(&asset.mime, bytes));
+    message.images.push(Image::new(mime, bytes));
     ChatRequest {
         purpose: Purpose::Compile,
         system: describe_system(),
         messages: vec![message],
         json: None,
-        max_tokens: Some(DESCRIPTION_TOKENS),
+        max_tokens: None,
         temperature: Some(0.0),
+    }
+}
+
+/// The picture type `bytes` hold, by their magic bytes (PNG, JPEG, GIF, WebP), whatever the
+/// file's name says: providers check the data against the type sent.
+pub fn picture_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
     }
 }
 
@@ -81,10 +96,12 @@ fn kept(text: &str) -> String {
         return text.to_string();
     }
     let cut: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
-    match cut.rfind(['.', '。', '!', '?', '！', '？']) {
-        Some(i) if i > cut.len() / 2 => {
-            cut[..=i + cut[i..].chars().next().map_or(0, |c| c.len_utf8() - 1)].to_string()
-        }
+    let end = cut
+        .char_indices()
+        .rfind(|(_, c)| matches!(c, '.' | '。' | '!' | '?' | '！' | '？'))
+        .map(|(i, c)| i + c.len_utf8());
+    match end {
+        Some(end) if end > cut.len() / 2 => cut[..end].to_string(),
         _ => cut,
     }
 }
@@ -139,8 +156,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .asset_bytes(&asset.sha256)
             .await?
             .ok_or_else(|| Error::NotFound(format!("the bytes of attachment {name:?}")))?;
+        let mime = picture_type(&bytes).ok_or_else(|| {
+            Error::UnsupportedMime(format!(
+                "{} is named {} but its bytes are not a PNG, JPEG, WebP or GIF picture",
+                asset.name, asset.mime
+            ))
+        })?;
         let reply = llm
-            .chat(&describe_request(&asset, &bytes), None, cancel)
+            .chat(&describe_request(&asset.name, mime, &bytes), None, cancel)
             .await?;
         let text = kept(&reply.text);
         if text.is_empty() {
@@ -150,11 +173,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             )));
         }
         cancel.check()?;
-        // Read again: the record may have changed during the call.
+        // Read again: the record may have changed during the call (a rollback, a new picture
+        // under the name): a description of other bytes is not stored.
+        let sent = asset.sha256;
         let (mut asset, rev) = self
             .read::<Asset>(Store::Meta, &key)
             .await?
-            .ok_or_else(|| Error::NotFound(format!("attachment {name:?}")))?;
+            .filter(|(a, _)| a.sha256 == sent)
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "attachment {name:?} as it was sent: it changed during the call"
+                ))
+            })?;
         asset.description = Some(ImageDescription {
             text,
             model: if reply.model.is_empty() {
@@ -250,7 +280,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for (index, asset) in todo.into_iter().enumerate() {
             cancel.check()?;
             if failures >= MAX_FAILURES {
-                break;
+                report.failed.push(SourceFailure {
+                    key: asset.name.clone(),
+                    code: "NOT_TRIED".into(),
+                    message: format!(
+                        "not sent: the endpoint refused {MAX_FAILURES} pictures in this compile"
+                    ),
+                });
+                continue;
             }
             on_progress(&Progress::Describing {
                 name: asset.name.clone(),

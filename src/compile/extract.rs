@@ -4,12 +4,12 @@
 //! overlap — together with schema.md and the slice of index.md whose pages the source mentions, and
 //! returns an [`Extraction`]. Source text is data inside a delimited block, never instructions.
 
-use crate::markdown::render::pct_encode;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::match_key;
 use crate::documents::index_line;
 use crate::markdown::passages::Cut;
+use crate::markdown::render::pct_encode;
 use crate::model::{Claim, Page, PageKind, Stance};
 use crate::text::TokenEstimator;
 
@@ -129,12 +129,30 @@ pub fn images_of_chunk(
     text: &str,
     first: bool,
 ) -> Vec<ImageNote> {
-    let shows = |t: &str, name: &str| t.contains(name) || t.contains(&pct_encode(name));
+    // The name as a whole link target: after `[[`, `(`, `/`, `<`, `|`, a space or a line
+    // start, so that `a.png` is not found inside `data.png`.
+    let named = |t: &str, name: &str| {
+        t.match_indices(name).any(|(i, _)| {
+            t[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|c| matches!(c, '[' | '(' | '/' | '<' | '|' | ' ' | '\n'))
+        })
+    };
+    let shows = |t: &str, name: &str| named(t, name) || named(t, &pct_encode(name));
     images
         .iter()
         .filter(|im| shows(chunk, &im.name) || (first && !shows(text, &im.name)))
         .cloned()
         .collect()
+}
+
+/// Estimated tokens of `images` as `<image>` blocks in an extract prompt.
+pub fn images_cost(images: &[ImageNote], est: &TokenEstimator) -> u64 {
+    images
+        .iter()
+        .map(|i| est.estimate(&i.description) + est.estimate(&i.name) + 12)
+        .sum()
 }
 
 /// Upper bounds that keep one source from touching too many pages.

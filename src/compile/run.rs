@@ -90,7 +90,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let report = self
             .compile(&model, &options, on_progress, cancel)
             .await
-            .map(|r| CompileReport { images, ..r });
+            .map(|mut r| {
+                r.usage.add(&images.usage);
+                CompileReport { images, ..r }
+            });
         // Also after a failed compile: a reply cut at the cap is what is worth keeping.
         if let Some((key, ratios)) = self.reply_ratios() {
             llm.learned().set_reply_ratios(&key, ratios);

@@ -268,7 +268,8 @@ async function addImage(file) {
   if (!recognised) return [];
   const text = recognised[0].text;
   // A picture without text is still worth a source when the model will describe it.
-  const describe = !text && (await app.wiki.config()).describeImages;
+  const config = !text && await app.wiki.config();
+  const describe = config && config.describeImages && config.provider !== "offline";
   if (!text && !describe) { setStatus(t("ocrNoText", file.name), "error"); return []; }
   // The picture is also an attachment the source shows: the source page displays it, and a
   // compile with describeImages on has the model describe it.

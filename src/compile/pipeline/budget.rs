@@ -8,7 +8,9 @@
 use super::claims::{canonical_ids, claims_to_check};
 use super::report::{CompileEstimate, CompileOptions, SourceEstimate};
 use crate::clock::Clock;
-use crate::compile::extract::{chunk_text, claim_lines_cost_up_to, index_slice, ExtractInput};
+use crate::compile::extract::{
+    chunk_text, claim_lines_cost_up_to, images_cost, images_of_chunk, index_slice, ExtractInput,
+};
 use crate::compile::prompt;
 use crate::error::{Error, Result};
 use crate::model::TokenUsage;
@@ -157,7 +159,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 claims_cap,
                 est,
             );
-            let overhead = system + schema_tokens + est.estimate(&slice) + claims_cost + 200;
+            // The pictures described so far (a compile with describeImages on may describe more).
+            let images = self.described_images(&text).await?;
+            let overhead = system
+                + schema_tokens
+                + est.estimate(&slice)
+                + claims_cost
+                + images_cost(&images, est)
+                + 200;
             let static_budget = extract_chunk_budget(window, output, overhead, true);
             // A model not named is one whose replies have not been seen: the compile cuts its
             // first chunks for the prior reply length.
@@ -190,7 +199,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         schema_md: schema.clone(),
                         index_slice: slice.clone(),
                         existing_claims: String::new(),
-                        images: Vec::new(),
+                        images: images_of_chunk(&images, chunk, &text, i == 0),
                     };
                     system
                         + est.estimate(&prompt::extract_user(&input))

@@ -35,7 +35,8 @@ use self::commit::Draft;
 use self::plan::{Extracted, PlanInput};
 pub(in crate::compile) use self::snapshot::Snapshot;
 use super::extract::{
-    chunk_text, images_of_chunk, index_slice, ClaimRanker, ExtractInput, Extraction, ImageNote,
+    chunk_text, images_cost, images_of_chunk, index_slice, ClaimRanker, ExtractInput, Extraction,
+    ImageNote,
 };
 use super::integrate::IntegrateInput;
 use super::model::CompileModel;
@@ -253,6 +254,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             + est.estimate(&snap.schema_md)
             + est.estimate(&slice)
             + ranker.lines_cost_up_to(claims_cap, est)
+            + images_cost(images, est)
             + 200;
         let static_budget = extract_chunk_budget(window, output, overhead, model.bounded_replies());
         // What this model's replies showed (in this connection, or kept from an earlier one):
@@ -298,8 +300,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // page), in a budget that scales with the chunk.
             let claims_budget = chunk_claims_budget(est.estimate(&chunk), claims_cap);
             let existing = ranker.lines(&chunk, claims_budget, est);
-            let images = images_of_chunk(images, &chunk, text, i == 0);
             let input = ExtractInput {
+                images: images_of_chunk(images, &chunk, text, i == 0),
                 source_key: source.key.clone(),
                 source_title: source.title.clone(),
                 text: chunk,
@@ -308,7 +310,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 schema_md: snap.schema_md.clone(),
                 index_slice: chunk_slice,
                 existing_claims: existing,
-                images,
             };
             budget.check(
                 est.estimate(&prompt::extract_system())
@@ -360,6 +361,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok((extraction.normalized(), slice_keys, usage))
     }
 
+    /// The described pictures `text` shows, as the extract calls are given them.
+    pub(super) async fn described_images(&self, text: &str) -> Result<Vec<ImageNote>> {
+        Ok(self
+            .shown_assets(text)
+            .await?
+            .into_iter()
+            .filter_map(|a| {
+                a.description.map(|d| ImageNote {
+                    name: a.name,
+                    description: d.text,
+                })
+            })
+            .collect())
+    }
+
     /// Compiles one source (see [`Wiki::compile`]).
     async fn compile_source<M: CompileModel>(
         &self,
@@ -376,17 +392,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let text = self.source_text(&source.version).await?;
         let mut snap = self.snapshot(&source.key).await?;
         self.load_source_claims(&mut snap, &source.key).await?;
-        let images: Vec<ImageNote> = self
-            .shown_assets(&text)
-            .await?
-            .into_iter()
-            .filter_map(|a| {
-                a.description.map(|d| ImageNote {
-                    name: a.name,
-                    description: d.text,
-                })
-            })
-            .collect();
+        let images = self.described_images(&text).await?;
         let (extraction, slice_keys, mut usage) = self
             .extract_source(model, source, &text, &images, &mut snap, run)
             .await?;

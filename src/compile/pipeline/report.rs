@@ -228,7 +228,7 @@ pub struct CompileReport {
     pub compiled: Vec<SourceReport>,
     /// Failed sources (each left pending, the wiki unchanged by it).
     pub failed: Vec<SourceFailure>,
-    /// Total token usage.
+    /// Total token usage (the pictures' descriptions included).
     pub usage: TokenUsage,
     /// Total unverified claims.
     pub unverified: usize,
