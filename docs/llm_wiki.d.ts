@@ -454,6 +454,17 @@ export interface MirrorConflict {
      * exists; filled in by `mirror_conflicts`, not stored.
      */
     mine?: string;
+    /**
+     * The sync tool that left this conflict, when one did: a conflict copy beside the page's
+     * file (Syncthing, Dropbox, iCloud Drive), or conflict markers in it (git, whose
+     * incoming side `theirs` then holds).
+     */
+    tool?: SyncTool;
+    /**
+     * The conflict copy holding `theirs`, by path inside the mirror's root: removed when the
+     * conflict is decided; a copy deleted outside (decided on another device) ends it.
+     */
+    copy?: string;
 }
 
 /**
@@ -2025,6 +2036,11 @@ export interface MirrorStatus {
 }
 
 /**
+ * The sync tool a conflict came from.
+ */
+export type SyncTool = "syncthing" | "dropbox" | "icloud" | "git";
+
+/**
  * The wiki as a graph (JS: `graph()`): every page, and one edge per pair of pages where the first
  * links to the second (links and embeds, resolved as in [`LinkGraph`]: case-insensitively and
  * through aliases; links to missing or ambiguous targets and to the page itself are left out).
@@ -2181,7 +2197,7 @@ export interface CompileReport {
      */
     failed: SourceFailure[];
     /**
-     * Total token usage.
+     * Total token usage (the pictures' descriptions included).
      */
     usage: TokenUsage;
     /**

@@ -36,12 +36,14 @@ use crate::vault_files::MANIFEST_PATH;
 use crate::wiki::Wiki;
 
 mod adopt;
+mod copies;
 mod plan;
 mod pull;
 mod resolve;
 mod run;
 
 pub use adopt::AdoptReport;
+pub use copies::SyncTool;
 pub use pull::{PullReport, INBOX};
 
 /// The folder the mirror writes into, inside the picked folder, unless the app names another.
@@ -127,6 +129,17 @@ pub struct MirrorConflict {
     /// exists; filled in by `mirror_conflicts`, not stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mine: Option<String>,
+    /// The sync tool that left this conflict, when one did: a conflict copy beside the page's
+    /// file (Syncthing, Dropbox, iCloud Drive), or conflict markers in it (git, whose
+    /// incoming side `theirs` then holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub tool: Option<SyncTool>,
+    /// The conflict copy holding `theirs`, by path inside the mirror's root: removed when the
+    /// conflict is decided; a copy deleted outside (decided on another device) ends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub copy: Option<String>,
 }
 
 /// How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice, seen)`).

@@ -11,20 +11,24 @@
 //!   the inbox (the mirror writes its text under `raw/`); other inbox files are listed for the
 //!   app to convert (HTML, PDF: Decision 2);
 //! - a page file deleted outside is listed for the user to confirm, and not written again
-//!   meanwhile.
+//!   meanwhile;
+//! - a sync tool's conflict copy of a page file, or a page file with git conflict markers
+//!   ([`super::copies`]), becomes a conflict on the page, never a page of its own.
 //!
 //! *Invariant:* a pull never writes a file of the folder other than removing inbox notes it
-//! took in, and never loses a version: what it does not apply it holds.
+//! took in and conflict copies identical to their page, and never loses a version: what it does
+//! not apply it holds.
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::copies::{git_incoming, icloud_original, named_copy_of, SyncTool};
 use super::{MirrorConflict, MirrorState};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::folder::Folder;
-use crate::markdown::page::page_file;
+use crate::markdown::page::{page_file, parse_page_file};
 use crate::model::{Author, OpId, OperationKind, Page, PageKind};
 use crate::storage::Storage;
 use crate::text::sha256_hex;
@@ -97,6 +101,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let mut report = PullReport::default();
         let (pages, inbox, present) = self.scan_folder(folder, &mut state, &mut report).await?;
+        // A conflict copy gone from the folder was decided elsewhere (on another device, whose
+        // choice the sync tool brings), or thrown away: nothing is left to decide here.
+        state
+            .conflicts
+            .retain(|_, c| c.copy.as_ref().is_none_or(|p| present.contains(p)));
         for rel in state.files.keys() {
             if let Some((_, key)) = page_of_path(rel) {
                 if !present.contains(rel) && state.held.insert(rel.clone()) {
@@ -113,8 +122,16 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .retain(|p| !present.contains(p) || conflicted.contains(p));
         let mut ob = self.begin(OperationKind::Import, String::new()).await?;
         let mut accepted = Vec::new();
+        let mut identical = Vec::new();
         for c in pages {
-            if self.pull_page(&mut ob, &mut state, &c, &mut report).await? {
+            if let Some((original, tool)) = self.copy_of(&c, &state, &present).await? {
+                if self
+                    .pull_copy(&mut state, &c, &original, tool, &mut report)
+                    .await?
+                {
+                    identical.push(c.rel.clone());
+                }
+            } else if self.pull_page(&mut ob, &mut state, &c, &mut report).await? {
                 accepted.push(c);
             }
         }
@@ -169,8 +186,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         } else {
             self.save_mirror_state(&state, rev).await?;
         }
-        // The notes are sources now; the mirror writes their text under raw/.
-        for rel in taken {
+        // The notes are sources now; the mirror writes their text under raw/. A conflict copy
+        // that says what the page says holds nothing to decide.
+        for rel in taken.into_iter().chain(identical) {
             folder.remove(&format!("{root}/{rel}")).await?;
         }
         Ok(report)
@@ -242,6 +260,96 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok((pages, inbox, present))
     }
 
+    /// The page file a sync tool's conflict copy `c` copies, and the tool, when `c` is one:
+    /// by Syncthing's or Dropbox's name, or for iCloud's `<name> 2.md` when the file is new, no
+    /// page has its name, the file it would copy is there, and its frontmatter title is that
+    /// page's (see [`super::copies`]).
+    async fn copy_of(
+        &self,
+        c: &Changed,
+        state: &MirrorState,
+        present: &BTreeSet<String>,
+    ) -> Result<Option<(String, SyncTool)>> {
+        if let Some(named) = named_copy_of(&c.rel) {
+            return Ok(Some(named));
+        }
+        let Some(original) = icloud_original(&c.rel) else {
+            return Ok(None);
+        };
+        let (Some((_, key)), Some((_, copy_key))) = (page_of_path(&original), page_of_path(&c.rel))
+        else {
+            return Ok(None);
+        };
+        if state.files.contains_key(&c.rel)
+            || !(state.files.contains_key(&original) || present.contains(&original))
+            || self.page(copy_key).await?.is_some()
+        {
+            return Ok(None);
+        }
+        let Some(page) = self.page(key).await?.filter(|p| p.key == key) else {
+            return Ok(None);
+        };
+        let title = std::str::from_utf8(&c.bytes)
+            .ok()
+            .and_then(|t| parse_page_file(t).ok())
+            .and_then(|(fm, _)| fm.title);
+        Ok((title.as_deref() == Some(page.title.as_str())).then_some((original, SyncTool::ICloud)))
+    }
+
+    /// Records the conflict copy `c` of the page file `original` as a conflict on its page (or
+    /// updates the one it already is). Returns true when the copy says what the page says (the
+    /// caller removes it): nothing to decide. A copy of a page that has another conflict waits,
+    /// unread, until that one is decided.
+    async fn pull_copy(
+        &self,
+        state: &mut MirrorState,
+        c: &Changed,
+        original: &str,
+        tool: SyncTool,
+        report: &mut PullReport,
+    ) -> Result<bool> {
+        let Some((_, key)) = page_of_path(original) else {
+            report.skipped.push(format!(
+                "{}: a sync tool's conflict copy of {original}, not a page file: not imported",
+                c.rel
+            ));
+            state.seen.insert(c.rel.clone(), c.stat);
+            return Ok(false);
+        };
+        let Ok(text) = std::str::from_utf8(&c.bytes) else {
+            report.skipped.push(format!("{}: not UTF-8 text", c.rel));
+            return Ok(false);
+        };
+        if let Some(other) = state.conflicts.get(key) {
+            if other.copy.as_deref() != Some(c.rel.as_str()) {
+                report.skipped.push(format!(
+                    "{}: a conflict copy of {key:?}, read once the conflict on that page is decided",
+                    c.rel
+                ));
+                return Ok(false);
+            }
+        }
+        let current = self.page(key).await?.filter(|p| p.key == key);
+        if current.as_ref().is_some_and(|p| page_file(p) == text) {
+            state.conflicts.remove(key);
+            return Ok(true);
+        }
+        state.seen.insert(c.rel.clone(), c.stat);
+        state.conflicts.insert(
+            key.to_string(),
+            MirrorConflict {
+                key: key.to_string(),
+                path: original.to_string(),
+                theirs: text.to_string(),
+                mine: None,
+                tool: Some(tool),
+                copy: Some(c.rel.clone()),
+            },
+        );
+        report.conflicts.push(key.to_string());
+        Ok(false)
+    }
+
     /// Applies one changed page file to `ob` (an edit or a new page) or records it as a
     /// conflict. Returns whether the file's bytes are now the page's (to remember its hash).
     async fn pull_page(
@@ -283,6 +391,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some((p, r)) => (Some(p), Some(r)),
             None => (None, None),
         };
+        // A failed git merge left both versions in the file: the person decides, as for a page
+        // changed on both sides; the file is not written over meanwhile.
+        if let Some((incoming, _)) = git_incoming(text) {
+            state.held.insert(c.rel.clone());
+            state.seen.insert(c.rel.clone(), c.stat);
+            state.conflicts.insert(
+                key.to_string(),
+                MirrorConflict {
+                    key: key.to_string(),
+                    path: c.rel.clone(),
+                    theirs: incoming,
+                    mine: None,
+                    tool: Some(SyncTool::Git),
+                    copy: None,
+                },
+            );
+            report.conflicts.push(key.to_string());
+            return Ok(false);
+        }
         let now = ob.op.time;
         let (op, base) = match &current {
             Some(cur) => {
@@ -305,6 +432,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             path: c.rel.clone(),
                             theirs: text.to_string(),
                             mine: None,
+                            tool: None,
+                            copy: None,
                         },
                     );
                     report.conflicts.push(key.to_string());

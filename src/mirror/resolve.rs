@@ -2,6 +2,7 @@
 //! folder's, or a merge) and a page file deleted outside (write it back; deleting the page is
 //! the ordinary `deletePage`).
 
+use super::copies::{git_incoming, SyncTool};
 use super::{ConflictChoice, MirrorConflict, MirrorState};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -13,6 +14,16 @@ use crate::text::sha256_hex;
 use crate::vault_files::notes::page_from_file;
 use crate::vault_files::page_path;
 use crate::wiki::Wiki;
+
+/// The other version a conflict's file `bytes` hold: the text, or for git conflict markers, the
+/// incoming side (as the pull recorded it).
+fn folder_version(conflict: &MirrorConflict, bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    match conflict.tool {
+        Some(SyncTool::Git) => git_incoming(&text).map_or(text, |(incoming, _)| incoming),
+        _ => text,
+    }
+}
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The pages changed both in the wiki and in the mirror's folder, waiting for a choice.
@@ -62,15 +73,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                  choose again"
             )));
         }
-        let full = format!("{}/{}", state.root, conflict.path);
+        // The other version is in the page's file, or in the sync tool's conflict copy.
+        let full = format!(
+            "{}/{}",
+            state.root,
+            conflict.copy.as_deref().unwrap_or(&conflict.path)
+        );
         // The folder's version may have changed again since the pull that saw it: then the
         // person decides on what is there now, not on what was.
         let there = folder.read(&full).await?;
         let there_sha = there.as_deref().map(sha256_hex);
-        if let Some(bytes) =
-            there.filter(|b| sha256_hex(b) != sha256_hex(conflict.theirs.as_bytes()))
+        if let Some(theirs) = there
+            .map(|b| folder_version(&conflict, &b))
+            .filter(|t| *t != conflict.theirs)
         {
-            let theirs = String::from_utf8_lossy(&bytes).into_owned();
             state
                 .conflicts
                 .insert(key.to_string(), MirrorConflict { theirs, ..conflict });
@@ -80,6 +96,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             )));
         }
         let current = self.page(key).await?.filter(|p| p.key == key);
+        if let Some(copy) = &conflict.copy {
+            // A sync tool's conflict copy: the page's file is the mirror's as ever; the copy,
+            // decided on, goes (and with it, through the sync tool, the conflict on the other
+            // devices).
+            let op = match choice {
+                ConflictChoice::Mine => None,
+                ConflictChoice::Theirs => Some(
+                    self.page_from_folder(&conflict, current, &conflict.theirs)
+                        .await?,
+                ),
+                ConflictChoice::Merge(text) => {
+                    Some(self.page_from_folder(&conflict, current, &text).await?)
+                }
+            };
+            folder.remove(&full).await?;
+            state.seen.remove(copy);
+            self.save_mirror_state(&state, rev).await?;
+            return Ok(op);
+        }
         let text = match choice {
             ConflictChoice::Mine => {
                 let Some(page) = current else {
@@ -158,6 +193,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The mirror writes `path` again; `sha` is what the folder holds there now.
+    ///
+    /// (For a file with git conflict markers, `sha` is the marked file's: the next run writes
+    /// the page over it.)
     fn release(&self, state: &mut MirrorState, path: &str, sha: Option<String>) {
         state.held.remove(path);
         state.seen.remove(path);

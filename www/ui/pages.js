@@ -108,6 +108,10 @@ function showConflict(conflict) {
   const box = $("#pv-conflict");
   box.hidden = !conflict;
   if (!conflict) return;
+  // Left by a sync tool: which one, and where the other version is.
+  const tool = $("#pv-conflict-tool");
+  tool.hidden = !conflict.tool;
+  tool.textContent = conflict.tool ? t("conflictTool", conflict.tool, conflict.copy) : "";
   const theirs = $("#pv-conflict-theirs-text");
   theirs.textContent = conflict.theirs; theirs.hidden = true;
   // The merge starts from both versions, marked as a version control tool marks them.

@@ -1,0 +1,235 @@
+//! A wiki's folder kept equal across devices by a sync tool (issue #25), on an in-memory folder:
+//! what the tools leave when they cannot merge a file (a conflict copy beside it, or git's
+//! conflict markers in it) becomes one conflict on the page, decided once, never a page of its own.
+#![cfg(not(target_arch = "wasm32"))]
+
+use futures::executor::block_on;
+use llm_wiki::folder::{Folder, MemoryFolder};
+use llm_wiki::markdown::page::page_file;
+use llm_wiki::mirror::{ConflictChoice, PullReport, SyncTool};
+use llm_wiki::model::PageKind;
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::wiki::PageEdit;
+
+mod common;
+use common::{new_page, open, W};
+
+const ROOT: &str = "llm-wiki";
+const ALPHA: &str = "llm-wiki/wiki/concept/Alpha.md";
+/// The other device's version of Alpha, as its app wrote the file.
+const OTHER: &str = "---\ntitle: Alpha\n---\nThe other device's version.\n";
+
+fn pull(w: &W, folder: &MemoryFolder) -> PullReport {
+    block_on(w.mirror_pull(folder, ROOT)).unwrap()
+}
+
+fn mirror(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::MirrorReport {
+    block_on(w.mirror(folder, ROOT)).unwrap()
+}
+
+fn edit(w: &W, key: &str, body: &str) {
+    block_on(w.put_page(PageEdit {
+        key: Some(key.into()),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+/// A wiki with two pages, mirrored.
+fn mirrored(backend: &MemoryBackend) -> (W, MemoryFolder) {
+    let w = open(backend, "w");
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    new_page(&w, "Beta", PageKind::Entity, "Second.\n");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    (w, folder)
+}
+
+fn read(folder: &MemoryFolder, path: &str) -> Option<String> {
+    block_on(folder.read(path))
+        .unwrap()
+        .map(|b| String::from_utf8(b).unwrap())
+}
+
+/// Each tool's name for a conflict copy of Alpha's file.
+const COPIES: [(&str, SyncTool); 3] = [
+    (
+        "llm-wiki/wiki/concept/Alpha.sync-conflict-20261204-213045-7ZQYK3M.md",
+        SyncTool::Syncthing,
+    ),
+    (
+        "llm-wiki/wiki/concept/Alpha (Jane's conflicted copy 2026-12-04).md",
+        SyncTool::Dropbox,
+    ),
+    ("llm-wiki/wiki/concept/Alpha 2.md", SyncTool::ICloud),
+];
+
+#[test]
+fn a_conflict_copy_is_a_conflict_on_its_page_never_a_page_of_its_own() {
+    for (copy, tool) in COPIES {
+        for choice in ["mine", "theirs", "merge"] {
+            let backend = MemoryBackend::new();
+            let (w, folder) = mirrored(&backend);
+            edit(&w, "Alpha", "This device's version.\n");
+            mirror(&w, &folder);
+            folder.put_outside(copy, OTHER.as_bytes());
+            let r = pull(&w, &folder);
+            assert_eq!(r.conflicts, vec!["Alpha".to_string()], "{tool:?}: {r:?}");
+            assert!(r.added.is_empty() && r.edited.is_empty(), "{tool:?}: {r:?}");
+            assert_eq!(block_on(w.all_pages()).unwrap().len(), 2, "{tool:?}");
+            let c = block_on(w.mirror_conflicts()).unwrap();
+            assert_eq!(c.len(), 1);
+            assert_eq!(c[0].tool, Some(tool));
+            assert_eq!(c[0].copy.as_deref(), Some(&copy[ROOT.len() + 1..]));
+            assert_eq!(c[0].path, "wiki/concept/Alpha.md");
+            assert_eq!(c[0].theirs, OTHER);
+            assert!(c[0]
+                .mine
+                .as_deref()
+                .unwrap()
+                .contains("This device's version."));
+            // Surfaced once: the next pull does not report it again, and the mirror still
+            // writes the page's file (only the copy holds the other version).
+            assert!(pull(&w, &folder).conflicts.is_empty());
+            edit(&w, "Alpha", "This device's version, edited on.\n");
+            assert!(mirror(&w, &folder).held.is_empty());
+
+            let c = block_on(w.mirror_conflicts()).unwrap();
+            let pick = match choice {
+                "mine" => ConflictChoice::Mine,
+                "theirs" => ConflictChoice::Theirs,
+                _ => ConflictChoice::Merge("---\ntitle: Alpha\n---\nBoth, merged.\n".into()),
+            };
+            let op =
+                block_on(w.resolve_mirror_conflict(&folder, "Alpha", pick, &c[0].theirs)).unwrap();
+            assert_eq!(op.is_some(), choice != "mine");
+            // The copy is gone (the sync tool takes that to the other devices); the page's file
+            // gets the choice.
+            assert_eq!(read(&folder, copy), None, "{tool:?} {choice}");
+            mirror(&w, &folder);
+            let want = match choice {
+                "mine" => "This device's version, edited on.",
+                "theirs" => "The other device's version.",
+                _ => "Both, merged.",
+            };
+            assert!(
+                read(&folder, ALPHA).unwrap().contains(want),
+                "{tool:?} {choice}"
+            );
+            assert!(block_on(w.mirror_conflicts()).unwrap().is_empty());
+            let quiet = pull(&w, &folder);
+            assert!(
+                quiet.op.is_none() && quiet.conflicts.is_empty(),
+                "{quiet:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_copy_decided_elsewhere_or_saying_what_the_page_says_ends_by_itself() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let (copy, _) = COPIES[0];
+    folder.put_outside(copy, OTHER.as_bytes());
+    assert_eq!(pull(&w, &folder).conflicts.len(), 1);
+    // Decided on the other device: its app removed the copy, and the sync tool removed it here.
+    block_on(folder.remove(copy)).unwrap();
+    pull(&w, &folder);
+    assert!(block_on(w.mirror_conflicts()).unwrap().is_empty());
+
+    // A copy of the version the page has: nothing to decide, and the copy goes.
+    let page = block_on(w.page("Alpha")).unwrap().unwrap();
+    folder.put_outside(copy, page_file(&page).as_bytes());
+    let r = pull(&w, &folder);
+    assert!(r.conflicts.is_empty() && r.added.is_empty(), "{r:?}");
+    assert_eq!(read(&folder, copy), None);
+}
+
+#[test]
+fn a_note_named_like_an_icloud_copy_is_a_page() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    // "Alpha 2" begun by a person: not a copy of Alpha's file (its title is its own).
+    folder.put_outside(
+        "llm-wiki/wiki/concept/Alpha 2.md",
+        b"---\ntitle: Alpha 2\n---\nThe sequel.\n",
+    );
+    folder.put_outside(
+        "llm-wiki/wiki/concept/Beta 3.md",
+        b"No frontmatter at all.\n",
+    );
+    let r = pull(&w, &folder);
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    assert_eq!(r.added, vec!["Alpha 2".to_string(), "Beta 3".to_string()]);
+}
+
+#[test]
+fn two_copies_of_one_page_are_decided_one_after_the_other() {
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let (first, _) = COPIES[0];
+    let second = "llm-wiki/wiki/concept/Alpha.sync-conflict-20261205-080000-7ZQYK3M.md";
+    folder.put_outside(first, OTHER.as_bytes());
+    folder.put_outside(second, b"---\ntitle: Alpha\n---\nA third version.\n");
+    let r = pull(&w, &folder);
+    assert_eq!(r.conflicts, vec!["Alpha".to_string()]);
+    assert_eq!(r.skipped.len(), 1, "{r:?}");
+    let c = block_on(w.mirror_conflicts()).unwrap();
+    block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Theirs, &c[0].theirs))
+        .unwrap();
+    // The waiting copy comes up next.
+    let r = pull(&w, &folder);
+    assert_eq!(r.conflicts, vec!["Alpha".to_string()], "{r:?}");
+    let c = block_on(w.mirror_conflicts()).unwrap();
+    assert!(c[0].theirs.contains("A third version."), "{c:?}");
+    block_on(w.resolve_mirror_conflict(&folder, "Alpha", ConflictChoice::Mine, &c[0].theirs))
+        .unwrap();
+    assert_eq!(read(&folder, first), None);
+    assert_eq!(read(&folder, second), None);
+    let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+    assert!(body.contains("The other device's version."), "{body}");
+}
+
+#[test]
+fn git_conflict_markers_are_a_conflict_and_never_reach_the_page() {
+    for choice in ["mine", "theirs"] {
+        let backend = MemoryBackend::new();
+        let (w, folder) = mirrored(&backend);
+        let marked = "---\ntitle: Alpha\n---\n<<<<<<< HEAD\nFirst.\n=======\nThe other device's version.\n>>>>>>> origin/main\n";
+        folder.put_outside(ALPHA, marked.as_bytes());
+        let r = pull(&w, &folder);
+        assert_eq!(r.conflicts, vec!["Alpha".to_string()], "{r:?}");
+        assert!(r.edited.is_empty(), "{r:?}");
+        let body = block_on(w.page("Alpha")).unwrap().unwrap().body;
+        assert!(!body.contains("<<<<<<<"), "{body}");
+        let c = block_on(w.mirror_conflicts()).unwrap();
+        assert_eq!(c[0].tool, Some(SyncTool::Git));
+        assert_eq!(c[0].copy, None);
+        assert_eq!(c[0].theirs, OTHER);
+        // The marked file is not written over until the person decides.
+        edit(&w, "Alpha", "Edited meanwhile.\n");
+        assert_eq!(
+            mirror(&w, &folder).held,
+            vec!["wiki/concept/Alpha.md".to_string()]
+        );
+        assert_eq!(read(&folder, ALPHA).unwrap(), marked);
+        let pick = if choice == "mine" {
+            ConflictChoice::Mine
+        } else {
+            ConflictChoice::Theirs
+        };
+        block_on(w.resolve_mirror_conflict(&folder, "Alpha", pick, &c[0].theirs)).unwrap();
+        mirror(&w, &folder);
+        let file = read(&folder, ALPHA).unwrap();
+        assert!(!file.contains("<<<<<<<"), "{file}");
+        let want = if choice == "mine" {
+            "Edited meanwhile."
+        } else {
+            "The other device's version."
+        };
+        assert!(file.contains(want), "{choice}: {file}");
+        assert!(pull(&w, &folder).op.is_none());
+    }
+}
