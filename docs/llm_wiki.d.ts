@@ -3083,6 +3083,12 @@ export class Wiki {
      */
     describeAttachment(name: string, options: { signal?: AbortSignal } | undefined): Promise<Asset>;
     /**
+     * This browser's device id for the wiki: 10 characters (`[0-9a-z]`, Crockford's base32),
+     * made on first use and kept locally; never exported, so a wiki imported into another
+     * browser gets its own. Several devices keeping one folder tell their writes apart by it.
+     */
+    deviceId(): Promise<string>;
+    /**
      * Embeds the pages that lack a vector of the configured embedding model, in batches saved
      * as they land (an interrupted run resumes). With vectors of another model stored, nothing
      * happens unless `confirm: true`; then search uses BM25 until the new vectors are
@@ -3525,6 +3531,7 @@ export interface InitOutput {
     readonly wiki_delete: (a: number, b: number) => any;
     readonly wiki_deletePage: (a: number, b: number, c: number) => any;
     readonly wiki_describeAttachment: (a: number, b: number, c: number, d: any) => any;
+    readonly wiki_deviceId: (a: number) => any;
     readonly wiki_embedPages: (a: number, b: any) => any;
     readonly wiki_embeddingStatus: (a: number) => any;
     readonly wiki_estimate: (a: number, b: any) => any;

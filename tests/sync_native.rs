@@ -233,3 +233,35 @@ fn git_conflict_markers_are_a_conflict_and_never_reach_the_page() {
         assert!(pull(&w, &folder).op.is_none());
     }
 }
+
+#[test]
+fn each_browser_and_wiki_has_its_own_device_id_which_no_export_carries() {
+    use llm_wiki::wiki::is_device_id;
+    let backend = MemoryBackend::new();
+    let w = open(&backend, "w");
+    let id = block_on(w.device_id()).unwrap();
+    assert!(is_device_id(&id), "{id}");
+    // The same from then on, in another connection too.
+    assert_eq!(block_on(w.device_id()).unwrap(), id);
+    assert_eq!(block_on(open(&backend, "w").device_id()).unwrap(), id);
+    // Another wiki, or the same wiki in another browser (an imported vault): another id.
+    let other = block_on(open(&backend, "other").device_id()).unwrap();
+    assert_ne!(other, id);
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    let zip = block_on(w.export_vault()).unwrap();
+    let files = llm_wiki::vault_files::zip::read_zip(&zip).unwrap();
+    for (path, bytes) in &files {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(&id),
+            "{path} carries the device id"
+        );
+    }
+    let elsewhere = MemoryBackend::new();
+    let copy = open(&elsewhere, "w");
+    block_on(copy.import_vault(&zip)).unwrap();
+    assert_ne!(block_on(copy.device_id()).unwrap(), id);
+    // Rolling back every operation leaves it.
+    let ops = block_on(w.operations()).unwrap();
+    block_on(w.rollback(ops[0].id)).unwrap();
+    assert_eq!(block_on(w.device_id()).unwrap(), id);
+}

@@ -452,3 +452,26 @@ async fn js_api_mirror_into_opfs() {
     );
     wiki.close();
 }
+
+#[wasm_bindgen_test]
+async fn js_api_device_id_is_random_and_kept() {
+    use llm_wiki::wasm::Wiki;
+    let open = |name: &'static str| async move {
+        call(Wiki::open(name.into(), JsValue::UNDEFINED))
+            .await
+            .unwrap()
+            .unchecked_into::<JsValue>()
+            .into_wiki()
+    };
+    for name in ["device-a", "device-b"] {
+        call(Wiki::delete(name.into())).await.unwrap();
+    }
+    let a = call(open("device-a").await.device_id()).await.unwrap();
+    let a = a.as_string().unwrap();
+    assert!(llm_wiki::wiki::is_device_id(&a), "{a}");
+    // Kept: another connection reads the same; another wiki has its own.
+    let again = call(open("device-a").await.device_id()).await.unwrap();
+    assert_eq!(again.as_string().unwrap(), a);
+    let b = call(open("device-b").await.device_id()).await.unwrap();
+    assert_ne!(b.as_string().unwrap(), a);
+}

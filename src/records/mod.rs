@@ -41,6 +41,9 @@ pub const META_LINT_LLM: &str = "lint-llm";
 pub const META_MIRROR: &str = "mirror";
 /// Meta record of what the downloads of changes (`exportChanges`) held: like [`META_MIRROR`].
 pub const META_DOWNLOAD: &str = "mirror-download";
+/// Meta record of this browser's device id for the wiki (`{"id": "…"}`): local, never exported,
+/// journaled or rolled back, so a wiki imported elsewhere gets its own.
+pub const META_DEVICE: &str = "device";
 /// Meta key prefix of the attachment records (`asset/<name>`).
 pub const ASSET_PREFIX: &str = "asset/";
 /// Prefix of the undo records in the meta store: `undo/<op, 12 digits>`.
@@ -192,8 +195,8 @@ pub enum MetaRecord {
     /// The configuration ([`META_CONFIG`]): exported in its own file (through
     /// [`portable_meta_value`]), journaled without secrets.
     Config,
-    /// The folder mirror's state ([`META_MIRROR`]): what this browser wrote to a folder, so
-    /// never exported, journaled or rolled back.
+    /// The folder mirror's state ([`META_MIRROR`], [`META_DOWNLOAD`]) and the device id
+    /// ([`META_DEVICE`]): this browser's own, so never exported, journaled or rolled back.
     Mirror,
     /// Any other record (flags, failures, proposals…): exported in `meta.json`, journaled.
     Other,
@@ -208,7 +211,7 @@ impl MetaRecord {
             META_LEARNED => MetaRecord::Learned,
             META_LINT_LLM => MetaRecord::LintCache,
             META_CONFIG => MetaRecord::Config,
-            META_MIRROR | META_DOWNLOAD => MetaRecord::Mirror,
+            META_MIRROR | META_DOWNLOAD | META_DEVICE => MetaRecord::Mirror,
             _ if key.starts_with(UNDO_PREFIX) => MetaRecord::Undo,
             _ if key.starts_with(ASSET_PREFIX) => MetaRecord::Asset,
             _ if is_derived(key) => MetaRecord::Derived,
@@ -289,6 +292,8 @@ mod tests {
         assert!(!journaled(Store::Meta, "secrets", &own));
         assert!(!journaled(Store::Meta, META_MIRROR, &own));
         assert!(!MetaRecord::of(META_MIRROR).exported());
+        assert!(!MetaRecord::of(META_DEVICE).exported());
+        assert!(!journaled(Store::Meta, META_DEVICE, &own));
         assert!(!journaled(Store::Meta, META_OPS, &own));
         assert!(!journaled(Store::Meta, &undo_key(3), &own));
         assert!(journaled(Store::Meta, "config", &own));

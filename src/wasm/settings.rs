@@ -40,6 +40,15 @@ impl Wiki {
         promise(async move { result_to_js(inner.core.llm_config_view().await) })
     }
 
+    /// This browser's device id for the wiki: 10 characters (`[0-9a-z]`, Crockford's base32),
+    /// made on first use and kept locally; never exported, so a wiki imported into another
+    /// browser gets its own. Several devices keeping one folder tell their writes apart by it.
+    #[wasm_bindgen(js_name = deviceId, unchecked_return_type = "Promise<string>")]
+    pub fn device_id(&self) -> Promise {
+        let inner = self.inner.clone();
+        promise(async move { result_to_js(inner.core.device_id().await) })
+    }
+
     /// Starting points for the settings screen: OpenAI, Ollama (OpenAI-compatible `/v1`), Ollama
     /// native API, LM Studio, llama.cpp server, vLLM, Anthropic, offline.
     #[wasm_bindgen(unchecked_return_type = "Preset[]")]

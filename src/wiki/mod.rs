@@ -22,6 +22,7 @@
 
 mod assets;
 mod config;
+mod device;
 mod files;
 mod notes;
 mod pages;
@@ -31,6 +32,7 @@ pub(crate) mod search_index;
 mod source_passages;
 mod sources;
 
+pub use device::{is_device_id, new_device_id, DEVICE_ID_LEN};
 pub use notes::{NoteOutcome, VaultFilesIn};
 pub use pages::unlink_page;
 pub use search_index::{embedding_text, page_fields, search_writes, SearchCache};
