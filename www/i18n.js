@@ -109,7 +109,7 @@ export const strings = {
     conflictResolved: (k) => `The conflict on "${k}" is resolved.`,
     conflictTool: (tool, copy) => tool === "git"
       ? "A git merge left conflict markers in this page's file: the folder's version is the incoming side. The file is not written over until you choose."
-      : `${{ syncthing: "Syncthing", dropbox: "Dropbox", icloud: "iCloud Drive" }[tool] || tool} could not merge this page between devices and kept the other version in ${copy}. Choosing removes that copy, on every device the folder syncs to.`,
+      : `${{ syncthing: "Syncthing", dropbox: "Dropbox", icloud: "iCloud Drive" }[tool] || tool} could not merge this page between devices and kept the other version in ${copy}${tool === "icloud" ? " (unless you made that copy yourself: then rename it, and it becomes a page)" : ""}. Choosing removes that copy, on every device the folder syncs to.`,
     conflictHeld: "This page changed both here and in the folder. The folder's file keeps its version until you choose.",
     conflictShow: "Show the folder's version", conflictOpen: "Open the page to choose",
     conflictThisApp: "this app", conflictTheFolder: "the folder",
@@ -253,7 +253,7 @@ export const strings = {
     conflictResolved: (k) => `“${k}”的冲突已解决。`,
     conflictTool: (tool, copy) => tool === "git"
       ? "git 合并在此页面的文件中留下了冲突标记：文件夹中的版本是传入的一方。在你选择之前不会覆盖该文件。"
-      : `${{ syncthing: "Syncthing", dropbox: "Dropbox", icloud: "iCloud 云盘" }[tool] || tool} 无法在设备之间合并此页面，另一个版本保存在 ${copy}。做出选择后会删除该副本（在同步此文件夹的所有设备上）。`,
+      : `${{ syncthing: "Syncthing", dropbox: "Dropbox", icloud: "iCloud 云盘" }[tool] || tool} 无法在设备之间合并此页面，另一个版本保存在 ${copy}${tool === "icloud" ? "（如果该副本是你自己创建的，请将其重命名，它就会成为一个页面）" : ""}。做出选择后会删除该副本（在同步此文件夹的所有设备上）。`,
     conflictHeld: "本页在此处和文件夹中都被修改了。在你选择之前，文件夹中的文件保留它的版本。",
     conflictShow: "查看文件夹中的版本", conflictOpen: "打开页面进行选择",
     conflictThisApp: "此应用", conflictTheFolder: "文件夹",

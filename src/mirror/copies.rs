@@ -8,7 +8,7 @@
 //! | Syncthing | `<name>.sync-conflict-<YYYYMMDD>-<HHMMSS>-<device>.<ext>` | `Rust.sync-conflict-20261204-213045-7ZQYK3M.md` |
 //! | Dropbox | `<name> (<who>'s conflicted copy <date>).<ext>` | `Rust (Jane's conflicted copy 2026-12-04).md` |
 //! | iCloud Drive | `<name> <n>.<ext>`, a copy of the file | `Rust 2.md` |
-//! | git | `<<<<<<<`, `=======`, `>>>>>>>` lines after a failed merge | |
+//! | git | `<<<<<<<`, `=======`, `>>>>>>>` lines after a failed merge or rebase | |
 //!
 //! iCloud's form is also an ordinary name ("Chapter 2"): a file is taken for its copy only when it
 //! is new, no page has its name, and its frontmatter gives the title of the page it would copy
@@ -89,12 +89,22 @@ fn split_ext(file: &str) -> (&str, &str) {
     }
 }
 
-/// When `text` holds git conflict markers (a line starting `<<<<<<< `, then `=======`, then one
-/// starting `>>>>>>> `), the text with each conflicted hunk replaced by its incoming side (the
-/// lines between `=======` and `>>>>>>>`: the other side's version, as `git checkout --theirs`
-/// takes it), and the number of hunks. A diff3 base section (`|||||||`) is dropped. `None` when
-/// there are no complete markers.
-pub fn git_incoming(text: &str) -> Option<(String, usize)> {
+/// A marker line: the marker (seven characters, as git writes it) alone, or followed by a space
+/// and a label.
+fn is_marker(line: &str, marker: &str) -> bool {
+    line == marker
+        || line
+            .strip_prefix(marker)
+            .is_some_and(|l| l.starts_with(' '))
+}
+
+/// The two sides of a file with git conflict markers (a line `<<<<<<< …`, then `=======`, then
+/// `>>>>>>> …`): the text with each conflicted hunk replaced by its first side ("ours", above
+/// `=======`), and by its second ("theirs", the incoming side of a merge; during a rebase the
+/// sides are the other way round). A diff3 base section (`||||||| …`) is dropped. `None` when
+/// there are no complete markers. Marker lines inside a fenced code block (a page that shows
+/// what a conflict looks like) are text, not markers.
+pub fn git_sides(text: &str) -> Option<(String, String)> {
     #[derive(PartialEq)]
     enum At {
         Outside,
@@ -103,23 +113,60 @@ pub fn git_incoming(text: &str) -> Option<(String, usize)> {
         Theirs,
     }
     let mut at = At::Outside;
-    let mut out = String::with_capacity(text.len());
+    let (mut ours, mut theirs) = (String::new(), String::new());
     let mut hunks = 0;
+    // The fence a code block outside any hunk opened (its character and length), if one did.
+    let mut fence: Option<(char, usize)> = None;
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
+        if at == At::Outside {
+            let t = bare.trim_start();
+            let mark = t.chars().next().filter(|c| *c == '`' || *c == '~');
+            let run = mark.map_or(0, |m| t.chars().take_while(|c| *c == m).count());
+            match (fence, mark) {
+                (None, Some(m)) if run >= 3 => fence = Some((m, run)),
+                (Some((f, n)), Some(m)) if m == f && run >= n && t[run..].trim().is_empty() => {
+                    fence = None
+                }
+                _ => {}
+            }
+            if fence.is_some() || run >= 3 {
+                ours.push_str(line);
+                theirs.push_str(line);
+                continue;
+            }
+        }
         match at {
-            At::Outside if bare.starts_with("<<<<<<<") => at = At::Ours,
-            At::Ours if bare.starts_with("|||||||") => at = At::Base,
+            At::Outside if is_marker(bare, "<<<<<<<") => at = At::Ours,
+            At::Ours if is_marker(bare, "|||||||") => at = At::Base,
             At::Ours | At::Base if bare == "=======" => at = At::Theirs,
-            At::Theirs if bare.starts_with(">>>>>>>") => {
+            At::Theirs if is_marker(bare, ">>>>>>>") => {
                 at = At::Outside;
                 hunks += 1;
             }
-            At::Outside | At::Theirs => out.push_str(line),
-            At::Ours | At::Base => {}
+            At::Outside => {
+                ours.push_str(line);
+                theirs.push_str(line);
+            }
+            At::Ours => ours.push_str(line),
+            At::Theirs => theirs.push_str(line),
+            At::Base => {}
         }
     }
-    (hunks > 0 && at == At::Outside).then_some((out, hunks))
+    (hunks > 0 && at == At::Outside).then_some((ours, theirs))
+}
+
+/// The other version a file with git conflict markers holds, as a conflict shows it beside the
+/// wiki's (`mine`, the page's file as the app writes it): the incoming side, unless that is the
+/// wiki's own version (a rebase puts the local commit there), then the other side. `None`
+/// without markers.
+pub fn git_other_version(text: &str, mine: Option<&str>) -> Option<String> {
+    let (ours, theirs) = git_sides(text)?;
+    Some(if Some(theirs.as_str()) == mine {
+        ours
+    } else {
+        theirs
+    })
 }
 
 #[cfg(test)]
@@ -164,13 +211,32 @@ mod tests {
     }
 
     #[test]
-    fn git_markers_give_the_incoming_side() {
-        let text = "# Rust\n\nOne.\n<<<<<<< HEAD\nMine.\n=======\nTheirs.\n>>>>>>> origin/main\nTwo.\n<<<<<<< ours\na\n||||||| base\nb\n=======\nc\n>>>>>>> theirs\n";
+    fn git_markers_give_both_sides() {
+        let text = "# Rust\n\nOne.\n<<<<<<< HEAD\nMine.\n=======\nTheirs.\n>>>>>>> origin/main\nTwo.\n<<<<<<< ours\r\na\r\n||||||| base\r\nb\r\n=======\r\nc\r\n>>>>>>> theirs\r\n";
         assert_eq!(
-            git_incoming(text),
-            Some(("# Rust\n\nOne.\nTheirs.\nTwo.\nc\n".into(), 2))
+            git_sides(text),
+            Some((
+                "# Rust\n\nOne.\nMine.\nTwo.\na\r\n".into(),
+                "# Rust\n\nOne.\nTheirs.\nTwo.\nc\r\n".into()
+            ))
         );
-        assert_eq!(git_incoming("# Rust\n\n=======\n\nA setext rule.\n"), None);
-        assert_eq!(git_incoming("<<<<<<< HEAD\nunfinished\n=======\n"), None);
+        // The other version is the incoming side, unless that is the wiki's own (a rebase).
+        let ours = "# Rust\n\nOne.\nMine.\nTwo.\na\r\n";
+        let theirs = "# Rust\n\nOne.\nTheirs.\nTwo.\nc\r\n";
+        assert_eq!(git_other_version(text, Some(ours)).as_deref(), Some(theirs));
+        assert_eq!(git_other_version(text, Some(theirs)).as_deref(), Some(ours));
+        assert_eq!(git_sides("# Rust\n\n=======\n\nA setext rule.\n"), None);
+        // Eight characters are not a marker.
+        assert_eq!(git_sides("<<<<<<<< x\na\n=======\nb\n>>>>>>>> y\n"), None);
+        // A page that shows what a conflict looks like, in a fenced block, is not one.
+        let shown = "# Git\n\n```text\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n```\n\n~~~~\n<<<<<<< a\n~~~\n=======\n>>>>>>> b\n~~~~\n";
+        assert_eq!(git_sides(shown), None);
+        // A real conflict after such a block still is.
+        let both = format!("{shown}<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> main\n");
+        assert_eq!(
+            git_sides(&both),
+            Some((format!("{shown}x\n"), format!("{shown}y\n")))
+        );
+        assert_eq!(git_sides("<<<<<<< HEAD\nunfinished\n=======\n"), None);
     }
 }

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::copies::{git_incoming, icloud_original, named_copy_of, SyncTool};
+use super::copies::{git_other_version, icloud_original, named_copy_of, SyncTool};
 use super::{MirrorConflict, MirrorState};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -121,20 +121,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .held
             .retain(|p| !present.contains(p) || conflicted.contains(p));
         let mut ob = self.begin(OperationKind::Import, String::new()).await?;
-        let mut accepted = Vec::new();
-        let mut identical = Vec::new();
-        for c in pages {
-            if let Some((original, tool)) = self.copy_of(&c, &state, &present).await? {
-                if self
-                    .pull_copy(&mut state, &c, &original, tool, &mut report)
-                    .await?
-                {
-                    identical.push(c.rel.clone());
-                }
-            } else if self.pull_page(&mut ob, &mut state, &c, &mut report).await? {
-                accepted.push(c);
-            }
-        }
+        let (accepted, identical) = self
+            .pull_pages(&mut ob, &mut state, pages, &present, &mut report)
+            .await?;
         // A file moved to another kind's folder is an edit of its page, not a deletion.
         report.deleted.retain(|k| !report.edited.contains(k));
         let mut taken = Vec::new();
@@ -260,6 +249,45 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok((pages, inbox, present))
     }
 
+    /// The changed page files: edits and new pages into `ob`, conflicts into `state`, then the
+    /// sync tools' conflict copies among them (after the files they copy: a tool that could not
+    /// merge puts one version under the file's name and the other in the copy, often in one
+    /// sync). Returns the files now the pages' (to remember) and the copies to remove (each
+    /// says what its page says, and its page's file did not change in this pull).
+    async fn pull_pages(
+        &self,
+        ob: &mut crate::wiki::OpBuilder,
+        state: &mut MirrorState,
+        pages: Vec<Changed>,
+        present: &BTreeSet<String>,
+        report: &mut PullReport,
+    ) -> Result<(Vec<Changed>, Vec<String>)> {
+        let (mut accepted, mut identical, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+        let mut read: BTreeSet<String> = BTreeSet::new();
+        for c in pages {
+            if let Some((original, tool)) = self.copy_of(&c, state, present).await? {
+                copies.push((c, original, tool));
+                continue;
+            }
+            read.insert(c.rel.clone());
+            if self.pull_page(ob, state, &c, report).await? {
+                accepted.push(c);
+            }
+        }
+        for (c, original, tool) in copies {
+            let changed = read.contains(&original);
+            if self
+                .pull_copy(state, &c, &original, tool, changed, report)
+                .await?
+            {
+                identical.push(c.rel.clone());
+            }
+        }
+        report.conflicts.sort();
+        report.conflicts.dedup();
+        Ok((accepted, identical))
+    }
+
     /// The page file a sync tool's conflict copy `c` copies, and the tool, when `c` is one:
     /// by Syncthing's or Dropbox's name, or for iCloud's `<name> 2.md` when the file is new, no
     /// page has its name, the file it would copy is there, and its frontmatter title is that
@@ -297,15 +325,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// Records the conflict copy `c` of the page file `original` as a conflict on its page (or
-    /// updates the one it already is). Returns true when the copy says what the page says (the
-    /// caller removes it): nothing to decide. A copy of a page that has another conflict waits,
-    /// unread, until that one is decided.
+    /// updates the one it already is). Returns true when the copy says what the page says and
+    /// `original` did not change in this pull (`original_changed`): nothing to decide, and the
+    /// caller removes it. A copy of a page that has another conflict waits, unread, until that
+    /// one is decided; a copy under a name the page does not have exactly (another case, NFD)
+    /// is left for the person.
     async fn pull_copy(
         &self,
         state: &mut MirrorState,
         c: &Changed,
         original: &str,
         tool: SyncTool,
+        original_changed: bool,
         report: &mut PullReport,
     ) -> Result<bool> {
         let Some((_, key)) = page_of_path(original) else {
@@ -316,6 +347,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             state.seen.insert(c.rel.clone(), c.stat);
             return Ok(false);
         };
+        let nfc: String = unicode_normalization::UnicodeNormalization::nfc(key).collect();
+        let other_case = self.page(key).await?.filter(|p| p.key != key);
+        if crate::markdown::keys::page_key(key) != key || nfc != key || other_case.is_some() {
+            report.skipped.push(format!(
+                "{}: a sync tool's conflict copy of {original}, which is not a page's file by its \
+                 exact name: not imported",
+                c.rel
+            ));
+            state.seen.insert(c.rel.clone(), c.stat);
+            return Ok(false);
+        }
         let Ok(text) = std::str::from_utf8(&c.bytes) else {
             report.skipped.push(format!("{}: not UTF-8 text", c.rel));
             return Ok(false);
@@ -330,7 +372,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         let current = self.page(key).await?.filter(|p| p.key == key);
-        if current.as_ref().is_some_and(|p| page_file(p) == text) {
+        if !original_changed && current.as_ref().is_some_and(|p| page_file(p) == text) {
             state.conflicts.remove(key);
             return Ok(true);
         }
@@ -391,9 +433,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some((p, r)) => (Some(p), Some(r)),
             None => (None, None),
         };
+        // The page has a conflict with a sync tool's copy: this change is read once that one
+        // is decided (the mirror does not write over a file it did not write meanwhile).
+        if let Some(copy) = state.conflicts.get(key).and_then(|o| o.copy.clone()) {
+            report.skipped.push(format!(
+                "{}: read once the conflict with {copy} is decided",
+                c.rel
+            ));
+            return Ok(false);
+        }
         // A failed git merge left both versions in the file: the person decides, as for a page
         // changed on both sides; the file is not written over meanwhile.
-        if let Some((incoming, _)) = git_incoming(text) {
+        let mine = current.as_ref().map(page_file);
+        if let Some(other) = git_other_version(text, mine.as_deref()) {
             state.held.insert(c.rel.clone());
             state.seen.insert(c.rel.clone(), c.stat);
             state.conflicts.insert(
@@ -401,7 +453,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 MirrorConflict {
                     key: key.to_string(),
                     path: c.rel.clone(),
-                    theirs: incoming,
+                    theirs: other,
                     mine: None,
                     tool: Some(SyncTool::Git),
                     copy: None,

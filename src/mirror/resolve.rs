@@ -2,7 +2,7 @@
 //! folder's, or a merge) and a page file deleted outside (write it back; deleting the page is
 //! the ordinary `deletePage`).
 
-use super::copies::{git_incoming, SyncTool};
+use super::copies::{git_other_version, git_sides, SyncTool};
 use super::{ConflictChoice, MirrorConflict, MirrorState};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -15,12 +15,12 @@ use crate::vault_files::notes::page_from_file;
 use crate::vault_files::page_path;
 use crate::wiki::Wiki;
 
-/// The other version a conflict's file `bytes` hold: the text, or for git conflict markers, the
-/// incoming side (as the pull recorded it).
-fn folder_version(conflict: &MirrorConflict, bytes: &[u8]) -> String {
+/// The other version a conflict's file `bytes` hold beside the wiki's (`mine`): the text, or
+/// for git conflict markers, the side that is not the wiki's (as the pull recorded it).
+fn folder_version(conflict: &MirrorConflict, bytes: &[u8], mine: Option<&str>) -> String {
     let text = String::from_utf8_lossy(bytes).into_owned();
     match conflict.tool {
-        Some(SyncTool::Git) => git_incoming(&text).map_or(text, |(incoming, _)| incoming),
+        Some(SyncTool::Git) => git_other_version(&text, mine).unwrap_or(text),
         _ => text,
     }
 }
@@ -83,8 +83,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // person decides on what is there now, not on what was.
         let there = folder.read(&full).await?;
         let there_sha = there.as_deref().map(sha256_hex);
+        let current = self.page(key).await?.filter(|p| p.key == key);
+        let mine = current.as_ref().map(page_file);
         if let Some(theirs) = there
-            .map(|b| folder_version(&conflict, &b))
+            .map(|b| folder_version(&conflict, &b, mine.as_deref()))
             .filter(|t| *t != conflict.theirs)
         {
             state
@@ -95,8 +97,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "the folder's version of {key:?} changed again: look at it and choose again"
             )));
         }
-        let current = self.page(key).await?.filter(|p| p.key == key);
+        if let ConflictChoice::Merge(text) = &choice {
+            if git_sides(text).is_some() {
+                return Err(Error::InvalidInput(format!(
+                    "the merge of {key:?} still has conflict markers (<<<<<<<, =======, \
+                     >>>>>>>): keep the lines you want and remove the markers"
+                )));
+            }
+        }
         if let Some(copy) = &conflict.copy {
+            if matches!(choice, ConflictChoice::Mine) && current.is_none() {
+                // The page is gone from the wiki: keeping "its" version would throw the copy's
+                // away, the only one left.
+                return Err(Error::NotFound(format!("page {key:?}")));
+            }
             // A sync tool's conflict copy: the page's file is the mirror's as ever; the copy,
             // decided on, goes (and with it, through the sync tool, the conflict on the other
             // devices).
