@@ -17,7 +17,7 @@ use llm_wiki::Error;
 
 mod common;
 
-use common::{new_page, open, populated, W};
+use common::{edit, mirror, mirrored, new_page, open, populated, pull, W};
 
 const ROOT: &str = "llm-wiki";
 
@@ -67,10 +67,6 @@ fn assert_same(got: &[u8], want: &[u8], what: &str) {
             );
         }
     }
-}
-
-fn mirror(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::MirrorReport {
-    block_on(w.mirror(folder, ROOT)).unwrap()
 }
 
 /// One operation of a test.
@@ -357,29 +353,6 @@ fn the_status_says_how_far_behind_the_folder_is() {
     block_on(w.forget_mirror()).unwrap();
     assert_eq!(block_on(w.mirror_status()).unwrap(), None);
     assert!(block_on(w.mirror(&folder, ROOT)).is_err());
-}
-
-fn pull(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::PullReport {
-    block_on(w.mirror_pull(folder, ROOT)).unwrap()
-}
-
-fn edit(w: &W, key: &str, body: &str) {
-    block_on(w.put_page(PageEdit {
-        key: Some(key.into()),
-        body: Some(body.into()),
-        ..Default::default()
-    }))
-    .unwrap();
-}
-
-/// A wiki with two pages, mirrored.
-fn mirrored(backend: &MemoryBackend) -> (W, MemoryFolder) {
-    let w = open(backend, "w");
-    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
-    new_page(&w, "Beta", PageKind::Entity, "Second.\n");
-    let folder = MemoryFolder::new();
-    mirror(&w, &folder);
-    (w, folder)
 }
 
 #[test]

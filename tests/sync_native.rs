@@ -6,45 +6,17 @@
 use futures::executor::block_on;
 use llm_wiki::folder::{Folder, MemoryFolder};
 use llm_wiki::markdown::page::page_file;
-use llm_wiki::mirror::{ConflictChoice, PullReport, SyncTool};
+use llm_wiki::mirror::{ConflictChoice, SyncTool};
 use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::MemoryBackend;
-use llm_wiki::wiki::PageEdit;
 
 mod common;
-use common::{new_page, open, W};
+use common::{edit, mirror, mirrored, new_page, open, pull};
 
 const ROOT: &str = "llm-wiki";
 const ALPHA: &str = "llm-wiki/wiki/concept/Alpha.md";
 /// The other device's version of Alpha, as its app wrote the file.
 const OTHER: &str = "---\ntitle: Alpha\n---\nThe other device's version.\n";
-
-fn pull(w: &W, folder: &MemoryFolder) -> PullReport {
-    block_on(w.mirror_pull(folder, ROOT)).unwrap()
-}
-
-fn mirror(w: &W, folder: &MemoryFolder) -> llm_wiki::mirror::MirrorReport {
-    block_on(w.mirror(folder, ROOT)).unwrap()
-}
-
-fn edit(w: &W, key: &str, body: &str) {
-    block_on(w.put_page(PageEdit {
-        key: Some(key.into()),
-        body: Some(body.into()),
-        ..Default::default()
-    }))
-    .unwrap();
-}
-
-/// A wiki with two pages, mirrored.
-fn mirrored(backend: &MemoryBackend) -> (W, MemoryFolder) {
-    let w = open(backend, "w");
-    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
-    new_page(&w, "Beta", PageKind::Entity, "Second.\n");
-    let folder = MemoryFolder::new();
-    mirror(&w, &folder);
-    (w, folder)
-}
 
 fn read(folder: &MemoryFolder, path: &str) -> Option<String> {
     block_on(folder.read(path))

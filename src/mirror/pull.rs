@@ -77,6 +77,32 @@ pub(super) fn page_of_path(rel: &str) -> Option<(PageKind, &str)> {
     Some((PageKind::parse(kind)?, key))
 }
 
+/// Records the page file `c` of page `key` as a conflict whose other version is `theirs`: the
+/// file is held (not written over) and not read again until it changes.
+fn hold(
+    state: &mut MirrorState,
+    c: &Changed,
+    key: &str,
+    theirs: String,
+    tool: Option<SyncTool>,
+    report: &mut PullReport,
+) {
+    state.held.insert(c.rel.clone());
+    state.seen.insert(c.rel.clone(), c.stat);
+    state.conflicts.insert(
+        key.to_string(),
+        MirrorConflict {
+            key: key.to_string(),
+            path: c.rel.clone(),
+            theirs,
+            mine: None,
+            tool,
+            copy: None,
+        },
+    );
+    report.conflicts.push(key.to_string());
+}
+
 /// A file the pull read and found changed.
 struct Changed {
     rel: String,
@@ -446,20 +472,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // changed on both sides; the file is not written over meanwhile.
         let mine = current.as_ref().map(page_file);
         if let Some(other) = git_other_version(text, mine.as_deref()) {
-            state.held.insert(c.rel.clone());
-            state.seen.insert(c.rel.clone(), c.stat);
-            state.conflicts.insert(
-                key.to_string(),
-                MirrorConflict {
-                    key: key.to_string(),
-                    path: c.rel.clone(),
-                    theirs: other,
-                    mine: None,
-                    tool: Some(SyncTool::Git),
-                    copy: None,
-                },
-            );
-            report.conflicts.push(key.to_string());
+            hold(state, c, key, other, Some(SyncTool::Git), report);
             return Ok(false);
         }
         let now = ob.op.time;
@@ -475,20 +488,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
                 if state.files.get(&c.rel) != Some(&app) {
                     // The wiki changed it too since the mirror last wrote it.
-                    state.held.insert(c.rel.clone());
-                    state.seen.insert(c.rel.clone(), c.stat);
-                    state.conflicts.insert(
-                        key.to_string(),
-                        MirrorConflict {
-                            key: key.to_string(),
-                            path: c.rel.clone(),
-                            theirs: text.to_string(),
-                            mine: None,
-                            tool: None,
-                            copy: None,
-                        },
-                    );
-                    report.conflicts.push(key.to_string());
+                    hold(state, c, key, text.to_string(), None, report);
                     return Ok(false);
                 }
                 (ob.op.id, cur.clone())

@@ -372,3 +372,36 @@ pub fn populated(backend: &MemoryBackend, name: &str) -> W {
     block_on(w.delete_page("Temp")).unwrap();
     w
 }
+
+/// The folder a mirror writes into inside the picked one, as the app names it.
+pub const MIRROR_ROOT: &str = "llm-wiki";
+
+/// One mirror run of `w` into `folder` (under [`MIRROR_ROOT`]).
+pub fn mirror(w: &W, folder: &llm_wiki::folder::MemoryFolder) -> llm_wiki::mirror::MirrorReport {
+    block_on(w.mirror(folder, MIRROR_ROOT)).unwrap()
+}
+
+/// One pull of what changed in `folder` into `w`.
+pub fn pull(w: &W, folder: &llm_wiki::folder::MemoryFolder) -> llm_wiki::mirror::PullReport {
+    block_on(w.mirror_pull(folder, MIRROR_ROOT)).unwrap()
+}
+
+/// A person's edit of page `key`'s body.
+pub fn edit(w: &W, key: &str, body: &str) {
+    block_on(w.put_page(PageEdit {
+        key: Some(key.into()),
+        body: Some(body.into()),
+        ..Default::default()
+    }))
+    .unwrap();
+}
+
+/// A wiki with two pages (Alpha, a concept; Beta, an entity), mirrored into a new folder.
+pub fn mirrored(backend: &MemoryBackend) -> (W, llm_wiki::folder::MemoryFolder) {
+    let w = open(backend, "w");
+    new_page(&w, "Alpha", PageKind::Concept, "First.\n");
+    new_page(&w, "Beta", PageKind::Entity, "Second.\n");
+    let folder = llm_wiki::folder::MemoryFolder::new();
+    mirror(&w, &folder);
+    (w, folder)
+}
