@@ -349,3 +349,44 @@ fn a_merge_with_markers_left_in_is_refused_and_a_fenced_example_is_no_conflict()
     let body = block_on(w.page("Beta")).unwrap().unwrap().body;
     assert!(body.contains("<<<<<<< HEAD\nours\n"), "{body}");
 }
+
+#[test]
+fn no_api_key_or_secret_header_ever_enters_the_folder() {
+    use llm_wiki::llm::config::{Config, Provider, Secret};
+    let backend = MemoryBackend::new();
+    let (w, folder) = mirrored(&backend);
+    let key = "sk-test-KEY-that-must-stay-home";
+    let header = "secret-header-value-that-must-stay-home";
+    let mut config = Config {
+        provider: Provider::OpenAiCompatible,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        model: "m".into(),
+        api_key: Some(Secret::new(key)),
+        ..Config::default()
+    };
+    config
+        .secret_headers
+        .insert("x-api-token".into(), Secret::new(header));
+    // Saved (an operation the next run writes a file for), then changed again, mirrored each time.
+    block_on(w.set_llm_config(config.clone())).unwrap();
+    mirror(&w, &folder);
+    config.model = "m2".into();
+    block_on(w.set_llm_config(config)).unwrap();
+    edit(&w, "Alpha", "After the settings.\n");
+    let run = mirror(&w, &folder);
+    assert!(!run.written.is_empty());
+    let files = folder.snapshot();
+    // The settings themselves are there (so the check below looks where they went).
+    assert!(
+        files
+            .values()
+            .any(|b| String::from_utf8_lossy(b).contains("\"model\":\"m2\"")),
+        "{:?}",
+        files.keys()
+    );
+    for (path, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(!text.contains(key), "{path} holds the API key");
+        assert!(!text.contains(header), "{path} holds a secret header");
+    }
+}
