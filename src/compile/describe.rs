@@ -11,7 +11,6 @@
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::llm::client::HttpLlm;
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
 use crate::llm::{Cancel, ChatRequest, Image, Llm, Message, Purpose};
@@ -228,7 +227,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ));
         }
         let model = config.resolve(Purpose::Compile).model;
-        let llm = HttpLlm::new(config, transport)?.with_learned(self.llm_learned().await?);
+        let llm = self.endpoint_llm(config, transport).await?;
         self.describe_attachment(&llm, &model, name, cancel).await
     }
 

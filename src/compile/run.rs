@@ -10,7 +10,7 @@ use super::pipeline::{
 };
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::llm::client::{HttpLlm, Learned};
+use crate::llm::client::Learned;
 use crate::llm::config::Config;
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
@@ -70,7 +70,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return self.compile(&model, &options, on_progress, cancel).await;
         }
         let resolved = config.resolve(Purpose::Compile);
-        let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
+        let llm = self.endpoint_llm(config.clone(), transport).await?;
         // The token budget is enforced per source (one operation each) by the pipeline.
         let model = LlmCompiler {
             llm: &llm,

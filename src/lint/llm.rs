@@ -474,7 +474,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         options: &LlmLintOptions,
         cancel: &Cancel,
     ) -> Result<LlmLintReport> {
-        use crate::llm::client::HttpLlm;
         use crate::llm::config::Provider;
         let config = self.llm_config().await?;
         if config.provider == Provider::Offline {
@@ -482,7 +481,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 "the LLM lint checks need an endpoint: configure one in the settings".into(),
             ));
         }
-        let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
+        let llm = self.endpoint_llm(config.clone(), transport).await?;
         let budgeted = Budgeted::new(&llm, &config, Purpose::Lint);
         let options = LlmLintOptions {
             max_output_tokens: options

@@ -548,7 +548,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         on_token: Option<OnToken<'_>>,
         cancel: &Cancel,
     ) -> Result<Answer> {
-        use crate::llm::client::HttpLlm;
         use crate::llm::config::Provider;
         use crate::llm::structured::Budgeted;
         let config = self.llm_config().await?;
@@ -576,7 +575,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .ask(&OfflineQuery, question, options, budget, on_token, cancel)
                 .await;
         }
-        let llm = HttpLlm::new(config.clone(), transport)?.with_learned(self.llm_learned().await?);
+        let llm = self.endpoint_llm(config.clone(), transport).await?;
         let budgeted = Budgeted::new(&llm, &config, Purpose::Query);
         let model = LlmQuery {
             llm: &budgeted,

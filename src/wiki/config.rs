@@ -44,6 +44,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(Learned::from_modes(stored))
     }
 
+    /// A client for `config`'s endpoint over `transport`, starting from what clients learned
+    /// about endpoints before ([`Wiki::llm_learned`]).
+    ///
+    /// Errors: [`Error::LlmConfig`] for a configuration no client can be built from; storage
+    /// errors.
+    pub async fn endpoint_llm<T: crate::llm::transport::Transport>(
+        &self,
+        config: Config,
+        transport: T,
+    ) -> Result<crate::llm::client::HttpLlm<T>> {
+        Ok(crate::llm::client::HttpLlm::new(config, transport)?
+            .with_learned(self.llm_learned().await?))
+    }
+
     /// Stores what the client learned in this connection over what is stored now
     /// ([`Learned::merged_into`]: entries another tab stored meanwhile are kept), when that
     /// changes anything. This is a cache of endpoint behaviour, not wiki content: it is written
