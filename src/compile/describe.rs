@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::llm::config::Provider;
 use crate::llm::transport::Transport;
-use crate::llm::{Cancel, ChatRequest, Image, Llm, Message, Purpose};
+use crate::llm::{picture_type, Cancel, ChatRequest, Image, Llm, Message, Purpose};
 use crate::model::{Asset, ImageDescription, OperationKind, Source, TokenUsage};
 use crate::records::{to_json, ASSET_PREFIX};
 use crate::storage::{Expect, Storage, Store};
@@ -68,22 +68,6 @@ pub fn describe_request(name: &str, mime: &str, bytes: &[u8]) -> ChatRequest {
         json: None,
         max_tokens: None,
         temperature: Some(0.0),
-    }
-}
-
-/// The picture type `bytes` hold, by their magic bytes (PNG, JPEG, GIF, WebP), whatever the
-/// file's name says: providers check the data against the type sent.
-pub fn picture_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
     }
 }
 

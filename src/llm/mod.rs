@@ -123,6 +123,22 @@ impl Image {
     }
 }
 
+/// The picture type `bytes` hold, by their magic bytes (PNG, JPEG, GIF, WebP), whatever the
+/// file's name says: providers check the data against the type sent.
+pub fn picture_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
 /// What one picture counts for in a prompt's token estimate: about what OpenAI (765 for a
 /// 1024 × 1024 picture in high detail) and Anthropic (width × height / 750, at most about 1,600)
 /// charge for a picture they scale down, taken at the larger.

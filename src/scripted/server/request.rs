@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::routes::Route;
 use crate::llm::provider::StructuredMode;
-use crate::llm::{ChatRequest, Image, JsonSchema, Message, Purpose, Role};
+use crate::llm::{picture_type, ChatRequest, Image, JsonSchema, Message, Purpose, Role};
 
 /// The text of a message `content`: a string, or the `text` of its parts joined.
 fn content_of(v: &Value) -> String {
@@ -22,7 +22,7 @@ fn content_of(v: &Value) -> String {
 
 /// The pictures of a message as any of the three providers sends them: OpenAI-compatible
 /// `image_url` parts with a `data:` URL, Anthropic `image` blocks with a base64 source, Ollama's
-/// `images` list (its MIME type read from the base64 of the file's magic bytes). Remote URLs are
+/// `images` list (its MIME type read from the picture's magic bytes). Remote URLs are
 /// not fetched: they are skipped.
 pub(super) fn images_of(m: &Value) -> Vec<Image> {
     let mut out = Vec::new();
@@ -66,18 +66,15 @@ pub(super) fn images_of(m: &Value) -> Vec<Image> {
         .into_iter()
         .flatten()
     {
+        use base64::Engine;
         let data = data.as_str().unwrap_or("").to_string();
-        let mime = [
-            ("iVBOR", "image/png"),
-            ("/9j/", "image/jpeg"),
-            ("R0lG", "image/gif"),
-            ("UklGR", "image/webp"),
-        ]
-        .iter()
-        .find(|(magic, _)| data.starts_with(magic))
-        .map_or("application/octet-stream", |(_, m)| m);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.as_bytes())
+            .unwrap_or_default();
         out.push(Image {
-            mime: mime.to_string(),
+            mime: picture_type(&bytes)
+                .unwrap_or("application/octet-stream")
+                .to_string(),
             base64: data,
         });
     }
