@@ -37,10 +37,17 @@ pub const MAX_DESCRIPTION_CHARS: usize = 4_000;
 /// endpoint whose model does not read images refuses them all).
 const MAX_FAILURES: usize = 3;
 
-/// Whether `asset` is a picture that can be described: a type every provider reads and at most
-/// [`MAX_DESCRIBED_BYTES`].
-pub fn describable(asset: &Asset) -> bool {
-    DESCRIBABLE.contains(&asset.mime.as_str()) && asset.bytes <= MAX_DESCRIBED_BYTES
+/// The [`Error::InvalidInput`] for a picture over [`MAX_DESCRIBED_BYTES`], `None` for one within.
+pub fn too_large(asset: &Asset) -> Option<Error> {
+    let mb = |bytes: u64| bytes as f64 / 1_048_576.0;
+    (asset.bytes > MAX_DESCRIBED_BYTES).then(|| {
+        Error::InvalidInput(format!(
+            "{} is {:.1} MB: pictures over {:.2} MB are not sent to the model",
+            asset.name,
+            mb(asset.bytes),
+            mb(MAX_DESCRIBED_BYTES)
+        ))
+    })
 }
 
 /// The system prompt of a description call.
@@ -127,13 +134,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 asset.name, asset.mime
             )));
         }
-        if asset.bytes > MAX_DESCRIBED_BYTES {
-            return Err(Error::InvalidInput(format!(
-                "{} is {:.1} MB: pictures over {} MB are not sent to the model",
-                asset.name,
-                asset.bytes as f64 / 1_048_576.0,
-                MAX_DESCRIBED_BYTES / 1_048_576
-            )));
+        if let Some(e) = too_large(&asset) {
+            return Err(e);
         }
         let bytes = self
             .asset_bytes(&asset.sha256)
@@ -234,24 +236,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut report = ImagesReport::default();
         for source in sources {
             let text = self.source_text(&source.version).await?;
-            for asset in self.shown_assets(&text).await? {
-                let picture = DESCRIBABLE.contains(&asset.mime.as_str());
-                if !picture
-                    || asset.description.is_some()
-                    || todo.iter().any(|a| a.name == asset.name)
+            let undescribed =
+                |a: &Asset| DESCRIBABLE.contains(&a.mime.as_str()) && a.description.is_none();
+            for asset in self.shown_assets(&text, undescribed).await? {
+                if todo.iter().any(|a| a.name == asset.name)
                     || report.failed.iter().any(|f| f.key == asset.name)
                 {
                     continue;
                 }
-                if asset.bytes > MAX_DESCRIBED_BYTES {
+                if let Some(e) = too_large(&asset) {
                     report.failed.push(SourceFailure {
                         key: asset.name.clone(),
-                        code: Error::InvalidInput(String::new()).code().to_string(),
-                        message: format!(
-                            "{:.1} MB: pictures over {} MB are not sent to the model",
-                            asset.bytes as f64 / 1_048_576.0,
-                            MAX_DESCRIBED_BYTES / 1_048_576
-                        ),
+                        code: e.code().to_string(),
+                        message: e.to_string(),
                     });
                     continue;
                 }

@@ -30,17 +30,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|r| r.data))
     }
 
-    /// The attachments `markdown` shows or links (`![[name]]`, `[[name]]`, `![alt](raw/assets/name)`),
-    /// resolved as a page body resolves them, in the order of their records.
+    /// The attachments among those `keep` accepts that `markdown` shows or links (`![[name]]`,
+    /// `[[name]]`, `![alt](raw/assets/name)`), resolved as a page body resolves them, in the
+    /// order of their records. When `keep` accepts none, nothing is rendered (the compile asks
+    /// this of every source; most wikis have no described picture).
     ///
     /// Errors: storage errors.
-    pub async fn shown_assets(&self, markdown: &str) -> Result<Vec<Asset>> {
+    pub async fn shown_assets(
+        &self,
+        markdown: &str,
+        keep: impl Fn(&Asset) -> bool,
+    ) -> Result<Vec<Asset>> {
+        let mut assets = self.assets().await?;
+        assets.retain(|a| keep(a));
+        if assets.is_empty() {
+            return Ok(assets);
+        }
         let table = self.page_table().await?;
-        let (out, assets) = self.render_with_assets(&table, markdown, None).await?;
-        Ok(assets
-            .into_iter()
-            .filter(|a| out.assets.contains(&a.sha256))
-            .collect())
+        let out = render_with(&table, markdown, None, &assets);
+        assets.retain(|a| out.assets.contains(&a.sha256));
+        Ok(assets)
     }
 
     /// `markdown` rendered to safe HTML as a page body is: its wikilinks resolved with `table`'s
@@ -56,26 +65,37 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self_key: Option<&str>,
     ) -> Result<(Rendered, Vec<Asset>)> {
         let assets = self.assets().await?;
-        let refs: Vec<AssetRef> = assets
-            .iter()
-            .map(|a| AssetRef {
-                name: a.name.clone(),
-                sha256: a.sha256.clone(),
-                mime: a.mime.clone(),
-            })
-            .collect();
-        let resolver = table
-            .resolver()
-            .clone()
-            .with_assets(refs.iter().map(|a| a.name.as_str()));
-        let out = render(
-            markdown,
-            &RenderContext {
-                resolver: &resolver,
-                self_key,
-                assets: &refs,
-            },
-        );
+        let out = render_with(table, markdown, self_key, &assets);
         Ok((out, assets))
     }
+}
+
+/// `markdown` rendered as [`Wiki::render_with_assets`] renders it, with `assets` the
+/// attachments links may resolve to.
+fn render_with(
+    table: &PageTable,
+    markdown: &str,
+    self_key: Option<&str>,
+    assets: &[Asset],
+) -> Rendered {
+    let refs: Vec<AssetRef> = assets
+        .iter()
+        .map(|a| AssetRef {
+            name: a.name.clone(),
+            sha256: a.sha256.clone(),
+            mime: a.mime.clone(),
+        })
+        .collect();
+    let resolver = table
+        .resolver()
+        .clone()
+        .with_assets(refs.iter().map(|a| a.name.as_str()));
+    render(
+        markdown,
+        &RenderContext {
+            resolver: &resolver,
+            self_key,
+            assets: &refs,
+        },
+    )
 }

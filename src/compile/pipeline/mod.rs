@@ -364,7 +364,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// The described pictures `text` shows, as the extract calls are given them.
     pub(super) async fn described_images(&self, text: &str) -> Result<Vec<ImageNote>> {
         Ok(self
-            .shown_assets(text)
+            .shown_assets(text, |a| a.description.is_some())
             .await?
             .into_iter()
             .filter_map(|a| {
