@@ -374,7 +374,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Ok(false);
         };
         let nfc: String = unicode_normalization::UnicodeNormalization::nfc(key).collect();
-        let other_case = self.page(key).await?.filter(|p| p.key != key);
+        // The page the copy's name reaches (by its match key), read once.
+        let (current, other_case): (Option<Page>, Option<Page>) = match self.page(key).await? {
+            Some(p) if p.key == key => (Some(p), None),
+            other => (None, other),
+        };
         if crate::markdown::keys::page_key(key) != key || nfc != key || other_case.is_some() {
             report.skipped.push(format!(
                 "{}: a sync tool's conflict copy of {original}, which is not a page's file by its \
@@ -397,7 +401,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 return Ok(false);
             }
         }
-        let current = self.page(key).await?.filter(|p| p.key == key);
         if !original_changed && current.as_ref().is_some_and(|p| page_file(p) == text) {
             state.conflicts.remove(key);
             return Ok(true);
