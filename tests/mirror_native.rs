@@ -181,13 +181,14 @@ fn a_run_writes_only_the_files_its_operations_changed() {
     let r = mirror(&w, &folder);
     let (written, removed) = folder.take_log();
     let op = r.synced;
+    let device = block_on(w.device_id()).unwrap();
     assert_eq!(
         written,
         vec![
-            "llm-wiki/.llm-wiki/run.json".to_string(),
+            format!("llm-wiki/.llm-wiki/devices/{device}/run.json"),
             "llm-wiki/log.md".to_string(),
             "llm-wiki/wiki/concept/Page 3.md".to_string(),
-            format!("llm-wiki/.llm-wiki/ops/{op:012}.json"),
+            format!("llm-wiki/.llm-wiki/devices/{device}/ops/{op:012}.json"),
         ]
     );
     assert!(removed.is_empty());
@@ -211,7 +212,10 @@ fn a_run_writes_only_the_files_its_operations_changed() {
     assert_eq!(ops.len(), 2);
     assert_eq!(
         written.last().unwrap(),
-        &format!("llm-wiki/.llm-wiki/ops/{:012}.json", r.synced)
+        &format!(
+            "llm-wiki/.llm-wiki/devices/{device}/ops/{:012}.json",
+            r.synced
+        )
     );
 }
 
@@ -802,4 +806,187 @@ fn a_picked_vault_is_adopted_its_notes_as_sources_the_mirror_left_out() {
         "{run:?}"
     );
     assert!(block_on(folder.read("Ideas.md")).unwrap().is_some());
+}
+
+/// The folder as a build before device folders wrote it (`vault.json` version 2): operation
+/// files in `.llm-wiki/ops/`, one `run.json`, the settings in `config.json`.
+fn as_version_2(folder: &MemoryFolder, device: &str) -> MemoryFolder {
+    let old = MemoryFolder::new();
+    let dir = format!("{ROOT}/.llm-wiki/devices/{device}/");
+    for (path, bytes) in folder.snapshot() {
+        let (path, bytes) = match path.strip_prefix(&dir) {
+            Some("settings.json") => {
+                let s: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                let config = serde_json::to_vec(&s["config"]).unwrap();
+                (format!("{ROOT}/.llm-wiki/config.json"), config)
+            }
+            Some(rest) => (format!("{ROOT}/.llm-wiki/{rest}"), bytes),
+            None if path.ends_with("/.llm-wiki/vault.json") => {
+                let mut m: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                m["version"] = 2.into();
+                (path, serde_json::to_vec(&m).unwrap())
+            }
+            None => (path, bytes),
+        };
+        block_on(old.write(&path, &bytes)).unwrap();
+    }
+    old
+}
+
+#[test]
+fn each_device_writes_its_operations_and_settings_in_a_folder_of_its_own() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "a");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    more_operations(&w, &folder, &mut |w, folder| {
+        mirror(w, folder);
+    });
+    let mut config = block_on(w.llm_config()).unwrap();
+    config.model = "second".into();
+    config.api_key = Some(llm_wiki::llm::config::Secret::new("sk-device-secret"));
+    block_on(w.set_llm_config(config)).unwrap();
+    mirror(&w, &folder);
+    let device = block_on(w.device_id()).unwrap();
+    let files = folder.snapshot();
+    let mine = format!("{ROOT}/.llm-wiki/devices/{device}/");
+    // Every file the app writes for itself is this device's, or written once by the first run.
+    let shared: Vec<&String> = files
+        .keys()
+        .filter(|p| p.contains("/.llm-wiki/") && !p.starts_with(&mine))
+        .collect();
+    for p in &shared {
+        let name = p.rsplit('/').next().unwrap();
+        assert!(
+            name.ends_with(".json") && !p.contains("/ops/") && name != "run.json",
+            "{p} is neither per device nor the first run's arrays"
+        );
+    }
+    assert!(!files.contains_key(&format!("{ROOT}/.llm-wiki/config.json")));
+    // The settings file holds this device's settings; no operation file carries them.
+    let settings: serde_json::Value =
+        serde_json::from_slice(&files[&format!("{mine}settings.json")]).unwrap();
+    let config = block_on(w.export_vault()).unwrap();
+    let config = read_zip(&config).unwrap()[".llm-wiki/config.json"].clone();
+    assert_eq!(
+        settings["config"],
+        serde_json::from_slice::<serde_json::Value>(&config).unwrap()
+    );
+    assert_eq!(settings["config"]["model"], "second");
+    assert!(settings["time"].as_i64().unwrap() > 0, "{settings}");
+    assert!(files
+        .values()
+        .all(|b| !String::from_utf8_lossy(b).contains("sk-device-secret")));
+    for (p, b) in files.iter().filter(|(p, _)| p.contains("/ops/")) {
+        let f: serde_json::Value = serde_json::from_slice(b).unwrap();
+        let records = f["records"].as_array().cloned().unwrap_or_default();
+        assert!(
+            !records.iter().any(|r| r["key"] == "config"),
+            "{p} carries the settings"
+        );
+    }
+    // An import starts from the newest device's settings, whichever device saved them.
+    let other = format!("{ROOT}/.llm-wiki/devices/0THERDEV1C/settings.json");
+    let newer = serde_json::json!({
+        "time": settings["time"].as_i64().unwrap() + 1,
+        "config": { "model": "from-the-other-device" },
+    });
+    block_on(folder.write(&other, newer.to_string().as_bytes())).unwrap();
+    let (exported, _) = reimported(&folder, "newer");
+    let config = read_zip(&exported).unwrap()[".llm-wiki/config.json"].clone();
+    assert!(
+        String::from_utf8_lossy(&config).contains("from-the-other-device"),
+        "{}",
+        String::from_utf8_lossy(&config)
+    );
+    let older = serde_json::json!({ "time": 1, "config": { "model": "older" } });
+    block_on(folder.write(&other, older.to_string().as_bytes())).unwrap();
+    assert_same(
+        &reimported(&folder, "older").0,
+        &block_on(w.export_vault()).unwrap(),
+        "with an older device's settings beside",
+    );
+}
+
+#[test]
+fn a_folder_from_before_device_folders_imports_and_is_continued() {
+    let backend = MemoryBackend::new();
+    let w = populated(&backend, "a");
+    let folder = MemoryFolder::new();
+    mirror(&w, &folder);
+    let device = block_on(w.device_id()).unwrap();
+    let mut steps = 0;
+    more_operations(&w, &folder, &mut |w, folder| {
+        steps += 1;
+        if steps <= 3 {
+            mirror(w, folder);
+        }
+    });
+    // The first three operations as an older build wrote them, the rest not mirrored yet.
+    let old = as_version_2(&folder, &device);
+    let legacy = old
+        .snapshot()
+        .into_keys()
+        .filter(|p| p.contains("/.llm-wiki/ops/"))
+        .count();
+    assert!(legacy >= 3, "{legacy}");
+    // Read as it is.
+    let (_, report) = reimported(&old, "v2");
+    assert_eq!(report.kind, Some(VaultKind::LlmWiki));
+    assert!(report.edited_pages.is_empty(), "{report:?}");
+    // Continued by this build (its state as an older build left it): the new operations go to
+    // the device's folder, the manifest says so, and the folder reads as the wiki.
+    let mut state: serde_json::Value = serde_json::from_slice(
+        &block_on(llm_wiki::storage::Storage::get(
+            w.storage(),
+            llm_wiki::storage::Store::Meta,
+            "mirror",
+        ))
+        .unwrap()
+        .unwrap()
+        .data,
+    )
+    .unwrap();
+    // What the older build recorded: its manifest and config.json, no device folder.
+    state.as_object_mut().unwrap().remove("version");
+    let kept = state["files"].as_object_mut().unwrap();
+    kept.retain(|p, _| !p.starts_with(".llm-wiki/devices/"));
+    for p in [".llm-wiki/vault.json", ".llm-wiki/config.json"] {
+        let b = &old.snapshot()[&format!("{ROOT}/{p}")];
+        kept.insert(p.into(), llm_wiki::text::sha256_hex(b).into());
+    }
+    let mut batch = llm_wiki::storage::Batch::new();
+    batch.put(
+        llm_wiki::storage::Store::Meta,
+        "mirror",
+        state.to_string().into_bytes(),
+        llm_wiki::storage::Expect::Any,
+    );
+    block_on(llm_wiki::storage::Storage::commit(w.storage(), batch)).unwrap();
+    let r = mirror(&w, &old);
+    assert!(!r.whole, "{r:?}");
+    assert!(
+        r.written.contains(&".llm-wiki/vault.json".to_string()),
+        "{r:?}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&old.snapshot()[&format!("{ROOT}/.llm-wiki/vault.json")]).unwrap();
+    assert_eq!(manifest["version"], 3);
+    assert!(r
+        .written
+        .iter()
+        .filter(|p| p.contains("/ops/"))
+        .all(|p| p.starts_with(&format!(".llm-wiki/devices/{device}/ops/"))));
+    assert_same(
+        &reimported(&old, "v2-continued").0,
+        &block_on(w.export_vault()).unwrap(),
+        "a version 2 folder continued",
+    );
+    // Once only.
+    new_page(&w, "Later", PageKind::Entity, "x\n");
+    let next = mirror(&w, &old);
+    assert!(
+        !next.written.iter().any(|p| p.contains("vault.json")),
+        "{next:?}"
+    );
 }

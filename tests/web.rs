@@ -428,7 +428,8 @@ async fn js_api_mirror_into_opfs() {
         "{written:?}"
     );
     assert!(
-        written.last().unwrap().starts_with(".llm-wiki/ops/"),
+        written.last().unwrap().starts_with(".llm-wiki/devices/")
+            && written.last().unwrap().contains("/ops/"),
         "{written:?}"
     );
     let status = call(wiki.mirror_status()).await.unwrap();

@@ -80,6 +80,14 @@ struct MirrorState {
     /// The conflicts, by page key.
     #[serde(default)]
     conflicts: BTreeMap<String, MirrorConflict>,
+    /// The folder layout version the mirror last wrote ([`crate::vault_files::FOLDER_VERSION`]);
+    /// 0 for a mirror begun by a build before device folders (its manifest is rewritten).
+    #[serde(default)]
+    version: u32,
+    /// This device's id ([`Wiki::device_id`]): its files go under
+    /// `.llm-wiki/devices/<device>/`. Set when the state is read for a run, not stored.
+    #[serde(skip)]
+    device: String,
 }
 
 fn mirror_record() -> &'static str {
@@ -97,6 +105,8 @@ impl MirrorState {
             seen: BTreeMap::new(),
             held: BTreeSet::new(),
             conflicts: BTreeMap::new(),
+            version: crate::vault_files::FOLDER_VERSION,
+            device: String::new(),
         }
     }
 }
@@ -258,7 +268,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let live = record == META_MIRROR;
         let (state, rev) = self.mirror_state_at(record).await?;
         let last = self.last_op().await?;
-        let state = match state {
+        let device = self.device_id().await?;
+        let mut state = match state {
             Some(s) if s.root == root => s,
             _ => {
                 if !folder.list(root).await?.is_empty() {
@@ -267,10 +278,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                          pick another name or an empty folder"
                     )));
                 }
-                let fresh = MirrorState::new(record, root);
+                let mut fresh = MirrorState::new(record, root);
+                fresh.device = device;
                 return self.mirror_whole(folder, fresh, rev, last).await;
             }
         };
+        state.device = device;
         let manifest = format!("{root}/{MANIFEST_PATH}");
         if live && folder.read(&manifest).await?.is_none() {
             // The folder lost the mirror (moved, emptied): write it again.

@@ -13,7 +13,7 @@ use crate::documents::{INDEX_MD, LOG_MD};
 use crate::error::Result;
 use crate::markdown::page::page_file;
 use crate::model::{Asset, Page, PageKind, Source, Store};
-use crate::records::{from_json, portable_meta_value, MetaRecord, ASSET_PREFIX};
+use crate::records::{from_json, portable_meta_value, MetaRecord, ASSET_PREFIX, META_CONFIG};
 use crate::storage::Storage;
 use crate::vault_files::ops::{carried, RecordAfter};
 use crate::vault_files::{page_path, raw_original_path, raw_text_path};
@@ -139,11 +139,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The records in `touched` that a vault carries, as they are now (pages without bodies,
-    /// meta records without secrets).
+    /// meta records without secrets), but the configuration: the folder keeps it per device,
+    /// in the device's settings file.
     pub(super) async fn records_after(&self, touched: &Touched) -> Result<Vec<RecordAfter>> {
         let mut out = Vec::new();
         for (store, key) in touched {
-            if !carried(*store, key) {
+            if !carried(*store, key) || (*store, key.as_str()) == (Store::Meta, META_CONFIG) {
                 continue;
             }
             let value = match self.storage.get(*store, key).await? {

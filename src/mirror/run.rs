@@ -10,14 +10,16 @@ use crate::clock::Clock;
 use crate::documents::{INDEX_MD, LOG_MD};
 use crate::error::{Error, Result};
 use crate::folder::Folder;
-use crate::model::{OpId, Operation, Store};
+use crate::model::{OpId, Operation, OperationKind, Store};
 use crate::records::undo::UndoRecord;
-use crate::records::{from_json, operation_key, undo_key};
+use crate::records::{from_json, operation_key, portable_meta_value, undo_key, META_CONFIG};
 use crate::storage::Storage;
 use crate::text::sha256_hex;
 use crate::vault_files::json::json_one;
-use crate::vault_files::ops::{op_path, OpFile, RunFile, OPS_DIR, RUN_PATH};
-use crate::vault_files::{Layout, MANIFEST_PATH};
+use crate::vault_files::ops::{
+    op_path, ops_dir, run_path, settings_path, OpFile, RunFile, SettingsFile, LEGACY_OPS_DIR,
+};
+use crate::vault_files::{Layout, VaultManifest, FOLDER_VERSION, MANIFEST_PATH};
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
@@ -37,14 +39,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut files = self.vault_snapshot(Layout::Folder).await?;
         // The manifest is the whole run's commit mark: written last.
         let manifest = files.remove(MANIFEST_PATH).unwrap_or_default();
+        // Settings are per device (Decision 10): this device's file, not a shared one.
+        files.remove(".llm-wiki/config.json");
+        let time = self
+            .operations()
+            .await?
+            .iter()
+            .filter(|o| matches!(o.kind, OperationKind::Settings | OperationKind::Import))
+            .map(|o| o.time)
+            .max()
+            .unwrap_or(0);
+        files.insert(
+            settings_path(&state.device),
+            self.settings_file(time).await?,
+        );
         let mut plan: Plan = files.into_iter().map(|(p, b)| (p, Some(b))).collect();
         for old in state.files.keys() {
             plan.entry(old.clone()).or_insert(None);
         }
         let root = state.root.clone();
-        for e in folder.list(&format!("{root}/{OPS_DIR}")).await? {
-            let path = e.path[root.len() + 1..].to_string();
-            plan.insert(path, None);
+        // This device's operation files, and those of a folder from before device folders:
+        // the arrays now hold them.
+        for dir in [ops_dir(&state.device), LEGACY_OPS_DIR.to_string()] {
+            for e in folder.list(&format!("{root}/{dir}")).await? {
+                let path = e.path[root.len() + 1..].to_string();
+                plan.insert(path, None);
+            }
         }
         let run = Run {
             plan,
@@ -104,7 +124,39 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .chain(revisions.map(|k| (Store::Revisions, k.clone())))
             })
             .collect();
-        let plan = self.touched_files(&touched, &state.files).await?;
+        let mut plan = self.touched_files(&touched, &state.files).await?;
+        let config = (Store::Meta, META_CONFIG.to_string());
+        if touched.contains(&config) {
+            let time = operations
+                .iter()
+                .zip(&undo)
+                .filter(|(_, u)| {
+                    u.entries
+                        .iter()
+                        .any(|e| (e.store, &e.key) == (config.0, &config.1))
+                })
+                .map(|(o, _)| o.time)
+                .max()
+                .unwrap_or(0);
+            plan.insert(
+                settings_path(&state.device),
+                Some(self.settings_file(time).await?),
+            );
+        }
+        if state.version < FOLDER_VERSION {
+            // A folder from before device folders: its manifest says a version whose readers
+            // would not look in them.
+            if let Some(b) = folder
+                .read(&format!("{}/{MANIFEST_PATH}", state.root))
+                .await?
+            {
+                let mut m: VaultManifest = serde_json::from_slice(&b).map_err(|e| {
+                    Error::InvalidInput(format!("{}/{MANIFEST_PATH}: {e}", state.root))
+                })?;
+                m.version = m.version.max(FOLDER_VERSION);
+                plan.insert(MANIFEST_PATH.to_string(), Some(json_one(&m)));
+            }
+        }
         let mut records = Some(self.records_after(&touched).await?);
         // Operation files, the run's last one at the end: the commit mark.
         let mut marks = Vec::new();
@@ -116,7 +168,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 run_last: last,
                 records: records.take().unwrap_or_default(),
             };
-            marks.push((op_path(id), json_one(&file)));
+            marks.push((op_path(&state.device, id), json_one(&file)));
         }
         marks.reverse();
         let run = Run {
@@ -162,7 +214,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         todo.push((path, Some((b, sha))));
                     }
                 }
-                None if kept.is_some() || path.starts_with(OPS_DIR) => todo.push((path, None)),
+                None if kept.is_some() || op_file(&path) => todo.push((path, None)),
                 None => {}
             }
         }
@@ -190,7 +242,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let rev = self.save_mirror_state(state, rev).await?;
         let root = state.root.clone();
         folder
-            .write(&format!("{root}/{RUN_PATH}"), &json_one(&run_file))
+            .write(
+                &format!("{root}/{}", run_path(&state.device)),
+                &json_one(&run_file),
+            )
             .await?;
         let mut marks = Some(run.marks);
         for (path, bytes) in todo {
@@ -216,7 +271,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 continue;
             }
             // index.md and log.md are the app's (written over); ops files are written once.
-            let ours = path.starts_with(OPS_DIR) || path == INDEX_MD || path == LOG_MD;
+            let ours = op_file(&path) || path == INDEX_MD || path == LOG_MD;
             if run.check && !ours {
                 if let Some(there) = folder.read(&full).await? {
                     let there = sha256_hex(&there);
@@ -259,6 +314,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         state.pending.clear();
         state.synced = run.last;
+        state.version = FOLDER_VERSION;
         self.save_mirror_state(state, Some(rev)).await?;
         report.synced = run.last;
         Ok(std::mem::take(report))
@@ -273,13 +329,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<()> {
         for (path, b) in marks {
             folder.write(&format!("{}/{path}", state.root), &b).await?;
-            if !path.starts_with(OPS_DIR) {
+            if !op_file(&path) {
                 state.files.insert(path.clone(), sha256_hex(&b));
             }
             report.written.push(path);
         }
         Ok(())
     }
+}
+
+/// Whether `path` is an operation file (of a device, or of a folder from before device
+/// folders): written once, never read back as the mirror's kept files.
+fn op_file(path: &str) -> bool {
+    path.starts_with(".llm-wiki/devices/") && path.contains("/ops/")
+        || path.starts_with(LEGACY_OPS_DIR)
 }
 
 /// One file of a run: its path, and its bytes with their SHA-256 (`None`: remove it).
@@ -297,4 +360,22 @@ struct Run {
     whole: bool,
     /// The run's last operation.
     last: OpId,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// This device's settings file ([`SettingsFile`]): the configuration without secrets, saved
+    /// at `time`.
+    ///
+    /// Errors: storage errors; [`Error::Corrupt`] for an unreadable configuration record.
+    async fn settings_file(&self, time: crate::clock::Millis) -> Result<Vec<u8>> {
+        let config = match self.storage.get(Store::Meta, META_CONFIG).await? {
+            Some(r) => {
+                let mut v: serde_json::Value = from_json(Store::Meta, META_CONFIG, &r.data)?;
+                portable_meta_value(META_CONFIG, &mut v);
+                v
+            }
+            None => serde_json::Value::Null,
+        };
+        Ok(json_one(&SettingsFile { time, config }))
+    }
 }

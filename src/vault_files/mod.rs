@@ -22,9 +22,11 @@
 //! type: [`crate::records::portable_meta_value`]). The search store is not exported (it is
 //! derived from the pages and rebuilt).
 //!
-//! The folder layout (a live mirror, `vault.json` version 2, `"layout": "folder"`) is the same
-//! files as of the manifest's `lastOp`, then `.llm-wiki/ops/<id>.json` per later operation and
-//! `.llm-wiki/run.json` ([`ops`]); an `inbox/` for notes dropped in.
+//! The folder layout (a live mirror, `vault.json` version 3, `"layout": "folder"`) is the same
+//! files as of the manifest's `lastOp` (without `config.json`), then, per device that mirrors the
+//! wiki, `.llm-wiki/devices/<device>/ops/<id>.json` per later operation, its `run.json` and its
+//! `settings.json` ([`ops`]); an `inbox/` for notes dropped in. Version 2 (one `.llm-wiki/ops/`,
+//! `run.json` and `config.json` for the folder) is still read.
 //!
 //! *Invariant:* the same records always give the same files, byte for byte.
 
@@ -43,9 +45,11 @@ pub const VAULT_FORMAT: &str = "llm-wiki-vault";
 /// The vault format version this build writes into a zip.
 pub const ZIP_VERSION: u32 = 1;
 /// The vault format version of a folder mirror (the zip layout plus one file per operation).
-pub const FOLDER_VERSION: u32 = 2;
+/// 3: operation files and settings per device, under `.llm-wiki/devices/<device>/`; 2 had one
+/// `.llm-wiki/ops/` folder and `config.json` (still read).
+pub const FOLDER_VERSION: u32 = 3;
 /// The newest vault format version this build reads.
-pub const VAULT_VERSION: u32 = 2;
+pub const VAULT_VERSION: u32 = 3;
 /// Largest single file accepted from a zip (256 MiB).
 pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Largest total of uncompressed bytes accepted from a zip (1 GiB).

@@ -1,11 +1,14 @@
-//! One file per operation, the folder layout's log (Decision 10): `.llm-wiki/ops/<id>.json` holds
-//! the operation record and its undo record. A mirror run writes the files of one or more
+//! One file per operation, the folder layout's log (Decision 10):
+//! `.llm-wiki/devices/<device>/ops/<id>.json` holds the operation record and its undo record. Each
+//! device (browser profile) that mirrors the wiki writes under its own `devices/<device>/`
+//! folder only, so no file there is one two devices both rewrite; folders written before device
+//! folders existed (`vault.json` version 2) hold them in `.llm-wiki/ops/`, which is still read. A mirror run writes the files of one or more
 //! operations; the last one's file also holds every record the run changed (page revisions
 //! among them), as it was after that operation, and is written after the run's other files.
 //! It is the run's commit mark: a reader counts an operation only when the file of its run's
 //! last operation exists.
 //!
-//! Before anything else, a run writes `.llm-wiki/run.json` ([`RunFile`]): its last operation
+//! Before anything else, a run writes its device's `run.json` ([`RunFile`]): its last operation
 //! and every file it is about to write, with the bytes' SHA-256. A reader that finds the run
 //! unfinished puts back what the counted operations say for each file the run had already
 //! written ([`settle_unfinished_run`]), so a run cut short leaves the folder at the operation
@@ -25,15 +28,105 @@ use crate::model::{Asset, OpId, Operation, Page, Revision, Source, Store};
 use crate::records::undo::UndoRecord;
 use crate::records::MetaRecord;
 
-/// The folder of operation files.
-pub const OPS_DIR: &str = ".llm-wiki/ops";
+/// The folder of the per-device folders.
+pub const DEVICES_DIR: &str = ".llm-wiki/devices";
 
-/// The file of operation `id`: `.llm-wiki/ops/<id, 12 digits>.json`.
-pub fn op_path(id: OpId) -> String {
-    format!("{OPS_DIR}/{id:012}.json")
+/// The folder of operation files of a folder written before device folders existed.
+pub const LEGACY_OPS_DIR: &str = ".llm-wiki/ops";
+
+/// The `run.json` of a folder written before device folders existed.
+pub const LEGACY_RUN_PATH: &str = ".llm-wiki/run.json";
+
+/// The folder of what `device` writes: `.llm-wiki/devices/<device>`.
+pub fn device_dir(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}")
 }
 
-/// `.llm-wiki/ops/<id>.json`.
+/// The folder of `device`'s operation files: `.llm-wiki/devices/<device>/ops`.
+pub fn ops_dir(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}/ops")
+}
+
+/// The file of operation `id`, written by `device`: `.llm-wiki/devices/<device>/ops/<id, 12
+/// digits>.json`.
+pub fn op_path(device: &str, id: OpId) -> String {
+    format!("{}/{id:012}.json", ops_dir(device))
+}
+
+/// The `run.json` of `device`'s mirror runs.
+pub fn run_path(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}/run.json")
+}
+
+/// The settings `device` keeps in the folder ([`SettingsFile`]).
+pub fn settings_path(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}/settings.json")
+}
+
+/// The folder of operation files `path` is in (a device's, or the legacy one), when it is one:
+/// `…/ops/<12 digits>.json`.
+fn op_file_dir(path: &str) -> Option<&str> {
+    let (dir, name) = path.rsplit_once('/')?;
+    let id = name.strip_suffix(".json")?;
+    let ok = id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit());
+    let device_ops = dir
+        .strip_prefix(DEVICES_DIR)
+        .and_then(|d| d.strip_prefix('/'))
+        .and_then(|d| d.strip_suffix("/ops"))
+        .is_some_and(|d| !d.is_empty() && !d.contains('/'));
+    (ok && (dir == LEGACY_OPS_DIR || device_ops)).then_some(dir)
+}
+
+/// Whether `path` (inside a mirror's root) is a `run.json`: a device's or the legacy one.
+pub fn is_run_path(path: &str) -> bool {
+    path == LEGACY_RUN_PATH
+        || path
+            .strip_prefix(DEVICES_DIR)
+            .and_then(|d| d.strip_prefix('/'))
+            .and_then(|d| d.strip_suffix("/run.json"))
+            .is_some_and(|d| !d.is_empty() && !d.contains('/'))
+}
+
+/// A device's settings in the folder: the configuration as that device last saved it (no
+/// secret: [`crate::records::portable_meta_value`]). Settings are per device (Decision 10): a
+/// device never takes another's; an import of the folder starts from the newest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsFile {
+    /// When the operation that last saved them ran (ms): of several devices' settings, an
+    /// import takes the newest.
+    pub time: crate::clock::Millis,
+    /// The configuration (`null`: none saved).
+    pub config: Value,
+}
+
+/// The newest of the devices' settings among `files` (see [`SettingsFile`]), if any.
+///
+/// Errors: [`crate::error::Error::InvalidInput`] for a settings file that does not parse.
+pub fn newest_settings(files: &BTreeMap<String, Vec<u8>>) -> Result<Option<SettingsFile>> {
+    let prefix = format!("{DEVICES_DIR}/");
+    let mut newest: Option<SettingsFile> = None;
+    for (path, data) in files.range(prefix.clone()..) {
+        if !path.starts_with(&prefix) {
+            break;
+        }
+        let device = &path[prefix.len()..];
+        if device
+            .strip_suffix("/settings.json")
+            .is_none_or(|d| d.contains('/'))
+        {
+            continue;
+        }
+        let s: SettingsFile =
+            serde_json::from_slice(data).map_err(|e| bad(format!("{path}: {e}")))?;
+        if newest.as_ref().is_none_or(|n| s.time > n.time) {
+            newest = Some(s);
+        }
+    }
+    Ok(newest)
+}
+
+/// `.llm-wiki/devices/<device>/ops/<id>.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpFile {
@@ -89,10 +182,12 @@ pub fn carried(store: Store, key: &str) -> bool {
 /// Errors: [`crate::error::Error::InvalidInput`] for an operation file that does not parse.
 pub fn replay(vault: &mut OurVault, files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<String>> {
     let mut ops: Vec<(String, OpFile)> = Vec::new();
-    let prefix = format!("{OPS_DIR}/");
-    for (path, data) in files.range(prefix.clone()..) {
-        if !path.starts_with(&prefix) {
+    for (path, data) in files.range(".llm-wiki/".to_string()..) {
+        if !path.starts_with(".llm-wiki/") {
             break;
+        }
+        if op_file_dir(path).is_none() {
+            continue;
         }
         let f: OpFile = serde_json::from_slice(data).map_err(|e| bad(format!("{path}: {e}")))?;
         if f.operation.id > vault.manifest.last_op {
@@ -108,7 +203,9 @@ pub fn replay(vault: &mut OurVault, files: &BTreeMap<String, Vec<u8>>) -> Result
         .map(|(i, o)| (o.id, i))
         .collect();
     for (path, f) in ops {
-        if !files.contains_key(&op_path(f.run_last)) || f.run_last < f.operation.id {
+        let dir = op_file_dir(&path).unwrap_or(LEGACY_OPS_DIR);
+        let run_last = format!("{dir}/{:012}.json", f.run_last);
+        if !files.contains_key(&run_last) || f.run_last < f.operation.id {
             left_out.push(path);
             continue;
         }
@@ -211,10 +308,7 @@ fn apply(vault: &mut OurVault, ids: &mut HashMap<OpId, usize>, r: RecordAfter) -
     Ok(())
 }
 
-/// The file a mirror run writes first.
-pub const RUN_PATH: &str = ".llm-wiki/run.json";
-
-/// `.llm-wiki/run.json`: the mirror run last started.
+/// A device's `run.json`: the mirror run it last started.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunFile {
@@ -233,7 +327,9 @@ pub struct RunFile {
 /// and last counted revision give it (or no file, for a page the run created), index.md from
 /// the recorded pages, log.md without the entries of uncounted operations, and no file for a
 /// new source text, original or attachment. schema.md keeps the run's version (nothing holds
-/// the one before). Files the run had not reached yet, or that changed since, stay as they are. Returns the paths put back; `run.json` itself is dropped.
+/// the one before). Files the run had not reached yet, or that changed since, stay as they are.
+/// Every `run.json` (each device's, and a legacy one) is settled so, and dropped. Returns the
+/// paths put back.
 ///
 /// Errors: [`crate::error::Error::InvalidInput`] for a `run.json` that does not parse, or an
 /// unfinished run that was writing the whole wiki again (its `.llm-wiki/*.json` files are
@@ -242,12 +338,26 @@ pub fn settle_unfinished_run(
     vault: &OurVault,
     files: &mut BTreeMap<String, Vec<u8>>,
 ) -> Result<Vec<String>> {
+    let runs: Vec<String> = files.keys().filter(|p| is_run_path(p)).cloned().collect();
+    let mut settled = Vec::new();
+    for path in runs {
+        let Some(bytes) = files.remove(&path) else {
+            continue;
+        };
+        let run: RunFile =
+            serde_json::from_slice(&bytes).map_err(|e| bad(format!("{path}: {e}")))?;
+        settled.extend(settle_run(vault, files, run)?);
+    }
+    Ok(settled)
+}
+
+/// [`settle_unfinished_run`] for one run.
+fn settle_run(
+    vault: &OurVault,
+    files: &mut BTreeMap<String, Vec<u8>>,
+    run: RunFile,
+) -> Result<Vec<String>> {
     use crate::documents::INDEX_MD;
-    let Some(bytes) = files.remove(RUN_PATH) else {
-        return Ok(Vec::new());
-    };
-    let run: RunFile =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("{RUN_PATH}: {e}")))?;
     let last = vault.manifest.last_op;
     if run.run_last <= last {
         return Ok(Vec::new());

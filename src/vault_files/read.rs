@@ -35,7 +35,8 @@ pub struct OurVault {
     pub meta: BTreeMap<String, Value>,
     /// Undo records of the operations.
     pub undo: Vec<crate::records::undo::UndoRecord>,
-    /// The configuration, without secrets (`null` when absent).
+    /// The configuration, without secrets (`null` when absent): `config.json`, or in a folder
+    /// the newest device's settings ([`super::ops::SettingsFile`]).
     pub config: Value,
     /// Operation files of a folder left out: their mirror run did not finish.
     pub unfinished: Vec<String>,
@@ -101,7 +102,11 @@ pub fn read_our_vault(
     let ledger: BTreeMap<String, Value> = typed(files, "ledger.json")?;
     let meta: BTreeMap<String, Value> = typed(files, "meta.json")?;
     let undo: Vec<crate::records::undo::UndoRecord> = typed(files, "undo.json")?;
-    let config = parse(".llm-wiki/config.json")?;
+    // A folder keeps settings per device: an import starts from the newest.
+    let config = match super::ops::newest_settings(files)? {
+        Some(s) => s.config,
+        None => parse(".llm-wiki/config.json")?,
+    };
 
     let mut vault = OurVault {
         manifest,
