@@ -665,16 +665,31 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ///
     /// Errors: [`Error::NotFound`] when `op` is later than the last operation.
     pub async fn pages_as_of(&self, op: OpId) -> Result<Vec<Page>> {
-        let last = self.next_op_id().await? - 1;
-        if op > last {
-            return Err(Error::NotFound(format!(
-                "operation {op} (the last is {last})"
-            )));
-        }
         let mut latest: BTreeMap<String, Revision> = BTreeMap::new();
         let revisions: Vec<Revision> = self.read_all(Store::Revisions, "").await?;
+        // Operations in the total order (Decision 7); 0 is before the first.
+        let order = crate::model::op_orders(self.operations().await?.iter());
+        let upto = match (op, order.get(&op)) {
+            (0, _) => (i64::MIN, 0, 0),
+            (_, Some(o)) => *o,
+            (_, None) => {
+                let last = order
+                    .values()
+                    .max()
+                    .map_or(0, |o| crate::model::op_id(o.1, o.2));
+                return Err(Error::NotFound(format!(
+                    "operation {op} (the last is {last})"
+                )));
+            }
+        };
         for r in revisions {
-            if r.op > op {
+            // A revision whose operation has no record (an older vault's) counts as early.
+            let at = order.get(&r.op).copied().unwrap_or((
+                i64::MIN,
+                crate::model::op_slot(r.op),
+                crate::model::op_seq(r.op),
+            ));
+            if at > upto {
                 continue;
             }
             // A rename copies history to the new key; those copies still name the old key.
@@ -739,11 +754,19 @@ fn rollback_closure<'a>(
     undo: &'a BTreeMap<OpId, UndoRecord>,
     target: OpId,
 ) -> Result<(Vec<&'a UndoRecord>, Vec<Operation>)> {
-    // The closure: later operations that wrote a record an undone operation wrote.
+    // The closure: later operations (in the total order) that wrote a record an undone
+    // operation wrote.
+    let order = crate::model::op_orders(all_ops.values());
+    let from = order[&target];
+    let mut later: Vec<(&OpId, &Operation)> = all_ops
+        .iter()
+        .filter(|(id, _)| order[*id] >= from)
+        .collect();
+    later.sort_by_key(|(id, _)| order[*id]);
     let mut touched: BTreeSet<(Store, String)> = BTreeSet::new();
     let mut included: Vec<&UndoRecord> = Vec::new();
     let mut operations: Vec<Operation> = Vec::new();
-    for (oid, o) in all_ops.range(target..) {
+    for (oid, o) in later {
         match undo.get(oid) {
             Some(r) => {
                 let keys: Vec<(Store, String)> =

@@ -18,10 +18,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Millis;
 
+mod op_ids;
 mod vault;
+pub use op_ids::{
+    op_id, op_orders, op_seq, op_slot, sort_operations, OpOrder, MAX_SLOT, OP_SEQ_BITS,
+};
 pub use vault::{Asset, ImageDescription, PageRef, RenameReport};
 
-/// An operation id: monotonic, starting at 1, unique within a wiki (Decision 7).
+/// An operation id: the device's slot and its sequence number, `slot · 2^40 + seq`, unique
+/// within a wiki across devices; a wiki on one device numbers its operations 1, 2, 3…
+/// (Decision 7; [`op_orders`] gives their total order).
 pub type OpId = u64;
 
 /// MIME types the core reads. HTML and PDF are converted to markdown in JS first (Decision 2).

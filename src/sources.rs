@@ -309,7 +309,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut ob = self
             .begin(OperationKind::HumanEdit, format!("edited: {}", page.title))
             .await?;
-        ob.op.time = now;
+        ob.op.time = ob.op.time.max(now);
         ob.op.pages.push(page.key.clone());
         ob.batch
             .put(Store::Pages, page.key.clone(), to_json(&page), expect);

@@ -11,7 +11,7 @@ use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::MemoryBackend;
 
 mod common;
-use common::{edit, mirror, mirrored, new_page, open, pull};
+use common::{edit, mirror, mirrored, new_page, open, pull, MIRROR_ROOT, W};
 
 const ROOT: &str = "llm-wiki";
 const ALPHA: &str = "llm-wiki/wiki/concept/Alpha.md";
@@ -389,4 +389,94 @@ fn no_api_key_or_secret_header_ever_enters_the_folder() {
         assert!(!text.contains(key), "{path} holds the API key");
         assert!(!text.contains(header), "{path} holds a secret header");
     }
+}
+
+#[test]
+fn a_second_device_joins_and_neither_writes_the_others_files() {
+    use llm_wiki::model::{op_slot, OperationKind};
+    let (ba, bb, bc) = (
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+    );
+    let (a, folder) = mirrored(&ba);
+    let a_model = block_on(a.llm_config()).unwrap().model;
+    let b = common::join(&bb, "b", &folder);
+    let slot = block_on(b.device_slot()).unwrap();
+    assert_ne!(slot, 0);
+    // The joined wiki is the folder's.
+    assert_eq!(
+        block_on(b.page("Alpha")).unwrap().unwrap().body,
+        block_on(a.page("Alpha")).unwrap().unwrap().body
+    );
+    folder.take_log();
+    let written_by = |w: &W, who: &str, seen: &mut Vec<(String, String)>| {
+        mirror(w, &folder);
+        let (written, removed) = folder.take_log();
+        for p in written.into_iter().chain(removed) {
+            seen.push((p, who.to_string()));
+        }
+    };
+    let mut seen = Vec::new();
+    for i in 0..3 {
+        new_page(&a, &format!("A {i}"), PageKind::Entity, "From A.\n");
+        written_by(&a, "a", &mut seen);
+        new_page(&b, &format!("B {i}"), PageKind::Entity, "From B.\n");
+        let mut cfg = block_on(b.llm_config()).unwrap();
+        cfg.model = format!("b-model-{i}");
+        block_on(b.set_llm_config(cfg)).unwrap();
+        written_by(&b, "b", &mut seen);
+    }
+    // No file but the derived ones (index.md, log.md) is written by both devices.
+    let mut writers: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for (p, who) in &seen {
+        writers.entry(p).or_default().insert(who);
+    }
+    for (p, who) in &writers {
+        if who.len() > 1 {
+            assert!(
+                p.ends_with("/index.md") || p.ends_with("/log.md"),
+                "{p} written by both devices"
+            );
+        }
+    }
+    // Their operation ids never collide: A's in slot 0, B's in its own.
+    let ids = |w: &W| -> Vec<u64> {
+        block_on(w.operations())
+            .unwrap()
+            .iter()
+            .filter(|o| o.kind != OperationKind::Import)
+            .map(|o| o.id)
+            .collect()
+    };
+    let (ia, ib) = (ids(&a), ids(&b));
+    assert!(ia.iter().all(|id| op_slot(*id) == 0), "{ia:?}");
+    let own: Vec<&u64> = ib.iter().filter(|id| op_slot(**id) == slot).collect();
+    assert_eq!(own.len(), 6, "{ib:?}");
+    assert!(own.iter().all(|id| !ia.contains(id)));
+    // A's settings stayed A's.
+    assert_eq!(block_on(a.llm_config()).unwrap().model, a_model);
+    // The folder holds both devices' work: a wiki imported from it has every page of both.
+    let c = open(&bc, "c");
+    let report = block_on(c.import_folder(&folder, MIRROR_ROOT)).unwrap();
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert!(report.edited_pages.is_empty(), "{report:?}");
+    for key in ["Alpha", "Beta", "A 0", "A 2", "B 0", "B 2"] {
+        assert!(block_on(c.page(key)).unwrap().is_some(), "{key} missing");
+    }
+    let all = ids(&c);
+    for id in ia
+        .iter()
+        .chain(&own.into_iter().copied().collect::<Vec<_>>())
+    {
+        assert!(all.contains(id), "operation {id} missing from {all:?}");
+    }
+    // In the total order: by time, then device.
+    let times: Vec<i64> = block_on(c.operations())
+        .unwrap()
+        .iter()
+        .map(|o| o.time)
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
 }

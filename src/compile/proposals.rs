@@ -84,7 +84,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             )
             .await?;
         let op = ob.op.id;
-        ob.op.time = now;
+        ob.op.time = ob.op.time.max(now);
         ob.op.pages.push(key.to_string());
         let mut page = proposed;
         page.key = current.key.clone();

@@ -331,7 +331,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 format!("removed: {}", source.title),
             )
             .await?;
-        ob.op.time = now;
+        ob.op.time = ob.op.time.max(now);
         ob.op.sources.push(source.key.clone());
         let removal = Removal::of(&snap, source, ob.op.id, now);
         let updated = self.rewrite_pages_without(&mut ob, &snap, &removal).await?;

@@ -37,6 +37,7 @@ use crate::wiki::Wiki;
 
 mod adopt;
 mod copies;
+mod join;
 mod plan;
 mod pull;
 mod resolve;
@@ -44,6 +45,7 @@ mod run;
 
 pub use adopt::AdoptReport;
 pub use copies::SyncTool;
+pub use join::JoinReport;
 pub use pull::{PullReport, INBOX};
 
 /// The folder the mirror writes into, inside the picked folder, unless the app names another.

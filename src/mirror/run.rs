@@ -367,7 +367,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// at `time`.
     ///
     /// Errors: storage errors; [`Error::Corrupt`] for an unreadable configuration record.
-    async fn settings_file(&self, time: crate::clock::Millis) -> Result<Vec<u8>> {
+    pub(super) async fn settings_file(&self, time: crate::clock::Millis) -> Result<Vec<u8>> {
         let config = match self.storage.get(Store::Meta, META_CONFIG).await? {
             Some(r) => {
                 let mut v: serde_json::Value = from_json(Store::Meta, META_CONFIG, &r.data)?;

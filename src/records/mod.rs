@@ -143,8 +143,14 @@ pub fn contradiction_id(claims: &[String]) -> String {
 /// The op counter record ([`META_OPS`]).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct OpsCounter {
-    /// The last operation id (0 before the first).
+    /// The last operation id this device gave (its slot's id 0 before the first; see
+    /// [`crate::model::op_id`]).
     pub(crate) last: OpId,
+    /// The latest time of an operation the wiki holds (ms): a new one is never earlier, so a
+    /// device whose clock went back still orders its operations after those it has seen
+    /// (Decision 7). 0 in records written before it existed.
+    #[serde(default)]
+    pub(crate) time: crate::clock::Millis,
 }
 
 // ---------------------------------------------------------------- codec

@@ -51,10 +51,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             ));
         }
         put_our_records(&mut batch, &files, &vault, &mut report)?;
-        let last_op = vault
-            .manifest
-            .last_op
-            .max(vault.operations.iter().map(|o| o.id).max().unwrap_or(0));
+        // This wiki numbers its operations in its device's slot (Decision 7; 0 unless it is
+        // joining a folder another device keeps): after the vault's last one there, whichever
+        // devices made the others.
+        let slot = self.device_slot().await?;
+        let last_op = std::iter::once(vault.manifest.last_op)
+            .chain(vault.operations.iter().map(|o| o.id))
+            .filter(|id| crate::model::op_slot(*id) == slot)
+            .max()
+            .unwrap_or(crate::model::op_id(slot, 0))
+            .max(crate::model::op_id(slot, 0));
+        let last_time = vault.operations.iter().map(|o| o.time).max().unwrap_or(0);
         let PageChanges {
             mut final_pages,
             edits,
@@ -66,8 +73,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .get(LOG_MD)
             .map(|b| String::from_utf8_lossy(b).into_owned());
         let mut index = None;
+        let mut report_time = 0;
         if !edits.is_empty() || !deleted.is_empty() {
-            let now = self.clock.now_ms();
+            let now = self.clock.now_ms().max(last_time);
+            report_time = now;
             counter += 1;
             let op = put_vault_edits(
                 &mut batch,
@@ -110,7 +119,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         batch.put(
             Store::Meta,
             META_OPS,
-            to_json(&serde_json::json!({ "last": counter })),
+            to_json(&crate::records::OpsCounter {
+                last: counter,
+                time: last_time.max(report_time),
+            }),
             Expect::from_read(ops_rev),
         );
         self.storage.commit(batch).await?;
@@ -136,6 +148,40 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     pub async fn import_vault(&self, bytes: &[u8]) -> Result<ImportReport> {
         self.import_vault_with(bytes, &ImportOptions::default())
             .await
+    }
+
+    /// Imports the mirror another device keeps in `folder`/`root` (a vault of ours in the folder
+    /// layout, as [`Wiki::import_vault`] restores a zip of it): the step of joining that folder
+    /// before this wiki mirrors into it too. The wiki must be empty. Reads every file under
+    /// `root` once.
+    ///
+    /// Errors: [`Error::InvalidInput`] when `root` holds no mirror of ours, or as
+    /// [`Wiki::import_vault`]; [`Error::Folder`] when a file cannot be listed or read.
+    pub async fn import_folder<F: crate::folder::Folder>(
+        &self,
+        folder: &F,
+        root: &str,
+    ) -> Result<ImportReport> {
+        let prefix = format!("{root}/");
+        let mut files = BTreeMap::new();
+        for e in folder.list(root).await? {
+            let Some(path) = e.path.strip_prefix(&prefix) else {
+                continue;
+            };
+            if e.size > crate::vault_files::MAX_ENTRY_BYTES {
+                return Err(bad(format!("{path} is larger than the vault allows")));
+            }
+            if let Some(b) = folder.read(&e.path).await? {
+                files.insert(path.to_string(), b);
+            }
+        }
+        if !files.contains_key(crate::vault_files::MANIFEST_PATH) {
+            return Err(Error::InvalidInput(format!(
+                "{root}/ holds no wiki mirrored by llm-wiki (no {})",
+                crate::vault_files::MANIFEST_PATH
+            )));
+        }
+        self.import_ours(files).await
     }
 
     /// [`Wiki::import_vault`] with options (they apply to a plain Obsidian vault).

@@ -39,7 +39,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut ob = self
             .begin(OperationKind::Delete, format!("deleted: {}", gone.title))
             .await?;
-        ob.op.time = now;
+        ob.op.time = ob.op.time.max(now);
         ob.op.pages.push(gone.key.clone());
         let op = ob.op.id;
         let mut unlinked = Vec::new();

@@ -58,17 +58,34 @@ pub fn run_path(device: &str) -> String {
     format!("{DEVICES_DIR}/{device}/run.json")
 }
 
+/// `device`'s `device.json` ([`DeviceFile`]).
+pub fn device_file_path(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}/device.json")
+}
+
+/// A device's `device.json`: its id and its slot in the wiki's operation ids
+/// ([`crate::model::op_id`]); a device that joins the folder takes a slot none has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceFile {
+    /// The device id.
+    pub id: String,
+    /// Its slot.
+    pub slot: u16,
+}
+
 /// The settings `device` keeps in the folder ([`SettingsFile`]).
 pub fn settings_path(device: &str) -> String {
     format!("{DEVICES_DIR}/{device}/settings.json")
 }
 
 /// The folder of operation files `path` is in (a device's, or the legacy one), when it is one:
-/// `…/ops/<12 digits>.json`.
+/// `…/ops/<id, 12 digits or more>.json`.
 fn op_file_dir(path: &str) -> Option<&str> {
     let (dir, name) = path.rsplit_once('/')?;
     let id = name.strip_suffix(".json")?;
-    let ok = id.len() == 12 && id.bytes().all(|b| b.is_ascii_digit());
+    // 12 digits at least: ids of a slot above 0 have more (Decision 7).
+    let ok = id.len() >= 12 && id.bytes().all(|b| b.is_ascii_digit());
     let device_ops = dir
         .strip_prefix(DEVICES_DIR)
         .and_then(|d| d.strip_prefix('/'))
@@ -175,8 +192,9 @@ pub fn carried(store: Store, key: &str) -> bool {
     }
 }
 
-/// Replays the operation files among `files` that come after `vault.manifest.last_op` and are
-/// counted (see the module docs) onto `vault`, and moves its `last_op` to the last of them.
+/// Replays the operation files among `files` (every device's) whose operations the arrays do
+/// not hold and that are counted (see the module docs) onto `vault`, in the total order of
+/// Decision 7, and moves its `last_op` to the last of them in that order.
 /// Returns the paths of the files left out because their run did not finish.
 ///
 /// Errors: [`crate::error::Error::InvalidInput`] for an operation file that does not parse.
@@ -190,18 +208,21 @@ pub fn replay(vault: &mut OurVault, files: &BTreeMap<String, Vec<u8>>) -> Result
             continue;
         }
         let f: OpFile = serde_json::from_slice(data).map_err(|e| bad(format!("{path}: {e}")))?;
-        if f.operation.id > vault.manifest.last_op {
-            ops.push((path.clone(), f));
-        }
+        ops.push((path.clone(), f));
     }
-    crate::util::sort_by(&mut ops, &|a, b| a.1.operation.id.cmp(&b.1.operation.id));
-    let mut left_out = Vec::new();
     let mut ids: HashMap<OpId, usize> = vault
         .operations
         .iter()
         .enumerate()
         .map(|(i, o)| (o.id, i))
         .collect();
+    // The arrays hold what a whole run wrote: the operations in them are there already, as
+    // of then.
+    ops.retain(|(_, f)| !ids.contains_key(&f.operation.id));
+    // In the total order (Decision 7), whichever devices wrote them.
+    let order = crate::model::op_orders(ops.iter().map(|(_, f)| &f.operation));
+    ops.sort_by_key(|(_, f)| order[&f.operation.id]);
+    let mut left_out = Vec::new();
     for (path, f) in ops {
         let dir = op_file_dir(&path).unwrap_or(LEGACY_OPS_DIR);
         let run_last = format!("{dir}/{:012}.json", f.run_last);
@@ -216,7 +237,7 @@ pub fn replay(vault: &mut OurVault, files: &BTreeMap<String, Vec<u8>>) -> Result
         for r in f.records {
             apply(vault, &mut ids, r)?;
         }
-        vault.manifest.last_op = vault.manifest.last_op.max(id);
+        vault.manifest.last_op = id;
     }
     Ok(left_out)
 }
@@ -358,7 +379,15 @@ fn settle_run(
     run: RunFile,
 ) -> Result<Vec<String>> {
     use crate::documents::INDEX_MD;
-    let last = vault.manifest.last_op;
+    use crate::model::op_slot;
+    // The last counted operation of the run's device (Decision 7: its slot): the run finished
+    // when it reached its own last one.
+    let slot = op_slot(run.run_last);
+    let last = std::iter::once(vault.manifest.last_op)
+        .chain(vault.operations.iter().map(|o| o.id))
+        .filter(|id| op_slot(*id) == slot)
+        .max()
+        .unwrap_or(0);
     if run.run_last <= last {
         return Ok(Vec::new());
     }

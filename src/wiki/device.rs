@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::records::{from_json, to_json, META_DEVICE};
+use crate::records::{from_json, to_json, OpsCounter, META_DEVICE, META_OPS};
 use crate::storage::{Batch, Expect, Storage, Store};
 
 use super::Wiki;
@@ -22,6 +22,10 @@ pub const DEVICE_ID_LEN: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct DeviceRecord {
     id: String,
+    /// The device's slot in the wiki's operation ids ([`crate::model::op_id`]): 0 for the
+    /// device that began the wiki, another for one that joined a folder another device keeps.
+    #[serde(default)]
+    slot: u16,
 }
 
 /// A new device id from the system's random source (`crypto.getRandomValues` in a browser).
@@ -56,7 +60,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         batch.put(
             Store::Meta,
             META_DEVICE,
-            to_json(&DeviceRecord { id: id.clone() }),
+            to_json(&DeviceRecord {
+                id: id.clone(),
+                slot: 0,
+            }),
             Expect::Absent,
         );
         match self.storage.commit(batch).await {
@@ -72,5 +79,69 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// This device's slot in the wiki's operation ids (0 unless it joined a folder another
+    /// device keeps: [`Wiki::take_device_slot`]).
+    ///
+    /// Errors: storage errors.
+    pub async fn device_slot(&self) -> Result<u16> {
+        Ok(match self.storage.get(Store::Meta, META_DEVICE).await? {
+            Some(r) => from_json::<DeviceRecord>(Store::Meta, META_DEVICE, &r.data)?.slot,
+            None => 0,
+        })
+    }
+
+    /// Makes this (empty) wiki number its operations in `slot` (Decision 7): the step before it
+    /// takes in a folder that another device keeps, so no id it gives collides with one
+    /// another device gives.
+    ///
+    /// Errors: [`Error::InvalidInput`] when the wiki holds operations already, or for slot 0 or
+    /// one above [`crate::model::MAX_SLOT`]; storage errors.
+    pub async fn take_device_slot(&self, slot: u16) -> Result<()> {
+        if slot == 0 || slot > crate::model::MAX_SLOT {
+            return Err(Error::InvalidInput(format!(
+                "device slot {slot} is not between 1 and {}",
+                crate::model::MAX_SLOT
+            )));
+        }
+        if !self
+            .storage
+            .scan_page(Store::Operations, "", None, 1)
+            .await?
+            .is_empty()
+        {
+            return Err(Error::InvalidInput(
+                "a device joins a folder with an empty wiki: this one holds operations".into(),
+            ));
+        }
+        let id = self.device_id().await?;
+        let rev = self
+            .storage
+            .get(Store::Meta, META_DEVICE)
+            .await?
+            .map(|r| r.rev);
+        let counter = self
+            .storage
+            .get(Store::Meta, META_OPS)
+            .await?
+            .map(|r| r.rev);
+        let mut batch = Batch::new();
+        batch.put(
+            Store::Meta,
+            META_DEVICE,
+            to_json(&DeviceRecord { id, slot }),
+            Expect::from_read(rev),
+        );
+        batch.put(
+            Store::Meta,
+            META_OPS,
+            to_json(&OpsCounter {
+                last: crate::model::op_id(slot, 0),
+                time: 0,
+            }),
+            Expect::from_read(counter),
+        );
+        self.storage.commit(batch).await.map(|_| ())
     }
 }

@@ -262,11 +262,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             None => (OpsCounter::default(), None),
         };
         let id = counter.last + 1;
+        let time = self.clock.now_ms().max(counter.time);
         let mut batch = Batch::new();
         batch.put(
             Store::Meta,
             META_OPS,
-            to_json(&OpsCounter { last: id }),
+            to_json(&OpsCounter { last: id, time }),
             Expect::from_read(rev),
         );
         Ok(OpBuilder {
@@ -275,7 +276,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             op: Operation {
                 id,
                 kind,
-                time: self.clock.now_ms(),
+                time,
                 summary,
                 pages: vec![],
                 sources: vec![],
@@ -432,8 +433,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self.document(SCHEMA_MD).await
     }
 
-    /// Every operation, oldest first.
+    /// Every operation, oldest first: in the total order of Decision 7
+    /// ([`crate::model::op_orders`]).
     pub async fn operations(&self) -> Result<Vec<Operation>> {
-        self.read_all(Store::Operations, "").await
+        let mut ops: Vec<Operation> = self.read_all(Store::Operations, "").await?;
+        crate::model::sort_operations(&mut ops);
+        Ok(ops)
     }
 }

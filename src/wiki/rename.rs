@@ -58,7 +58,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 format!("renamed: {} → {}", old.title, title),
             )
             .await?;
-        ob.op.time = now;
+        ob.op.time = ob.op.time.max(now);
         let op = ob.op.id;
         let mut rewritten = Vec::new();
         let mut renamed = old.clone();

@@ -405,3 +405,13 @@ pub fn mirrored(backend: &MemoryBackend) -> (W, llm_wiki::folder::MemoryFolder) 
     mirror(&w, &folder);
     (w, folder)
 }
+
+/// A second device joining the wiki mirrored in `folder`: a new wiki on `backend` that takes a
+/// slot, imports the folder and takes it as its mirror.
+pub fn join(backend: &MemoryBackend, name: &str, folder: &llm_wiki::folder::MemoryFolder) -> W {
+    let w = open(backend, name);
+    block_on(w.mirror_join_slot(folder, MIRROR_ROOT)).unwrap();
+    block_on(w.import_folder(folder, MIRROR_ROOT)).unwrap();
+    block_on(w.mirror_take(folder, MIRROR_ROOT)).unwrap();
+    w
+}

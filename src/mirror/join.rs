@@ -1,0 +1,168 @@
+//! Joining a folder another device keeps (issue #25; Decisions 7 and 10): a second browser
+//! profile, on this device or another, whose folder a sync tool or git keeps equal to the first
+//! one's, becomes a device of the same wiki. Three steps, in this order, with an empty wiki:
+//! [`Wiki::mirror_join_slot`] gives this device a slot no other device of the folder has (its
+//! operation ids are then its own), [`Wiki::import_folder`] restores the wiki from the folder,
+//! and [`Wiki::mirror_take`] makes the folder this device's mirror, so later runs write only
+//! this device's files (`.llm-wiki/devices/<device>/`) beside the others'.
+//!
+//! *Invariant:* no two devices of a folder share a slot, unless two joined at once before either
+//! saw the other's `device.json` (the chance is about 1 in 8,000 per such pair).
+
+use serde::{Deserialize, Serialize};
+
+use super::MirrorState;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::folder::Folder;
+use crate::model::{op_id, MAX_SLOT};
+use crate::records::META_MIRROR;
+use crate::storage::Storage;
+use crate::text::sha256_hex;
+use crate::vault_files::json::json_one;
+use crate::vault_files::ops::{device_file_path, settings_path, DeviceFile, DEVICES_DIR};
+use crate::vault_files::{FOLDER_VERSION, MANIFEST_PATH};
+use crate::wiki::Wiki;
+
+/// What [`Wiki::mirror_take`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct JoinReport {
+    /// This device's id.
+    pub device: String,
+    /// Its slot in the wiki's operation ids.
+    pub slot: u16,
+    /// The files of the folder taken as the mirror's own (written by the other devices).
+    pub files: u64,
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The first step of joining the mirror in `folder`/`root` (see the module docs): picks a
+    /// slot at random among those no device of the folder has (their `device.json`; slot 0 is
+    /// the device that began the wiki) and makes this empty wiki number its operations there.
+    ///
+    /// Errors: [`Error::InvalidInput`] when `root` holds no mirror, or the wiki is not empty;
+    /// [`Error::Folder`]; storage errors; [`Error::Storage`] without a random source.
+    pub async fn mirror_join_slot<F: Folder>(&self, folder: &F, root: &str) -> Result<u16> {
+        if folder
+            .read(&format!("{root}/{MANIFEST_PATH}"))
+            .await?
+            .is_none()
+        {
+            return Err(Error::InvalidInput(format!(
+                "{root}/ holds no wiki mirrored by llm-wiki"
+            )));
+        }
+        let mut taken = vec![0u16];
+        for e in folder.list(&format!("{root}/{DEVICES_DIR}")).await? {
+            if !e.path.ends_with("/device.json") {
+                continue;
+            }
+            if let Some(b) = folder.read(&e.path).await? {
+                if let Ok(d) = serde_json::from_slice::<DeviceFile>(&b) {
+                    taken.push(d.slot);
+                }
+            }
+        }
+        let slot = loop {
+            let mut b = [0u8; 2];
+            getrandom::getrandom(&mut b)
+                .map_err(|e| Error::Storage(format!("no random source for a device slot: {e}")))?;
+            let s = u16::from_le_bytes(b) & MAX_SLOT;
+            if !taken.contains(&s) {
+                break s;
+            }
+        };
+        self.take_device_slot(slot).await?;
+        Ok(slot)
+    }
+
+    /// The last step of joining (see the module docs): after [`Wiki::import_folder`], takes the
+    /// mirror in `folder`/`root` as this device's. Every file there but the devices' own is
+    /// taken as written by the mirror (so a later run may write over it, and a pull sees no
+    /// change in it); this device's `device.json` (its slot) and `settings.json` are written.
+    ///
+    /// Errors: [`Error::InvalidInput`] when this wiki already mirrors somewhere, or does not
+    /// hold the folder's wiki (import it first); [`Error::Folder`]; storage errors.
+    pub async fn mirror_take<F: Folder>(&self, folder: &F, root: &str) -> Result<JoinReport> {
+        if self.mirror_state().await?.0.is_some() {
+            return Err(Error::InvalidInput(
+                "this wiki mirrors into a folder already: stop using it first".into(),
+            ));
+        }
+        let manifest = folder
+            .read(&format!("{root}/{MANIFEST_PATH}"))
+            .await?
+            .ok_or_else(|| {
+                Error::InvalidInput(format!("{root}/ holds no wiki mirrored by llm-wiki"))
+            })?;
+        let manifest: crate::vault_files::VaultManifest = serde_json::from_slice(&manifest)
+            .map_err(|e| Error::InvalidInput(format!("{root}/{MANIFEST_PATH}: {e}")))?;
+        let holds = manifest.last_op == 0
+            || self
+                .storage
+                .get(
+                    crate::storage::Store::Operations,
+                    &crate::records::operation_key(manifest.last_op),
+                )
+                .await?
+                .is_some();
+        if !holds {
+            return Err(Error::InvalidInput(format!(
+                "this wiki is not the one in {root}/: import that folder into an empty wiki first"
+            )));
+        }
+        let device = self.device_id().await?;
+        let slot = self.device_slot().await?;
+        let mut state = MirrorState::new(META_MIRROR, root);
+        state.device = device.clone();
+        state.synced = op_id(slot, 0);
+        let prefix = format!("{root}/");
+        let devices = format!("{DEVICES_DIR}/");
+        for e in folder.list(root).await? {
+            let Some(path) = e.path.strip_prefix(&prefix) else {
+                continue;
+            };
+            if path.starts_with(&devices)
+                || path.starts_with(crate::vault_files::ops::LEGACY_OPS_DIR)
+                || path == crate::vault_files::ops::LEGACY_RUN_PATH
+                || path.starts_with(super::pull::INBOX)
+            {
+                continue;
+            }
+            let Some(b) = folder.read(&e.path).await? else {
+                continue;
+            };
+            if super::pull::page_of_path(path).is_some() {
+                state.seen.insert(path.to_string(), (e.size, e.modified));
+            }
+            state.files.insert(path.to_string(), sha256_hex(&b));
+        }
+        let files = state.files.len() as u64;
+        let own = [
+            (
+                device_file_path(&device),
+                json_one(&DeviceFile {
+                    id: device.clone(),
+                    slot,
+                }),
+            ),
+            (
+                settings_path(&device),
+                self.settings_file(self.clock.now_ms()).await?,
+            ),
+        ];
+        for (path, bytes) in own {
+            folder.write(&format!("{root}/{path}"), &bytes).await?;
+            state.files.insert(path, sha256_hex(&bytes));
+        }
+        state.version = FOLDER_VERSION;
+        self.save_mirror_state(&state, None).await?;
+        Ok(JoinReport {
+            device,
+            slot,
+            files,
+        })
+    }
+}
