@@ -120,6 +120,53 @@ pub fn empty_log() -> String {
         .to_string()
 }
 
+/// log.md with the entries of operations `new` put in their places in the total order of
+/// Decision 7 (`order`, by id): what the log of a wiki whose operations came from several
+/// devices reads on each of them, whichever order they arrived in. Entries whose operation
+/// `order` does not know stay after the one before them; an operation already there is not
+/// added again.
+pub fn merge_log(
+    log: &str,
+    new: &[Operation],
+    order: &std::collections::BTreeMap<crate::model::OpId, crate::model::OpOrder>,
+) -> String {
+    const START: &str = "\n## [";
+    let first = log.find(START).unwrap_or(log.len());
+    let (header, rest) = log.split_at(first);
+    let mut chunks: Vec<String> = Vec::new();
+    let mut at = 0;
+    while at < rest.len() {
+        let next = rest[at + 1..]
+            .find(START)
+            .map_or(rest.len(), |i| at + 1 + i);
+        chunks.push(rest[at..next].to_string());
+        at = next;
+    }
+    let id_of = |chunk: &str| -> Option<crate::model::OpId> {
+        chunk
+            .split_once("\n\n- op ")
+            .and_then(|(_, r)| r.split('\n').next())
+            .and_then(|n| n.trim().parse().ok())
+    };
+    let there: std::collections::BTreeSet<crate::model::OpId> =
+        chunks.iter().filter_map(|c| id_of(c)).collect();
+    chunks.extend(new.iter().filter(|o| !there.contains(&o.id)).map(log_entry));
+    let mut keyed: Vec<(crate::model::OpOrder, usize, String)> = Vec::new();
+    let mut last = (i64::MIN, 0, 0);
+    for (i, c) in chunks.into_iter().enumerate() {
+        if let Some(k) = id_of(&c).and_then(|id| order.get(&id)) {
+            last = *k;
+        }
+        keyed.push((last, i, c));
+    }
+    keyed.sort_by_key(|k| (k.0, k.1));
+    let mut out = header.to_string();
+    for (_, _, c) in keyed {
+        out.push_str(&c);
+    }
+    out
+}
+
 /// One log.md entry for an operation:
 /// `## [2026-11-29T21:05:00Z] add-source | Widgetron notes` followed by detail lines.
 pub fn log_entry(op: &Operation) -> String {

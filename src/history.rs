@@ -696,8 +696,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if r.page_state.as_ref().is_some_and(|s| s.key != r.page) {
                 continue;
             }
+            // Of one number, the revision under its own key (read first) over a displaced one.
             match latest.get(&r.page) {
-                Some(l) if l.number > r.number => {}
+                Some(l) if l.number >= r.number => {}
                 _ => {
                     latest.insert(r.page.clone(), r);
                 }

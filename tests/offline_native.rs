@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use futures::executor::block_on;
 use llm_wiki::clock::ManualClock;
-use llm_wiki::compile::offline::OfflineCompiler;
-use llm_wiki::compile::pipeline::{CompileOptions, CompileReport};
+use llm_wiki::compile::pipeline::CompileReport;
 use llm_wiki::extractive::terms::singular;
-use llm_wiki::llm::Cancel;
 use llm_wiki::markdown::keys::page_key;
 use llm_wiki::model::{Page, PageKind};
 use llm_wiki::storage::memory::{MemoryBackend, MemoryStorage};
 use llm_wiki::storage::{OpenOptions, Storage};
 use llm_wiki::wiki::{NewSource, Wiki};
+
+mod common;
 
 type W = Wiki<MemoryStorage, ManualClock>;
 
@@ -40,18 +40,7 @@ fn wiki(sources: &[(&str, String)]) -> (MemoryBackend, W) {
 }
 
 fn compile_offline(w: &W) -> CompileReport {
-    let texts: Vec<String> = block_on(w.sources())
-        .unwrap()
-        .iter()
-        .map(|s| block_on(w.source_text(&s.version)).unwrap())
-        .collect();
-    let model = OfflineCompiler::new(&texts);
-    let options = CompileOptions {
-        context_window: 2_000_000,
-        max_output_tokens: 256,
-        ..Default::default()
-    };
-    block_on(w.compile(&model, &options, &|_| {}, &Cancel::new())).unwrap()
+    common::compile_offline(w).unwrap()
 }
 
 fn links(body: &str) -> Vec<String> {

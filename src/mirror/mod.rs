@@ -38,6 +38,7 @@ use crate::wiki::Wiki;
 mod adopt;
 mod copies;
 mod join;
+mod merge;
 mod plan;
 mod pull;
 mod resolve;
@@ -82,6 +83,18 @@ struct MirrorState {
     /// The conflicts, by page key.
     #[serde(default)]
     conflicts: BTreeMap<String, MirrorConflict>,
+    /// Pages another device's operations changed here since the last run: the next run writes
+    /// their files (every device writes the files of the records it holds; the records agree).
+    #[serde(default)]
+    dirty: BTreeSet<String>,
+    /// Conflicts with another device's version decided (on this device or another), by
+    /// [`MirrorConflict::id`]: never shown again.
+    #[serde(default)]
+    decided: BTreeSet<String>,
+    /// Page files' SHA-256 as another device's mirror writes them (its operations' pages), by
+    /// path: such a file is a mirror's write, never an edit to read back.
+    #[serde(default)]
+    known: BTreeMap<String, BTreeSet<String>>,
     /// The folder layout version the mirror last wrote ([`crate::vault_files::FOLDER_VERSION`]);
     /// 0 for a mirror begun by a build before device folders (its manifest is rewritten).
     #[serde(default)]
@@ -107,6 +120,9 @@ impl MirrorState {
             seen: BTreeMap::new(),
             held: BTreeSet::new(),
             conflicts: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            decided: BTreeSet::new(),
+            known: BTreeMap::new(),
             version: crate::vault_files::FOLDER_VERSION,
             device: String::new(),
         }
@@ -152,6 +168,49 @@ pub struct MirrorConflict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub copy: Option<String>,
+    /// The other device whose operation changed the page at the same time as this one did
+    /// (merge on read), when one did: `theirs` is then the version the wiki did not keep (of
+    /// the two, the earlier in the operations' order), and the file shows the wiki's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub device: Option<String>,
+    /// With `device`: one side deleted the page while the other edited it. The wiki keeps the
+    /// edit (`theirs` is empty); keep it (`mine`), or delete the page (`deletePage`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub deleted: bool,
+}
+
+impl MirrorConflict {
+    /// The conflict's identity across devices: its page and the SHA-256 of the other version.
+    pub fn id(&self) -> String {
+        format!(
+            "{}\u{0}{}",
+            self.key,
+            crate::text::sha256_hex(self.theirs.as_bytes())
+        )
+    }
+}
+
+impl MirrorState {
+    /// Records a conflict with another device's version (merge on read), as every device
+    /// records it whichever order it learns of them in: not one decided already, not over a
+    /// conflict a sync tool left on the page (that one is decided first), and of two on one
+    /// page the one with the greater [`MirrorConflict::id`] (the other version is in the
+    /// page's history either way).
+    fn put_merge_conflict(&mut self, c: MirrorConflict) -> bool {
+        let id = c.id();
+        if self.decided.contains(&id) {
+            return false;
+        }
+        match self.conflicts.get(&c.key) {
+            Some(o) if o.device.is_none() || o.id() >= id => false,
+            _ => {
+                self.conflicts.insert(c.key.clone(), c);
+                true
+            }
+        }
+    }
 }
 
 /// How a conflict ends (JS: `resolveMirrorConflict(folder, key, choice, seen)`).
@@ -291,7 +350,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // The folder lost the mirror (moved, emptied): write it again.
             return self.mirror_whole(folder, state, rev, last).await;
         }
-        if state.synced >= last && state.pending.is_empty() {
+        let conflicts_written = merge::conflicts_file(&state)
+            .is_none_or(|(p, b)| state.files.get(&p) == Some(&crate::text::sha256_hex(&b)));
+        if state.synced >= last
+            && state.pending.is_empty()
+            && state.dirty.is_empty()
+            && conflicts_written
+        {
             return Ok(MirrorReport {
                 root: state.root,
                 synced: state.synced,

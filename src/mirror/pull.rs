@@ -67,6 +67,10 @@ pub struct PullReport {
     pub listed: u64,
     /// Files read (their size or mtime had changed since the last pull).
     pub read: u64,
+    /// Other devices' operations applied (merge on read: they came through the folder), in
+    /// the order applied.
+    #[serde(default)]
+    pub merged: Vec<OpId>,
 }
 
 /// A page file's kind and key, from its path `wiki/<kind>/<key>.md` inside the root.
@@ -98,6 +102,8 @@ fn hold(
             mine: None,
             tool,
             copy: None,
+            device: None,
+            deleted: false,
         },
     );
     report.conflicts.push(key.to_string());
@@ -126,18 +132,42 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             )));
         };
         let mut report = PullReport::default();
-        let (pages, inbox, present) = self.scan_folder(folder, &mut state, &mut report).await?;
+        state.device = self.device_id().await?;
+        // Other devices' operations first: what their mirrors wrote is then no edit to read.
+        self.merge_devices(folder, &mut state, &mut report).await?;
+        let ended_copies = self
+            .exchange_conflicts(folder, &mut state, &mut report)
+            .await?;
+        let planned = self.others_planned(folder, &state).await?;
+        let (pages, inbox, present) = self
+            .scan_folder(folder, &mut state, &planned, &mut report)
+            .await?;
         // A conflict copy gone from the folder was decided elsewhere (on another device, whose
         // choice the sync tool brings), or thrown away: nothing is left to decide here.
         state
             .conflicts
             .retain(|_, c| c.copy.as_ref().is_none_or(|p| present.contains(p)));
+        let mut gone = Vec::new();
         for rel in state.files.keys() {
             if let Some((_, key)) = page_of_path(rel) {
-                if !present.contains(rel) && state.held.insert(rel.clone()) {
+                if present.contains(rel) {
+                    continue;
+                }
+                if self
+                    .read::<Page>(crate::model::Store::Pages, key)
+                    .await?
+                    .is_none()
+                {
+                    // Deleted here too (another device's deletion, merged): nothing to confirm.
+                    gone.push(rel.clone());
+                } else if state.held.insert(rel.clone()) {
                     report.deleted.push(key.to_string());
                 }
             }
+        }
+        for rel in gone {
+            state.files.remove(&rel);
+            state.held.remove(&rel);
         }
         // A page file deleted outside that is back (a git checkout, Obsidian's trash) is no
         // longer waiting for a decision; if it changed, it is read as any edit below.
@@ -203,10 +233,47 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         // The notes are sources now; the mirror writes their text under raw/. A conflict copy
         // that says what the page says holds nothing to decide.
-        for rel in taken.into_iter().chain(identical) {
+        for rel in taken.into_iter().chain(identical).chain(ended_copies) {
             folder.remove(&format!("{root}/{rel}")).await?;
         }
         Ok(report)
+    }
+
+    /// Whether `text` is the file of a version of page `key` its history holds.
+    ///
+    /// Errors: storage errors.
+    async fn in_history(&self, key: &str, text: &str) -> Result<bool> {
+        Ok(self
+            .history(key)
+            .await?
+            .iter()
+            .filter_map(|r| r.page_state.as_ref())
+            .any(|p| page_file(p) == text))
+    }
+
+    /// The SHA-256 of every file the other devices' last mirror runs planned to write (their
+    /// `run.json`): a page file with one of them is theirs, arriving before its operation.
+    async fn others_planned<F: Folder>(
+        &self,
+        folder: &F,
+        state: &MirrorState,
+    ) -> Result<BTreeSet<String>> {
+        let mut out = BTreeSet::new();
+        let dir = format!("{}/{}", state.root, crate::vault_files::ops::DEVICES_DIR);
+        for e in folder.list(&dir).await? {
+            let Some(device) = e.path[dir.len() + 1..].strip_suffix("/run.json") else {
+                continue;
+            };
+            if device == state.device || device.contains('/') {
+                continue;
+            }
+            if let Some(b) = folder.read(&e.path).await? {
+                if let Ok(run) = serde_json::from_slice::<crate::vault_files::ops::RunFile>(&b) {
+                    out.extend(run.files.into_values().flatten());
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Lists the folder and reads the page and inbox files whose size or mtime changed since the
@@ -215,6 +282,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         folder: &F,
         state: &mut MirrorState,
+        planned: &BTreeSet<String>,
         report: &mut PullReport,
     ) -> Result<(Vec<Changed>, Vec<Changed>, BTreeSet<String>)> {
         let root = state.root.clone();
@@ -258,6 +326,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 state.seen.insert(rel, stat);
                 continue;
             }
+            if state.known.get(&rel).is_some_and(|k| k.contains(&sha)) {
+                // Another device's mirror wrote it for an operation merged here: a mirror's
+                // file, which this one may write over.
+                state.files.insert(rel.clone(), sha);
+                state.seen.insert(rel, stat);
+                continue;
+            }
+            if planned.contains(&sha) && !is_inbox {
+                // Being written by another device's mirror run whose operation has not
+                // arrived yet: read again once it has.
+                continue;
+            }
             let c = Changed {
                 rel,
                 bytes,
@@ -289,19 +369,19 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         report: &mut PullReport,
     ) -> Result<(Vec<Changed>, Vec<String>)> {
         let (mut accepted, mut identical, mut copies) = (Vec::new(), Vec::new(), Vec::new());
-        let mut read: BTreeSet<String> = BTreeSet::new();
+        let mut read: std::collections::BTreeMap<String, String> = Default::default();
         for c in pages {
             if let Some((original, tool)) = self.copy_of(&c, state, present).await? {
                 copies.push((c, original, tool));
                 continue;
             }
-            read.insert(c.rel.clone());
+            read.insert(c.rel.clone(), c.sha.clone());
             if self.pull_page(ob, state, &c, report).await? {
                 accepted.push(c);
             }
         }
         for (c, original, tool) in copies {
-            let changed = read.contains(&original);
+            let changed = read.get(&original).map(String::as_str);
             if self
                 .pull_copy(state, &c, &original, tool, changed, report)
                 .await?
@@ -362,7 +442,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         c: &Changed,
         original: &str,
         tool: SyncTool,
-        original_changed: bool,
+        original_changed: Option<&str>,
         report: &mut PullReport,
     ) -> Result<bool> {
         let Some((_, key)) = page_of_path(original) else {
@@ -392,7 +472,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             report.skipped.push(format!("{}: not UTF-8 text", c.rel));
             return Ok(false);
         };
+        let known = |sha: &str| state.known.get(original).is_some_and(|k| k.contains(sha));
+        let mine = current
+            .as_ref()
+            .map(|p| sha256_hex(page_file(p).as_bytes()));
+        // The page's file holds no new version either: unchanged, the wiki's, or a version
+        // another device's mirror wrote for a merged operation.
+        let file_known =
+            original_changed.is_none_or(|sha| known(sha) || mine.as_deref() == Some(sha));
+        if file_known && (known(&c.sha) || self.in_history(key, text).await?) {
+            // A version another device's mirror wrote for an operation merged here: the
+            // merge has it (and shows any conflict it makes); the copy holds nothing new.
+            return Ok(true);
+        }
         if let Some(other) = state.conflicts.get(key) {
+            if other.device.is_some() {
+                // A conflict with another device's version: the copy waits for that one.
+                report.skipped.push(format!(
+                    "{}: a conflict copy of {key:?}, read once the conflict on that page is decided",
+                    c.rel
+                ));
+                return Ok(false);
+            }
             if other.copy.as_deref() != Some(c.rel.as_str()) {
                 report.skipped.push(format!(
                     "{}: a conflict copy of {key:?}, read once the conflict on that page is decided",
@@ -401,7 +502,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 return Ok(false);
             }
         }
-        if !original_changed && current.as_ref().is_some_and(|p| page_file(p) == text) {
+        if original_changed.is_none() && current.as_ref().is_some_and(|p| page_file(p) == text) {
             state.conflicts.remove(key);
             return Ok(true);
         }
@@ -415,6 +516,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 mine: None,
                 tool: Some(tool),
                 copy: Some(c.rel.clone()),
+                device: None,
+                deleted: false,
             },
         );
         report.conflicts.push(key.to_string());
@@ -483,10 +586,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some(cur) => {
                 let app = sha256_hex(page_file(cur).as_bytes());
                 if app == c.sha {
-                    // Both sides agree (also a conflict settled by hand): nothing to decide.
-                    if state.conflicts.remove(key).is_some() {
+                    // Both sides agree (also a conflict settled by hand): nothing to decide. (A
+                    // conflict with another device's version is not about the file.)
+                    if state.conflicts.get(key).is_some_and(|o| o.device.is_none()) {
+                        state.conflicts.remove(key);
                         state.held.remove(&c.rel);
                     }
+                    // The folder caught up: other devices' earlier versions of it are past.
+                    state.known.remove(&c.rel);
                     return Ok(true);
                 }
                 if state.files.get(&c.rel) != Some(&app) {

@@ -73,6 +73,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                  choose again"
             )));
         }
+        if conflict.device.is_some() {
+            return self
+                .resolve_merge_conflict(state, rev, conflict, choice)
+                .await;
+        }
         // The other version is in the page's file, or in the sync tool's conflict copy.
         let full = format!(
             "{}/{}",
@@ -147,6 +152,43 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         self.release(&mut state, &conflict.path, there_sha);
         self.save_mirror_state(&state, rev).await?;
         Ok(Some(op))
+    }
+
+    /// Ends a conflict with another device's version (merge on read): the wiki's version
+    /// (`Mine`: nothing changes), the other one or a merge (the page's next human revision).
+    /// Either way every device ends it (`decided`, through this device's `conflicts.json`).
+    /// When the other version is the page's deletion, `Theirs` is refused: delete the page.
+    async fn resolve_merge_conflict(
+        &self,
+        mut state: MirrorState,
+        rev: Option<u64>,
+        conflict: MirrorConflict,
+        choice: ConflictChoice,
+    ) -> Result<Option<OpId>> {
+        let text = match choice {
+            ConflictChoice::Mine => None,
+            ConflictChoice::Theirs if conflict.theirs.is_empty() => {
+                return Err(Error::InvalidInput(format!(
+                    "the other version of {:?} is its deletion: delete the page to keep that",
+                    conflict.key
+                )));
+            }
+            ConflictChoice::Theirs => Some(conflict.theirs.clone()),
+            ConflictChoice::Merge(text) => Some(text),
+        };
+        let op = match text {
+            Some(text) => {
+                let current = self
+                    .page(&conflict.key)
+                    .await?
+                    .filter(|p| p.key == conflict.key);
+                Some(self.page_from_folder(&conflict, current, &text).await?)
+            }
+            None => None,
+        };
+        state.decided.insert(conflict.id());
+        self.save_mirror_state(&state, rev).await?;
+        Ok(op)
     }
 
     /// Writes the file of page `key` back into the mirror's folder after it was deleted there

@@ -114,7 +114,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             })?;
             operations.push(from_json(Store::Operations, k, &r.data)?);
         }
-        let touched: Touched = undo
+        let mut touched: Touched = undo
             .iter()
             .flat_map(|u| {
                 let revisions = u.revisions.iter().flatten();
@@ -124,6 +124,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .chain(revisions.map(|k| (Store::Revisions, k.clone())))
             })
             .collect();
+        // Their records are in this run's operation files; the pages other devices' operations
+        // changed here are not, but their files are written as this wiki holds them.
+        let records = Some(self.records_after(&touched).await?);
+        touched.extend(state.dirty.iter().map(|k| (Store::Pages, k.clone())));
         let mut plan = self.touched_files(&touched, &state.files).await?;
         let config = (Store::Meta, META_CONFIG.to_string());
         if touched.contains(&config) {
@@ -157,7 +161,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 plan.insert(MANIFEST_PATH.to_string(), Some(json_one(&m)));
             }
         }
-        let mut records = Some(self.records_after(&touched).await?);
+        if let Some((path, bytes)) = super::merge::conflicts_file(&state) {
+            plan.insert(path, Some(bytes));
+        }
+        let mut records = records;
+        let mut bases = Some(self.revision_ops(&undo).await?);
         // Operation files, the run's last one at the end: the commit mark.
         let mut marks = Vec::new();
         for (operation, undo) in operations.into_iter().zip(undo).rev() {
@@ -167,6 +175,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 undo: Some(undo),
                 run_last: last,
                 records: records.take().unwrap_or_default(),
+                bases: bases.take().unwrap_or_default(),
             };
             marks.push((op_path(&state.device, id), json_one(&file)));
         }
@@ -264,7 +273,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     state.held.remove(&path);
                     state.files.remove(&path);
                     state.seen.remove(&path);
-                    state.conflicts.retain(|_, c| c.path != path);
+                    // (One with another device's version holds that version itself.)
+                    state
+                        .conflicts
+                        .retain(|_, c| c.path != path || c.device.is_some());
                 } else {
                     report.held.push(path);
                 }
@@ -278,6 +290,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     let ours = bytes.as_ref().map(|(_, sha)| sha);
                     let own = state.files.get(&path) == Some(&there)
                         || ours == Some(&there)
+                        || state.known.get(&path).is_some_and(|k| k.contains(&there))
                         || earlier
                             .get(&path)
                             .is_some_and(|e| e.as_ref() == Some(&there));
@@ -315,6 +328,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         state.pending.clear();
         state.synced = run.last;
         state.version = FOLDER_VERSION;
+        state.dirty.clear();
         self.save_mirror_state(state, Some(rev)).await?;
         report.synced = run.last;
         Ok(std::mem::take(report))
@@ -363,6 +377,37 @@ struct Run {
 }
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// The operation that wrote each page revision the undo records name as a page's state
+    /// before an operation ([`crate::vault_files::ops::OpFile::bases`]), by revision key.
+    ///
+    /// Errors: storage errors; [`Error::Corrupt`] for a revision that does not parse.
+    async fn revision_ops(&self, undo: &[UndoRecord]) -> Result<BTreeMap<String, OpId>> {
+        use crate::records::undo::Before;
+        let keys: Vec<String> = undo
+            .iter()
+            .flat_map(|u| &u.entries)
+            .filter_map(|e| match (e.store, &e.before) {
+                (Store::Pages, Before::Revision(n)) => {
+                    Some(crate::records::revision_key(&e.key, *n))
+                }
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut out = BTreeMap::new();
+        for (k, r) in keys
+            .iter()
+            .zip(self.storage.get_many(Store::Revisions, &keys).await?)
+        {
+            if let Some(r) = r {
+                let rev: crate::model::Revision = from_json(Store::Revisions, k, &r.data)?;
+                out.insert(k.clone(), rev.op);
+            }
+        }
+        Ok(out)
+    }
+
     /// This device's settings file ([`SettingsFile`]): the configuration without secrets, saved
     /// at `time`.
     ///

@@ -116,6 +116,50 @@ pub fn revision_key(page: &str, number: u64) -> String {
     format!("{page}\u{0}{number:010}")
 }
 
+/// Key a revision is kept under when another device's revision of the same page and number
+/// took its place (issue #25: two devices each wrote the page's next number; the later writer
+/// in the operations' order keeps [`revision_key`], the other is kept here, so no version is
+/// lost).
+pub fn displaced_revision_key(page: &str, number: u64, op: OpId) -> String {
+    format!("{}\u{0}{op:012}", revision_key(page, number))
+}
+
+/// A revision key's page, number and, for a [`displaced_revision_key`], the operation.
+pub fn parse_revision_key(key: &str) -> Option<(&str, u64, Option<OpId>)> {
+    let (page, rest) = key.split_once('\u{0}')?;
+    match rest.split_once('\u{0}') {
+        Some((n, op)) => Some((page, n.parse().ok()?, Some(op.parse().ok()?))),
+        None => Some((page, rest.parse().ok()?, None)),
+    }
+}
+
+/// The keys of `revisions` (several devices' revisions of one page and number among them):
+/// [`revision_key`] for the one whose operation is latest in `order`, a
+/// [`displaced_revision_key`] for each other.
+pub fn revision_keys(
+    revisions: &[crate::model::Revision],
+    order: &std::collections::BTreeMap<OpId, crate::model::OpOrder>,
+) -> Vec<String> {
+    let at = |op: OpId| order.get(&op).copied().unwrap_or((i64::MIN, 0, op));
+    let mut latest: std::collections::HashMap<(&str, u64), OpId> = Default::default();
+    for r in revisions {
+        let e = latest.entry((r.page.as_str(), r.number)).or_insert(r.op);
+        if at(r.op) > at(*e) {
+            *e = r.op;
+        }
+    }
+    revisions
+        .iter()
+        .map(|r| {
+            if latest[&(r.page.as_str(), r.number)] == r.op {
+                revision_key(&r.page, r.number)
+            } else {
+                displaced_revision_key(&r.page, r.number, r.op)
+            }
+        })
+        .collect()
+}
+
 /// Key of operation `id` in the operations store.
 pub fn operation_key(id: OpId) -> String {
     format!("{id:012}")
@@ -146,9 +190,9 @@ pub(crate) struct OpsCounter {
     /// The last operation id this device gave (its slot's id 0 before the first; see
     /// [`crate::model::op_id`]).
     pub(crate) last: OpId,
-    /// The latest time of an operation the wiki holds (ms): a new one is never earlier, so a
-    /// device whose clock went back still orders its operations after those it has seen
-    /// (Decision 7). 0 in records written before it existed.
+    /// The latest time of another device's operation the wiki holds (ms; 0: none): a new one
+    /// is later, so an operation made here orders after every one it has seen, whatever the
+    /// clocks say (Decision 7).
     #[serde(default)]
     pub(crate) time: crate::clock::Millis,
 }

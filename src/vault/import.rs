@@ -61,7 +61,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .max()
             .unwrap_or(crate::model::op_id(slot, 0))
             .max(crate::model::op_id(slot, 0));
-        let last_time = vault.operations.iter().map(|o| o.time).max().unwrap_or(0);
+        // Operations made here later order after those of the other devices (Decision 7).
+        let last_time = vault
+            .operations
+            .iter()
+            .filter(|o| crate::model::op_slot(o.id) != slot)
+            .map(|o| o.time)
+            .max()
+            .unwrap_or(0);
         let PageChanges {
             mut final_pages,
             edits,
@@ -73,10 +80,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .get(LOG_MD)
             .map(|b| String::from_utf8_lossy(b).into_owned());
         let mut index = None;
-        let mut report_time = 0;
         if !edits.is_empty() || !deleted.is_empty() {
-            let now = self.clock.now_ms().max(last_time);
-            report_time = now;
+            let now = match last_time {
+                0 => self.clock.now_ms(),
+                t => self.clock.now_ms().max(t + 1),
+            };
             counter += 1;
             let op = put_vault_edits(
                 &mut batch,
@@ -121,7 +129,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             META_OPS,
             to_json(&crate::records::OpsCounter {
                 last: counter,
-                time: last_time.max(report_time),
+                time: last_time,
             }),
             Expect::from_read(ops_rev),
         );
@@ -322,13 +330,13 @@ fn put_our_records(
         put_asset(batch, a, data);
         report.assets.push(a.name.clone());
     }
-    for r in revisions {
-        batch.put(
-            Store::Revisions,
-            revision_key(&r.page, r.number),
-            to_json(r),
-            Expect::Any,
-        );
+    // Two devices' revisions of one number: one keeps the key, the other is displaced.
+    let order = crate::model::op_orders(operations.iter());
+    for (r, key) in revisions
+        .iter()
+        .zip(crate::records::revision_keys(revisions, &order))
+    {
+        batch.put(Store::Revisions, key, to_json(r), Expect::Any);
     }
     for o in operations {
         batch.put(

@@ -58,6 +58,12 @@ pub fn run_path(device: &str) -> String {
     format!("{DEVICES_DIR}/{device}/run.json")
 }
 
+/// `device`'s `conflicts.json`: the conflicts with other devices' versions it shows and those
+/// decided on it (the mirror's own shape), so every device shows and ends the same ones.
+pub fn conflicts_path(device: &str) -> String {
+    format!("{DEVICES_DIR}/{device}/conflicts.json")
+}
+
 /// `device`'s `device.json` ([`DeviceFile`]).
 pub fn device_file_path(device: &str) -> String {
     format!("{DEVICES_DIR}/{device}/device.json")
@@ -160,6 +166,12 @@ pub struct OpFile {
     /// records without secrets, only what a vault carries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<RecordAfter>,
+    /// In the run's last file only: for each page revision the undo records name as a page's
+    /// state before an operation (`Before::Revision`), the operation that wrote it, by
+    /// revision key. Another device merging the run tells by it whether its own revision of
+    /// that number is the same one (two devices can each write a page's next number).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bases: BTreeMap<String, OpId>,
 }
 
 /// A record as a mirror run left it.
@@ -282,11 +294,11 @@ fn apply(vault: &mut OurVault, ids: &mut HashMap<OpId, usize>, r: RecordAfter) -
         }
         (Store::Revisions, v) => {
             let revision: Option<Revision> = v.as_ref().map(|v| typed(&r, v)).transpose()?;
-            let (page, number) = key.split_once('\u{0}').unwrap_or((key, ""));
-            let number: u64 = number.parse().unwrap_or(0);
+            let (page, number, displaced) =
+                crate::records::parse_revision_key(key).unwrap_or((key, 0, None));
             set(
                 &mut vault.revisions,
-                |x| x.page == page && x.number == number,
+                |x| x.page == page && x.number == number && displaced.is_none_or(|op| x.op == op),
                 revision,
             );
         }

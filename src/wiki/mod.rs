@@ -262,12 +262,20 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             None => (OpsCounter::default(), None),
         };
         let id = counter.last + 1;
-        let time = self.clock.now_ms().max(counter.time);
+        let now = self.clock.now_ms();
+        let time = if counter.time > 0 {
+            now.max(counter.time + 1)
+        } else {
+            now
+        };
         let mut batch = Batch::new();
         batch.put(
             Store::Meta,
             META_OPS,
-            to_json(&OpsCounter { last: id, time }),
+            to_json(&OpsCounter {
+                last: id,
+                time: counter.time,
+            }),
             Expect::from_read(rev),
         );
         Ok(OpBuilder {
@@ -299,23 +307,104 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&ob.op),
             Expect::Absent,
         );
+        let op = ob.op.clone();
+        self.commit_derived(
+            ob.batch,
+            std::slice::from_ref(&op),
+            op.id,
+            ob.rewrite_index,
+            None,
+        )
+        .await?;
+        Ok(ob.op)
+    }
+
+    /// Commits operations another device made (issue #25: a folder two devices keep), their
+    /// records' writes in `batch` (as the merge decided them), with their undo records as that
+    /// device wrote them: the operation records, log entries (in their places in the total
+    /// `order` of every operation held, [`documents::merge_log`]), page table, index.md and
+    /// search index change as [`Wiki::finish`] changes them, in one transaction. This device's op
+    /// counter stays (their ids are in another slot, Decision 7); its time moves up to theirs, so
+    /// an operation made here later orders after them.
+    ///
+    /// Errors: storage errors ([`Error::Conflict`] when another connection committed meanwhile:
+    /// nothing is written).
+    pub(crate) async fn commit_foreign(
+        &self,
+        mut batch: Batch,
+        ops: &[Operation],
+        undo: Vec<crate::records::undo::UndoRecord>,
+        order: &BTreeMap<OpId, crate::model::OpOrder>,
+    ) -> Result<()> {
+        let (counter, rev) = match self.read::<OpsCounter>(Store::Meta, META_OPS).await? {
+            Some((c, rev)) => (c, Some(rev)),
+            None => (OpsCounter::default(), None),
+        };
+        let time = ops.iter().map(|o| o.time).max().unwrap_or(0);
+        let stamp = counter.last;
+        batch.put(
+            Store::Meta,
+            META_OPS,
+            to_json(&OpsCounter {
+                last: counter.last,
+                time: counter.time.max(time),
+            }),
+            Expect::from_read(rev),
+        );
+        for o in ops {
+            batch.put(
+                Store::Operations,
+                operation_key(o.id),
+                to_json(o),
+                Expect::Any,
+            );
+        }
+        self.commit_derived(batch, ops, stamp, false, Some((undo, order)))
+            .await
+    }
+
+    /// The rest of [`Wiki::finish`] and [`Wiki::commit_foreign`]: log entries for `ops`, the
+    /// derived records stamped `stamp`, the undo records (computed from the batch for the one
+    /// operation `stamp` when `foreign` is `None`; else another device's, with the order its
+    /// log entries go in), the commit, the caches.
+    async fn commit_derived(
+        &self,
+        mut batch: Batch,
+        ops: &[Operation],
+        stamp: OpId,
+        rewrite_index: bool,
+        foreign: Option<(
+            Vec<crate::records::undo::UndoRecord>,
+            &BTreeMap<OpId, crate::model::OpOrder>,
+        )>,
+    ) -> Result<()> {
         let log = self.storage.get(Store::Documents, LOG_MD).await?;
         let (mut text, rev) = match log {
             Some(r) => (String::from_utf8_lossy(&r.data).into_owned(), Some(r.rev)),
             None => (documents::empty_log(), None),
         };
-        text.push_str(&documents::log_entry(&ob.op));
-        ob.batch.put(
+        let (undo, order) = match foreign {
+            Some((u, o)) => (Some(u), Some(o)),
+            None => (None, None),
+        };
+        match order {
+            Some(order) => text = documents::merge_log(&text, ops, order),
+            None => {
+                for o in ops {
+                    text.push_str(&documents::log_entry(o));
+                }
+            }
+        }
+        batch.put(
             Store::Documents,
             LOG_MD,
             text.into_bytes(),
             Expect::from_read(rev),
         );
         let table = self.page_table().await?;
-        let derived =
-            crate::page_table::derive(&self.storage, &mut ob.batch, &table, ob.op.id).await?;
-        if derived.pages_changed() || ob.rewrite_index {
-            ob.batch.put(
+        let derived = crate::page_table::derive(&self.storage, &mut batch, &table, stamp).await?;
+        if derived.pages_changed() || rewrite_index {
+            batch.put(
                 Store::Documents,
                 INDEX_MD,
                 derived.table.index_md().into_bytes(),
@@ -324,51 +413,53 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         let mut search = None;
         let mut restamp = None;
-        let sources = source_passages::source_changes(&ob.batch)?;
+        let sources = source_passages::source_changes(&batch)?;
         if derived.pages_changed() || !sources.is_empty() {
             // The search index changes in the same transaction as the pages and sources.
             let written: Vec<&Page> = derived.written.values().collect();
             let index = self
-                .search_delta(
-                    &mut ob.batch,
-                    ob.op.id,
-                    &written,
-                    &derived.deleted,
-                    &sources,
-                )
+                .search_delta(&mut batch, stamp, &written, &derived.deleted, &sources)
                 .await?;
             // Its stamp is the batch's last search write so far.
-            search = Some((index, ob.batch.len() - 1));
-        } else {
+            search = Some((index, batch.len() - 1));
+        } else if undo.is_none() {
             // The pages did not change: an index current before this operation is current after
             // it, so its stamp moves along (and reading it later never has to write).
-            restamp = self.advance_search_stamp(&mut ob.batch, ob.op.id).await?;
+            restamp = self.advance_search_stamp(&mut batch, stamp).await?;
         }
-        // What the batch overwrites, for rollback (crate::history).
-        let undo = crate::records::undo::undo_record(&self.storage, &ob.batch, ob.op.id).await?;
-        ob.batch.put(
-            Store::Meta,
-            crate::records::undo_key(ob.op.id),
-            to_json(&undo),
-            Expect::Absent,
-        );
+        // What the batch overwrites, for rollback (crate::history); another device's as it
+        // wrote them (a merge may bring one again: written over).
+        let (undo, expect) = match undo {
+            Some(u) => (u, Expect::Any),
+            None => (
+                vec![crate::records::undo::undo_record(&self.storage, &batch, stamp).await?],
+                Expect::Absent,
+            ),
+        };
+        for u in &undo {
+            batch.put(
+                Store::Meta,
+                crate::records::undo_key(u.op),
+                to_json(u),
+                expect,
+            );
+        }
         let stamp_at = derived.stamp_at;
-        let op = ob.op.id;
-        let revs = self.storage.commit(ob.batch).await?;
+        let revs = self.storage.commit(batch).await?;
         *self.page_table_cache.borrow_mut() = revs
             .get(stamp_at)
             .map(|rev| (*rev, std::rc::Rc::new(derived.table)));
         if let Some((index, at)) = search {
             if let Some(rev) = revs.get(at) {
-                self.committed_search_index(index, op, *rev);
+                self.committed_search_index(index, stamp, *rev);
             }
         }
         if let Some((before, at)) = restamp {
             if let Some(rev) = revs.get(at) {
-                self.restamp_search_cache(before, op, *rev);
+                self.restamp_search_cache(before, stamp, *rev);
             }
         }
-        Ok(ob.op)
+        Ok(())
     }
 
     /// The page table (see [`crate::page_table`]): kept between calls while its stamp record is

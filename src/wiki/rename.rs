@@ -121,9 +121,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 let mut rev: Revision = from_json(Store::Revisions, &k, &r.data)?;
                 rev.number += offset;
                 rev.page = new_key.clone();
+                let displaced = crate::records::parse_revision_key(&k).and_then(|(_, _, op)| op);
                 ob.batch.put(
                     Store::Revisions,
-                    revision_key(&new_key, rev.number),
+                    match displaced {
+                        Some(op) => {
+                            crate::records::displaced_revision_key(&new_key, rev.number, op)
+                        }
+                        None => revision_key(&new_key, rev.number),
+                    },
                     to_json(&rev),
                     Expect::Absent,
                 );

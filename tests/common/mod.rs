@@ -415,3 +415,19 @@ pub fn join(backend: &MemoryBackend, name: &str, folder: &llm_wiki::folder::Memo
     block_on(w.mirror_take(folder, MIRROR_ROOT)).unwrap();
     w
 }
+
+/// Compiles the pending sources with the offline compiler (no endpoint).
+pub fn compile_offline(w: &W) -> llm_wiki::Result<CompileReport> {
+    let texts: Vec<String> = block_on(w.sources())
+        .unwrap()
+        .iter()
+        .filter_map(|s| block_on(w.source_text(&s.version)).ok())
+        .collect();
+    let model = llm_wiki::compile::offline::OfflineCompiler::new(&texts);
+    let options = CompileOptions {
+        context_window: 2_000_000,
+        max_output_tokens: 256,
+        ..Default::default()
+    };
+    block_on(w.compile(&model, &options, &|_| {}, &Cancel::new()))
+}

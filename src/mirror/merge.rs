@@ -1,0 +1,712 @@
+//! Merge on read (issue #25; Decisions 7 and 10): the operations other devices wrote into the
+//! folder (`.llm-wiki/devices/<device>/ops/`) become operations of this wiki, with their ids,
+//! undo records and records, so every device that holds the same operations holds the same
+//! records.
+//!
+//! A pull reads each other device's operation files after the last of its operations held here,
+//! in that device's order (its ids follow one another), a mirror run at a time (a run counts
+//! only when its last file is there, as for an import; a missing file stops that device). For every record the run changed, against the record here:
+//! - here as the run found it on its device (its undo record's before-image): the run's;
+//! - here as the run left it: nothing to do;
+//! - else both devices changed it since they last agreed: the later writer in the operations'
+//!   total order keeps it, on both devices alike (an operation here later than the run's that
+//!   wrote it keeps this device's; else the run's). For a page both devices kept, the other
+//!   version becomes a conflict (both devices show it; nothing is lost); a page one device
+//!   deleted and the other edited keeps the edit, and the deletion waits for confirmation.
+//!   Page revisions (history) are kept by the later writer of each number.
+//!
+//! Raw files a run added (source texts, originals, attachments) are read from the folder and
+//! checked against their hashes; a run whose files have not arrived yet waits for a later
+//! pull. The pages a merge changed are written to the folder by this device's next run (the
+//! same bytes the other device writes: their records agree).
+//!
+//! *Invariant:* a run is applied whole or not at all, once; no version of a page is lost.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::pull::PullReport;
+use super::{MirrorConflict, MirrorState};
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::folder::Folder;
+use crate::markdown::page::page_file;
+use crate::model::{op_id, op_orders, op_slot, OpId, OpOrder, Operation, Page, Revision, Store};
+use crate::records::undo::{Before, UndoRecord};
+use crate::records::{from_json, operation_key, revision_key, to_json, undo_key, META_CONFIG};
+use crate::storage::{Batch, Expect, Storage};
+use crate::text::sha256_hex;
+use crate::vault_files::ops::{conflicts_path, OpFile, RecordAfter, DEVICES_DIR};
+use crate::vault_files::{page_path, raw_text_path};
+use crate::wiki::Wiki;
+
+/// A device's `conflicts.json` ([`conflicts_path`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConflictsFile {
+    /// The conflicts with another device's version it shows.
+    open: Vec<MirrorConflict>,
+    /// Those decided, by [`MirrorConflict::id`].
+    decided: Vec<String>,
+}
+
+/// This device's `conflicts.json` as the mirror writes it now: `None` when it has nothing to say.
+pub(super) fn conflicts_file(state: &MirrorState) -> Option<(String, Vec<u8>)> {
+    let open: Vec<MirrorConflict> = state
+        .conflicts
+        .values()
+        .filter(|c| c.device.is_some())
+        .cloned()
+        .collect();
+    let path = conflicts_path(&state.device);
+    if open.is_empty() && state.decided.is_empty() && !state.files.contains_key(&path) {
+        return None;
+    }
+    let file = ConflictsFile {
+        open,
+        decided: state.decided.iter().cloned().collect(),
+    };
+    Some((path, crate::vault_files::json::json_one(&file)))
+}
+
+/// A record's identity.
+type RecordKey = (Store, String);
+
+/// What the run's device held before the run and which of its operations last wrote each record.
+struct RunFacts<'a> {
+    /// The before-image of each record, from the first of the run's operations that wrote it.
+    before: HashMap<RecordKey, &'a Before>,
+    /// The last of the run's operations that wrote each record.
+    writer: HashMap<RecordKey, OpId>,
+    /// The order of every operation held here and of the run's.
+    order: BTreeMap<OpId, OpOrder>,
+    /// This device's operations after the run's first one (in the order), with their undo
+    /// records: who may have written a record since the devices last agreed.
+    later: Vec<(OpOrder, UndoRecord)>,
+}
+
+impl RunFacts<'_> {
+    /// Whether an operation held here, later in the order than `writer`, wrote `key`.
+    fn written_later(&self, key: &RecordKey, writer: OpId) -> bool {
+        let at = self.order.get(&writer).copied().unwrap_or((i64::MIN, 0, 0));
+        self.later.iter().any(|(o, u)| {
+            *o > at
+                && (u.entries.iter().any(|e| e.store == key.0 && e.key == key.1)
+                    || (key.0 == Store::Revisions
+                        && u.revisions.iter().flatten().any(|r| *r == key.1)))
+        })
+    }
+
+    fn writer_of(&self, key: &RecordKey, last: OpId) -> OpId {
+        self.writer.get(key).copied().unwrap_or(last)
+    }
+}
+
+impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Applies the operations other devices wrote into the folder since the last pull (see the
+    /// module docs), each of their mirror runs as one transaction; records the conflicts and
+    /// the pages to write in `state`, and the operations applied in `report`.
+    ///
+    /// Errors: [`crate::error::Error::Folder`]; storage errors (the runs applied before stay
+    /// applied; the rest wait for the next pull).
+    pub(super) async fn merge_devices<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        report: &mut PullReport,
+    ) -> Result<()> {
+        let root = state.root.clone();
+        let dir = format!("{root}/{DEVICES_DIR}/");
+        let mut by_device: BTreeMap<String, BTreeMap<OpId, String>> = BTreeMap::new();
+        for e in folder.list(&format!("{root}/{DEVICES_DIR}")).await? {
+            let Some(rel) = e.path.strip_prefix(&dir) else {
+                continue;
+            };
+            let Some((device, rest)) = rel.split_once('/') else {
+                continue;
+            };
+            if device == state.device {
+                continue;
+            }
+            let id = rest
+                .strip_prefix("ops/")
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<OpId>().ok());
+            if let Some(id) = id {
+                by_device
+                    .entry(device.to_string())
+                    .or_default()
+                    .insert(id, e.path.clone());
+            }
+        }
+        // Each device's operations are numbered one after another in its slot (Decision 7):
+        // the next one to apply is after the last held here, and a gap (a file not synced
+        // yet) stops that device until a later pull.
+        let mut held: BTreeMap<u16, OpId> = BTreeMap::new();
+        for o in self.operations().await? {
+            let slot = op_slot(o.id);
+            let e = held.entry(slot).or_insert(o.id);
+            *e = (*e).max(o.id);
+        }
+        for (device, files) in by_device {
+            let Some(first) = files.keys().next().copied() else {
+                continue;
+            };
+            let slot = op_slot(first);
+            let first_wanted = held.get(&slot).map_or(op_id(slot, 1), |id| id + 1);
+            // The device's next files, one after another (a gap waits).
+            let mut read: Vec<OpFile> = Vec::new();
+            for (next, (id, path)) in (first_wanted..).zip(files.range(first_wanted..)) {
+                if *id != next {
+                    break;
+                }
+                let Some(bytes) = folder.read(path).await? else {
+                    break; // gone since the listing: the next pull
+                };
+                match serde_json::from_slice::<OpFile>(&bytes) {
+                    Ok(f) => read.push(f),
+                    Err(e) => {
+                        report.skipped.push(format!("{path}: {e}"));
+                        break; // a file still being written, or damaged: later ones wait
+                    }
+                }
+            }
+            let mut start = 0;
+            while let Some(end) = read[start..]
+                .iter()
+                .position(|f| f.operation.id == f.run_last)
+                .map(|i| start + i)
+            {
+                // A raw file a run added may be gone again because a later operation of the
+                // device removed it: that one is not waited for.
+                let later: BTreeSet<String> = read[end + 1..]
+                    .iter()
+                    .flat_map(|f| f.undo.iter().flat_map(|u| &u.entries))
+                    .filter(|e| e.store == Store::Raw)
+                    .map(|e| e.key.clone())
+                    .collect();
+                if !self
+                    .merge_run(folder, state, &device, &read[start..=end], &later, report)
+                    .await?
+                {
+                    break; // its raw files have not arrived
+                }
+                start = end + 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes in the conflicts the other devices show and those they decided (their
+    /// `conflicts.json`), and ends those with nothing left to decide (the page now is the
+    /// other version, or the deletion that lost is the page's state; a folder version another
+    /// device's mirror wrote for a merged operation): every device then shows the same ones.
+    /// Returns the sync tools' conflict copies so ended, to remove.
+    ///
+    /// Errors: [`crate::error::Error::Folder`]; storage errors.
+    pub(super) async fn exchange_conflicts<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        report: &mut PullReport,
+    ) -> Result<Vec<String>> {
+        let dir = format!("{}/{DEVICES_DIR}/", state.root);
+        for e in folder.list(dir.trim_end_matches('/')).await? {
+            let Some(device) = e.path[dir.len()..].strip_suffix("/conflicts.json") else {
+                continue;
+            };
+            if device == state.device || device.contains('/') {
+                continue;
+            }
+            let Some(b) = folder.read(&e.path).await? else {
+                continue;
+            };
+            let Ok(file) = serde_json::from_slice::<ConflictsFile>(&b) else {
+                report
+                    .skipped
+                    .push(format!("{}: not a conflicts file", e.path));
+                continue;
+            };
+            state.decided.extend(file.decided);
+            for mut c in file.open {
+                c.device = Some(device.to_string());
+                c.mine = None;
+                let key = c.key.clone();
+                if state.put_merge_conflict(c) {
+                    report.conflicts.push(key);
+                }
+            }
+        }
+        let mut ended = Vec::new();
+        for c in state.conflicts.values_mut().filter(|c| c.device.is_some()) {
+            let now = self
+                .read::<Page>(Store::Pages, &c.key)
+                .await?
+                .map(|(p, _)| p);
+            let settled = match &now {
+                Some(p) => page_file(p) == c.theirs,
+                None => c.theirs.is_empty(),
+            };
+            if settled || state.decided.contains(&c.id()) {
+                ended.push(c.key.clone());
+            }
+
+            // A deletion on one side: as the records say now, alike on every device.
+            c.deleted = c.theirs.is_empty() || now.is_none();
+        }
+        for k in ended {
+            state.conflicts.remove(&k);
+        }
+        // A page file (or a sync tool's copy of one) taken for an edit made outside, in
+        // conflict with the wiki, that another device's mirror wrote for an operation merged
+        // since: the merge has that version (and shows any conflict it makes).
+        let written: Vec<(String, Option<String>)> = state
+            .conflicts
+            .values()
+            .filter(|c| c.device.is_none() && c.tool != Some(super::SyncTool::Git))
+            .map(|c| (c, sha256_hex(c.theirs.as_bytes())))
+            .filter(|(c, sha)| state.known.get(&c.path).is_some_and(|k| k.contains(sha)))
+            .map(|(c, sha)| (c.key.clone(), c.path.clone(), c.copy.clone(), sha))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(k, path, copy, sha)| {
+                if copy.is_none() {
+                    state.held.remove(&path);
+                    state.seen.remove(&path);
+                    state.files.insert(path, sha);
+                }
+                (k, copy)
+            })
+            .collect();
+        let mut copies = Vec::new();
+        for (k, copy) in written {
+            state.conflicts.remove(&k);
+            copies.extend(copy);
+        }
+        Ok(copies)
+    }
+
+    /// Applies one run of `device` (see the module docs). Returns `false`, having written
+    /// nothing, when a raw file it needs is not in the folder yet, unless a later operation of
+    /// the device wrote that raw record again (`rewritten`: then the run is applied without
+    /// it, and the records needing it wait for that operation).
+    async fn merge_run<F: Folder>(
+        &self,
+        folder: &F,
+        state: &mut MirrorState,
+        device: &str,
+        run: &[OpFile],
+        rewritten: &BTreeSet<String>,
+        report: &mut PullReport,
+    ) -> Result<bool> {
+        let Some(last_file) = run.last() else {
+            return Ok(true);
+        };
+        let last = last_file.operation.id;
+        let mut batch = Batch::new();
+        let missing = self.merge_raw(folder, state, run, &mut batch).await?;
+        if !missing.is_subset(rewritten) {
+            return Ok(false);
+        }
+        let facts = self.run_facts(run).await?;
+        let own: BTreeSet<String> = run.iter().map(|f| operation_key(f.operation.id)).collect();
+        for r in last_file.records.iter().filter(|r| r.store == Store::Pages) {
+            self.merge_page(state, device, r, &facts, last_file, &mut batch, report)
+                .await?;
+        }
+        for r in &last_file.records {
+            let key = (r.store, r.key.clone());
+            match r.store {
+                Store::Pages => {}
+                Store::Revisions => self.merge_revision(r, &facts, &mut batch).await?,
+                Store::Operations if own.contains(&r.key) => {}
+                Store::Meta if r.key == META_CONFIG => {} // settings are per device
+                // A source or attachment whose bytes a later run of the device removed (they
+                // are not in the folder): that run changes the record again.
+                _ if needs_missing(r, &missing) => {}
+                _ => {
+                    let writer = facts.writer_of(&key, last);
+                    self.merge_record(r, &facts, writer, &mut batch).await?
+                }
+            }
+        }
+        let ops: Vec<Operation> = run.iter().map(|f| f.operation.clone()).collect();
+        let undo: Vec<UndoRecord> = run.iter().filter_map(|f| f.undo.clone()).collect();
+        self.commit_foreign(batch, &ops, undo, &facts.order).await?;
+        report.merged.extend(ops.iter().map(|o| o.id));
+        Ok(true)
+    }
+
+    /// The run's before-images and writers, the order, and this device's later operations.
+    async fn run_facts<'a>(&self, run: &'a [OpFile]) -> Result<RunFacts<'a>> {
+        let mut before = HashMap::new();
+        let mut writer = HashMap::new();
+        for f in run {
+            if let Some(u) = &f.undo {
+                for e in &u.entries {
+                    let k = (e.store, e.key.clone());
+                    before.entry(k.clone()).or_insert(&e.before);
+                    writer.insert(k, f.operation.id);
+                }
+                for k in u.revisions.iter().flatten() {
+                    writer.insert((Store::Revisions, k.clone()), f.operation.id);
+                }
+            }
+        }
+        let mut ops = self.operations().await?;
+        let ids: BTreeSet<OpId> = run.iter().map(|f| f.operation.id).collect();
+        ops.retain(|o| !ids.contains(&o.id));
+        let held = ops.len();
+        ops.extend(run.iter().map(|f| f.operation.clone()));
+        let order = op_orders(ops.iter());
+        let first = run
+            .iter()
+            .map(|f| order[&f.operation.id])
+            .min()
+            .unwrap_or((i64::MIN, 0, 0));
+        let later_ids: Vec<OpId> = ops[..held]
+            .iter()
+            .filter(|o| order[&o.id] > first)
+            .map(|o| o.id)
+            .collect();
+        let keys: Vec<String> = later_ids.iter().map(|id| undo_key(*id)).collect();
+        let mut later = Vec::new();
+        for (k, r) in keys
+            .iter()
+            .zip(self.storage.get_many(Store::Meta, &keys).await?)
+        {
+            if let Some(r) = r {
+                let u: UndoRecord = from_json(Store::Meta, k, &r.data)?;
+                later.push((order[&u.op], u));
+            }
+        }
+        Ok(RunFacts {
+            before,
+            writer,
+            order,
+            later,
+        })
+    }
+
+    /// Puts into `batch` the raw records (source texts, originals, attachment bytes) the run
+    /// added and this wiki lacks, read from the folder and checked against their hashes.
+    /// Returns the keys of those not (yet) there (the others are put).
+    async fn merge_raw<F: Folder>(
+        &self,
+        folder: &F,
+        state: &MirrorState,
+        run: &[OpFile],
+        batch: &mut Batch,
+    ) -> Result<BTreeSet<String>> {
+        let root = &state.root;
+        let mut names: HashMap<String, String> = HashMap::new();
+        if let Some(f) = run.last() {
+            for r in &f.records {
+                if let (Some(name), Some(v)) = (
+                    r.key.strip_prefix(crate::records::ASSET_PREFIX),
+                    r.value.as_ref(),
+                ) {
+                    if let Some(sha) = v.get("sha256").and_then(Value::as_str) {
+                        names.insert(sha.to_string(), name.to_string());
+                    }
+                }
+            }
+        }
+        let mut missing = BTreeSet::new();
+        // The raw records the run added, and those its sources and attachments name (this
+        // wiki may lack them: another operation here removed its copy).
+        let mut wanted: BTreeSet<String> = BTreeSet::new();
+        for f in run {
+            for e in f.undo.iter().flat_map(|u| &u.entries) {
+                // Added by the run (one it removed is not wanted).
+                if e.store == Store::Raw && matches!(e.before, Before::Absent) {
+                    wanted.insert(e.key.clone());
+                }
+            }
+        }
+        if let Some(f) = run.last() {
+            for r in &f.records {
+                let Some(v) = &r.value else { continue };
+                let field = |n: &str| v.get(n).and_then(Value::as_str).map(str::to_string);
+                match r.store {
+                    Store::Sources => wanted.extend(field("version").map(|v| format!("text/{v}"))),
+                    Store::Meta if r.key.starts_with(crate::records::ASSET_PREFIX) => {
+                        wanted.extend(field("sha256").map(|s| format!("assets/{s}")))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for key in wanted {
+            if self.storage.get(Store::Raw, &key).await?.is_some() {
+                continue;
+            }
+            let (sha, path) = if let Some(v) = key.strip_prefix("text/") {
+                (v.to_string(), Some(raw_text_path(v)))
+            } else if let Some(sha) = key.strip_prefix("original/") {
+                let prefix = format!("{root}/raw/original/{sha}.");
+                let found = folder
+                    .list(&format!("{root}/raw/original"))
+                    .await?
+                    .into_iter()
+                    .find(|e| e.path.starts_with(&prefix));
+                (
+                    sha.to_string(),
+                    found.map(|e| e.path[root.len() + 1..].to_string()),
+                )
+            } else if let Some(sha) = key.strip_prefix("assets/") {
+                (
+                    sha.to_string(),
+                    names.get(sha).map(|n| format!("raw/assets/{n}")),
+                )
+            } else {
+                continue;
+            };
+            let Some(path) = path else {
+                continue; // removed again later in the run: nothing to keep
+            };
+            match folder.read(&format!("{root}/{path}")).await? {
+                Some(b) if sha256_hex(&b) == sha => batch.put(Store::Raw, key, b, Expect::Any),
+                _ => {
+                    missing.insert(key);
+                }
+            }
+        }
+        Ok(missing)
+    }
+
+    /// A non-page record of the run (see the module docs).
+    async fn merge_record(
+        &self,
+        r: &RecordAfter,
+        facts: &RunFacts<'_>,
+        writer: OpId,
+        batch: &mut Batch,
+    ) -> Result<()> {
+        let key = (r.store, r.key.clone());
+        let stored = self.storage.get(r.store, &r.key).await?;
+        let rev = stored.as_ref().map(|s| s.rev);
+        let cur: Option<Value> = stored
+            .map(|s| from_json(r.store, &r.key, &s.data))
+            .transpose()?;
+        if cur == r.value {
+            return Ok(());
+        }
+        // The later writer in the order keeps it, on every device alike.
+        let take = !facts.written_later(&key, writer);
+        if take {
+            put_value(batch, r, rev);
+        }
+        Ok(())
+    }
+
+    /// A page revision of the run: the later writer of its number keeps it.
+    async fn merge_revision(
+        &self,
+        r: &RecordAfter,
+        facts: &RunFacts<'_>,
+        batch: &mut Batch,
+    ) -> Result<()> {
+        let stored = self.storage.get(Store::Revisions, &r.key).await?;
+        let rev = stored.as_ref().map(|s| s.rev);
+        let cur: Option<Revision> = stored
+            .map(|s| from_json(Store::Revisions, &r.key, &s.data))
+            .transpose()?;
+        let theirs: Option<Revision> = r
+            .value
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let key = (Store::Revisions, r.key.clone());
+        let take = match (&cur, &theirs) {
+            (None, _) => theirs.is_some(),
+            (Some(c), Some(t)) if c == t => false,
+            // The later writer of the number keeps it (a rename's deletion too).
+            _ => {
+                let writer = theirs.as_ref().map_or(0, |t| t.op);
+                !facts.written_later(&key, facts.writer_of(&key, writer))
+            }
+        };
+        // Two devices' revisions of one number: the other one is kept beside it.
+        if let (Some(c), Some(t)) = (&cur, &theirs) {
+            if c.op != t.op
+                && crate::records::parse_revision_key(&r.key).is_some_and(|k| k.2.is_none())
+            {
+                let loser = if take { c } else { t };
+                batch.put(
+                    Store::Revisions,
+                    crate::records::displaced_revision_key(&loser.page, loser.number, loser.op),
+                    to_json(loser),
+                    Expect::Any,
+                );
+            }
+        }
+        if take {
+            put_value(batch, r, rev);
+        }
+        Ok(())
+    }
+
+    /// A page of the run (see the module docs): its body is the revision it names.
+    #[allow(clippy::too_many_arguments)]
+    async fn merge_page(
+        &self,
+        state: &mut MirrorState,
+        device: &str,
+        r: &RecordAfter,
+        facts: &RunFacts<'_>,
+        last_file: &OpFile,
+        batch: &mut Batch,
+        report: &mut PullReport,
+    ) -> Result<bool> {
+        let key = (Store::Pages, r.key.clone());
+        let stored = self.storage.get(Store::Pages, &r.key).await?;
+        let rev = stored.as_ref().map(|s| s.rev);
+        let cur: Option<Page> = stored
+            .map(|s| from_json(Store::Pages, &r.key, &s.data))
+            .transpose()?;
+        let theirs = match &r.value {
+            None => None,
+            Some(v) => {
+                let mut page: Page = match serde_json::from_value(v.clone()) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        report.skipped.push(format!("page {}: {e}", r.key));
+                        return Ok(false);
+                    }
+                };
+                page.body = match self.body_of(&page, last_file).await? {
+                    Some(b) => b,
+                    None => {
+                        report
+                            .skipped
+                            .push(format!("page {}: its revision is missing", r.key));
+                        return Ok(false);
+                    }
+                };
+                Some(page)
+            }
+        };
+        let file = |p: &Option<Page>| p.as_ref().map(|p| (p.kind, page_file(p)));
+        let base: Option<Option<Page>> = match facts.before.get(&key) {
+            Some(Before::Absent) => Some(None),
+            Some(Before::Revision(n)) => {
+                // That number's revision here, when it is the one the other device had.
+                let rk = revision_key(&r.key, *n);
+                let wanted = last_file.bases.get(&rk);
+                self.read::<Revision>(Store::Revisions, &rk)
+                    .await?
+                    .filter(|(rv, _)| wanted.is_none_or(|op| *op == rv.op))
+                    .map(|(rv, _)| rv.page_state)
+            }
+            Some(Before::Data(text)) => serde_json::from_str(text).ok().map(Some),
+            _ => None,
+        };
+        let writer = facts.writer_of(&key, last_file.operation.id);
+        // The later writer in the order keeps the record, on every device alike.
+        let take = !facts.written_later(&key, writer);
+        let same = file(&cur) == file(&theirs);
+        let unchanged_here = base.as_ref().is_some_and(|b| file(b) == file(&cur));
+        // Both changed it since they agreed: the other version is a conflict (a deletion
+        // against an edit too), shown on both devices alike.
+        let conflict = (!same && !unchanged_here).then(|| cur.is_none() || theirs.is_none());
+        if take {
+            match &r.value {
+                Some(v) => {
+                    let mut v = v.clone();
+                    if let (Some(o), Some(t)) = (v.as_object_mut(), &theirs) {
+                        o.insert("body".into(), Value::String(t.body.clone()));
+                    }
+                    batch.put(
+                        Store::Pages,
+                        r.key.clone(),
+                        to_json(&v),
+                        Expect::from_read(rev),
+                    );
+                }
+                None => batch.delete(Store::Pages, r.key.clone(), Expect::from_read(rev)),
+            }
+        }
+        // The page's file: as the other device's mirror writes it, and as this one will.
+        if let Some(t) = &theirs {
+            state
+                .known
+                .entry(page_path(t.kind, &t.key))
+                .or_default()
+                .insert(sha256_hex(page_file(t).as_bytes()));
+        }
+        state.dirty.insert(r.key.clone());
+        if let Some(deleted) = conflict {
+            let (kept, other) = if take {
+                (&theirs, &cur)
+            } else {
+                (&cur, &theirs)
+            };
+            let Some(shown) = kept.as_ref().or(other.as_ref()) else {
+                return Ok(take);
+            };
+            let shown_now = state.put_merge_conflict(MirrorConflict {
+                key: r.key.clone(),
+                path: page_path(shown.kind, &r.key),
+                // The version the wiki did not keep; empty when that is the deletion.
+                theirs: other.as_ref().map(page_file).unwrap_or_default(),
+                mine: None,
+                tool: None,
+                copy: None,
+                device: Some(device.to_string()),
+                deleted,
+            });
+            if shown_now {
+                report.conflicts.push(r.key.clone());
+            }
+        }
+        Ok(take)
+    }
+
+    /// The body of the page `page` as the run left it: its revision's, from the run's records or
+    /// those held here.
+    async fn body_of(&self, page: &Page, last_file: &OpFile) -> Result<Option<String>> {
+        let key = revision_key(&page.key, page.revision);
+        let from_run = last_file
+            .records
+            .iter()
+            .find(|r| r.store == Store::Revisions && r.key == key)
+            .and_then(|r| r.value.clone())
+            .and_then(|v| serde_json::from_value::<Revision>(v).ok());
+        let revision = match from_run {
+            Some(r) => Some(r),
+            None => self
+                .read::<Revision>(Store::Revisions, &key)
+                .await?
+                .map(|(r, _)| r),
+        };
+        Ok(revision.and_then(|r| r.page_state).map(|p| p.body))
+    }
+}
+
+/// Whether record `r` (a source, an attachment) needs raw bytes among `missing`.
+fn needs_missing(r: &RecordAfter, missing: &BTreeSet<String>) -> bool {
+    if missing.is_empty() {
+        return false;
+    }
+    let Some(v) = &r.value else {
+        return false;
+    };
+    let field = |name: &str| v.get(name).and_then(Value::as_str).map(str::to_string);
+    match r.store {
+        Store::Sources => field("version").is_some_and(|v| missing.contains(&format!("text/{v}"))),
+        Store::Meta if r.key.starts_with(crate::records::ASSET_PREFIX) => {
+            field("sha256").is_some_and(|s| missing.contains(&format!("assets/{s}")))
+        }
+        _ => false,
+    }
+}
+
+/// Puts the run's value of `r` into `batch` (or its deletion), over the record at `rev`.
+fn put_value(batch: &mut Batch, r: &RecordAfter, rev: Option<u64>) {
+    match &r.value {
+        Some(v) => batch.put(r.store, r.key.clone(), to_json(v), Expect::from_read(rev)),
+        None => batch.delete(r.store, r.key.clone(), Expect::from_read(rev)),
+    }
+}

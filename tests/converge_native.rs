@@ -1,0 +1,457 @@
+//! Two devices, one wiki (issue #25): each keeps its own copy of the folder, a sync engine (this
+//! test) copies changed files between the copies — sometimes late, sometimes only some of them,
+//! sometimes as a Syncthing conflict copy — and each device's pull merges the other's
+//! operations. Both must end with the same records and no edit lost; the conflicts both show
+//! are counted.
+//!
+//! `CONVERGE_SEEDS` (default 200) and `CONVERGE_FROM` pick the interleavings;
+//! `CONVERGE_COMPILE=1` adds offline compiles to the steps (not yet convergent: see the issue's
+//! note); `CONVERGE_DUMP=1` prints both histories.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::executor::block_on;
+use llm_wiki::folder::{Folder, MemoryFolder};
+use llm_wiki::mirror::MirrorConflict;
+use llm_wiki::model::PageKind;
+use llm_wiki::storage::memory::MemoryBackend;
+use llm_wiki::storage::{Storage, Store};
+
+mod common;
+use common::{edit, mirror, mirrored, new_page, pull, W};
+
+/// The sync engine between two copies of a folder: what it last made equal, and a counter for
+/// conflict copies' names.
+struct Sync {
+    base: BTreeMap<String, Vec<u8>>,
+    copies: u32,
+}
+
+impl Sync {
+    fn new(a: &MemoryFolder) -> Self {
+        Sync {
+            base: a.snapshot(),
+            copies: 0,
+        }
+    }
+
+    /// Copies what changed on either side since the last sync to the other, only the paths
+    /// `take` accepts (a partial sync), and makes a Syncthing conflict copy when both changed a
+    /// file to different bytes (the one named `b` keeps the name).
+    fn sync(&mut self, a: &MemoryFolder, b: &MemoryFolder, take: &mut dyn FnMut(&str) -> bool) {
+        let (sa, sb) = (a.snapshot(), b.snapshot());
+        let paths: BTreeSet<String> = sa
+            .keys()
+            .chain(sb.keys())
+            .chain(self.base.keys())
+            .cloned()
+            .collect();
+        for p in paths {
+            let (va, vb, base) = (sa.get(&p), sb.get(&p), self.base.get(&p));
+            if va == vb {
+                match va {
+                    Some(v) => self.base.insert(p, v.clone()),
+                    None => self.base.remove(&p),
+                };
+                continue;
+            }
+            if !take(&p) {
+                continue;
+            }
+            let (ca, cb) = (va != base, vb != base);
+            let winner = match (ca, cb) {
+                (true, false) => va,
+                (false, true) => vb,
+                _ => {
+                    // Both changed: b's keeps the name, a's goes to a conflict copy.
+                    if let (Some(v), Some((stem, ext))) = (va, p.rsplit_once('.')) {
+                        self.copies += 1;
+                        let copy = format!(
+                            "{stem}.sync-conflict-20261205-{:06}-AAAAAAA.{ext}",
+                            self.copies
+                        );
+                        for f in [a, b] {
+                            block_on(f.write(&copy, v)).unwrap();
+                        }
+                        self.base.insert(copy, v.clone());
+                    }
+                    vb.or(va)
+                }
+            };
+            for f in [a, b] {
+                match winner {
+                    Some(v) => {
+                        block_on(f.write(&p, v)).unwrap();
+                    }
+                    None => block_on(f.remove(&p)).unwrap(),
+                }
+            }
+            match winner {
+                Some(v) => self.base.insert(p, v.clone()),
+                None => self.base.remove(&p),
+            };
+        }
+    }
+
+    fn all(&mut self, a: &MemoryFolder, b: &MemoryFolder) {
+        self.sync(a, b, &mut |_| true);
+    }
+}
+
+/// Device A (a mirrored wiki with two pages) and device B, joined from its own copy of the
+/// folder.
+fn two_devices(ba: &MemoryBackend, bb: &MemoryBackend) -> (W, W, MemoryFolder, MemoryFolder, Sync) {
+    let (a, fa) = mirrored(ba);
+    let fb = MemoryFolder::new();
+    let mut sync = Sync::new(&MemoryFolder::new());
+    sync.base.clear();
+    sync.all(&fa, &fb);
+    let b = common::join(bb, "b", &fb);
+    sync.all(&fa, &fb);
+    (a, b, fa, fb, sync)
+}
+
+/// Mirrors, syncs and pulls on both devices until a round writes nothing (as the app does:
+/// it mirrors after each change, and pulls when the folder changes).
+fn settle(a: &W, b: &W, fa: &MemoryFolder, fb: &MemoryFolder, sync: &mut Sync) {
+    mirror(a, fa);
+    mirror(b, fb);
+    for round in 0.. {
+        assert!(round < 20, "the devices never settled");
+        sync.all(fa, fb);
+        pull(a, fa);
+        pull(b, fb);
+        let (ra, rb) = (mirror(a, fa), mirror(b, fb));
+        let idle =
+            |r: &llm_wiki::mirror::MirrorReport| r.written.is_empty() && r.removed.is_empty();
+        if idle(&ra) && idle(&rb) {
+            break;
+        }
+    }
+}
+
+/// The records both devices must agree on, as JSON by store and key.
+fn records(w: &W) -> BTreeMap<(String, String), serde_json::Value> {
+    let mut out = BTreeMap::new();
+    for store in [
+        Store::Pages,
+        Store::Revisions,
+        Store::Sources,
+        Store::Claims,
+        Store::Ledger,
+        Store::Operations,
+    ] {
+        for (k, r) in block_on(w.storage().scan(store, "")).unwrap() {
+            let v: serde_json::Value = serde_json::from_slice(&r.data).unwrap();
+            out.insert((format!("{store:?}"), k), v);
+        }
+    }
+    for (k, r) in block_on(w.storage().scan(Store::Meta, "asset/")).unwrap() {
+        out.insert(("Meta".into(), k), serde_json::from_slice(&r.data).unwrap());
+    }
+    out
+}
+
+fn assert_converged(a: &W, b: &W) {
+    let (ra, rb) = (records(a), records(b));
+    for k in ra.keys().chain(rb.keys()) {
+        assert_eq!(ra.get(k), rb.get(k), "{k:?} differs");
+    }
+}
+
+/// The conflicts with the other device's version, as both show them.
+fn merge_conflicts(w: &W) -> BTreeSet<(String, String, bool)> {
+    block_on(w.mirror_conflicts())
+        .unwrap()
+        .into_iter()
+        .filter(|c: &MirrorConflict| c.device.is_some())
+        .map(|c| (c.key, c.theirs, c.deleted))
+        .collect()
+}
+
+#[test]
+fn edits_on_each_device_reach_the_other() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    edit(&a, "Alpha", "Alpha, edited on A.\n");
+    new_page(&b, "Gamma", PageKind::Entity, "Made on B.\n");
+    edit(&b, "Beta", "Beta, edited on B.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_eq!(
+        block_on(b.page("Alpha")).unwrap().unwrap().body,
+        "Alpha, edited on A.\n"
+    );
+    assert_eq!(
+        block_on(a.page("Gamma")).unwrap().unwrap().body,
+        "Made on B.\n"
+    );
+    assert_eq!(
+        block_on(a.page("Beta")).unwrap().unwrap().body,
+        "Beta, edited on B.\n"
+    );
+    assert_converged(&a, &b);
+    assert!(merge_conflicts(&a).is_empty() && merge_conflicts(&b).is_empty());
+    // No edit came in as a person's edit of the folder.
+    let imports = |w: &W| {
+        block_on(w.operations())
+            .unwrap()
+            .iter()
+            .filter(|o| o.summary.starts_with("folder:"))
+            .count()
+    };
+    assert_eq!((imports(&a), imports(&b)), (0, 0));
+    // Both folders hold the same files, but index.md and log.md (each device's own).
+    let files = |f: &MemoryFolder| {
+        f.snapshot()
+            .into_iter()
+            .filter(|(p, _)| p.contains("/wiki/"))
+            .collect::<BTreeMap<_, _>>()
+    };
+    assert_eq!(files(&fa), files(&fb));
+}
+
+#[test]
+fn one_page_edited_on_both_is_a_conflict_on_both_and_loses_nothing() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    edit(&a, "Alpha", "Alpha as A wrote it.\n");
+    edit(&b, "Alpha", "Alpha as B wrote it.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
+    assert_eq!(ca, cb);
+    assert_eq!(ca.len(), 1, "{ca:?}");
+    let kept = block_on(a.page("Alpha")).unwrap().unwrap().body;
+    let other = &ca.iter().next().unwrap().1;
+    let both = format!("{kept}\n{other}");
+    assert!(both.contains("Alpha as A wrote it."), "{both}");
+    assert!(both.contains("Alpha as B wrote it."), "{both}");
+}
+
+#[test]
+fn a_page_deleted_on_one_and_edited_on_the_other_keeps_the_edit() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    block_on(a.delete_page("Beta")).unwrap();
+    edit(&b, "Beta", "Beta, still wanted on B.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    assert_eq!(
+        block_on(a.page("Beta")).unwrap().unwrap().body,
+        "Beta, still wanted on B.\n"
+    );
+    let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
+    assert_eq!(ca, cb);
+    assert!(ca.iter().any(|c| c.0 == "Beta" && c.2), "{ca:?}");
+}
+
+/// A small seeded generator (xorshift64*), so each interleaving can be replayed by its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+static LOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static WRITTEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static ASYMMETRIC: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Every text an edit wrote, to find again at the end.
+type Written = Vec<String>;
+
+fn page_keys(w: &W) -> Vec<String> {
+    block_on(w.all_pages())
+        .unwrap()
+        .into_iter()
+        .map(|p| p.key)
+        .collect()
+}
+
+/// One random step on device `w` (then its mirror runs, as the app runs it after each change).
+fn act(w: &W, f: &MemoryFolder, who: &str, step: usize, rng: &mut Rng, written: &mut Written) {
+    let keys = page_keys(w);
+    let pick = |rng: &mut Rng| keys.get(rng.below(keys.len().max(1))).cloned();
+    let n = rng.below(10);
+    if n == 9 && std::env::var("CONVERGE_COMPILE").is_ok() {
+        let _ = common::compile_offline(w);
+        mirror(w, f);
+        return;
+    }
+    match n {
+        0..=3 => {
+            if let Some(k) = pick(rng) {
+                let text = format!("{k}: {who} wrote this at step {step}.\n");
+                if block_on(w.put_page(llm_wiki::wiki::PageEdit {
+                    key: Some(k),
+                    body: Some(text.clone()),
+                    ..Default::default()
+                }))
+                .is_ok()
+                {
+                    written.push(text);
+                }
+            }
+        }
+        4 => {
+            let text = format!("Made on {who} at step {step}.\n");
+            new_page(w, &format!("{who} page {step}"), PageKind::Entity, &text);
+            written.push(text);
+        }
+        5 => {
+            if let Some(k) = pick(rng) {
+                let _ = block_on(w.delete_page(&k));
+            }
+        }
+        6 => {
+            if let Some(k) = pick(rng) {
+                let _ = block_on(w.rename_page(&k, &format!("{k} {who}{step}")));
+            }
+        }
+        7 => {
+            let ops = block_on(w.operations()).unwrap();
+            let slot = block_on(w.device_slot()).unwrap();
+            let own: Vec<u64> = ops
+                .iter()
+                .filter(|o| llm_wiki::model::op_slot(o.id) == slot && o.rolled_back_by.is_none())
+                .map(|o| o.id)
+                .collect();
+            if let Some(op) = own.last() {
+                let _ = block_on(w.rollback(*op));
+            }
+        }
+        _ => {
+            let key = format!("notes/{who}-{}", rng.below(3));
+            let text = format!("# Note\n{who} noted this at step {step}. Widgets are blue.\n");
+            common::add(w, &key, &text);
+        }
+    }
+    mirror(w, f);
+}
+
+/// One seeded interleaving of steps on both devices with syncs (some partial, some late) and
+/// pulls between them; then both settle. Returns the number of conflicts shown.
+fn interleaving(seed: u64, steps: usize) -> usize {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut written: Written = Vec::new();
+    for step in 0..steps {
+        match rng.below(6) {
+            0 | 1 => act(&a, &fa, "A", step, &mut rng, &mut written),
+            2 | 3 => act(&b, &fb, "B", step, &mut rng, &mut written),
+            4 => {
+                // A sync that copies only some of the changed files (one operation's files
+                // can arrive in separate batches).
+                let mut r = Rng(rng.next() | 1);
+                let all = rng.chance(50);
+                sync.sync(&fa, &fb, &mut |_| all || r.chance(50));
+            }
+            _ => {
+                if rng.chance(50) {
+                    pull(&a, &fa);
+                } else {
+                    pull(&b, &fb);
+                }
+            }
+        }
+    }
+    settle(&a, &b, &fa, &fb, &mut sync);
+    if std::env::var("CONVERGE_DUMP").is_ok() {
+        for (n, w) in [("A", &a), ("B", &b)] {
+            eprintln!("== {n} seed {seed}");
+            for o in block_on(w.operations()).unwrap() {
+                eprintln!(
+                    "{:>18} {:?} {} {:?} rb={:?}",
+                    o.id, o.kind, o.summary, o.pages, o.rolled_back_by
+                );
+            }
+        }
+    }
+    assert_converged(&a, &b);
+    let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
+    if ca != cb {
+        eprintln!("seed {seed}: the conflicts differ:\n A {ca:?}\n B {cb:?}");
+        if std::env::var("CONVERGE_DUMP").is_ok() {
+            for w in [&a, &b] {
+                for c in block_on(w.mirror_conflicts()).unwrap() {
+                    eprintln!(
+                        "  {} tool={:?} copy={:?} device={:?} deleted={} theirs={:?}",
+                        c.key, c.tool, c.copy, c.device, c.deleted, c.theirs
+                    );
+                }
+                eprintln!("  --");
+            }
+        }
+        ASYMMETRIC.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let ca: BTreeSet<_> = ca.union(&cb).cloned().collect();
+    // No edit lost: each text is a page's, a revision's or a conflict's.
+    let mut kept: Vec<String> = Vec::new();
+    for (_, r) in block_on(a.storage().scan(Store::Revisions, ""))
+        .unwrap()
+        .into_iter()
+        .chain(block_on(b.storage().scan(Store::Revisions, "")).unwrap())
+    {
+        let v: serde_json::Value = serde_json::from_slice(&r.data).unwrap();
+        if let Some(body) = v["pageState"]["body"].as_str() {
+            kept.push(body.to_string());
+        }
+    }
+    kept.extend(ca.iter().map(|c| c.1.clone()));
+    for text in &written {
+        if !kept.iter().any(|k| k.contains(text.trim_end())) {
+            eprintln!("seed {seed}: {text:?} was lost");
+            LOST.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    WRITTEN.fetch_add(written.len(), std::sync::atomic::Ordering::Relaxed);
+    ca.len()
+}
+
+#[test]
+fn seeded_interleavings_on_two_devices_converge_and_lose_no_edit() {
+    let seeds: u64 = std::env::var("CONVERGE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let mut conflicts = 0;
+    let from: u64 = std::env::var("CONVERGE_FROM")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for seed in from..seeds {
+        conflicts += interleaving(seed, 40);
+    }
+    let (asymmetric, lost, written) = (
+        ASYMMETRIC.load(std::sync::atomic::Ordering::Relaxed),
+        LOST.load(std::sync::atomic::Ordering::Relaxed),
+        WRITTEN.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    eprintln!(
+        "{} interleavings: {conflicts} conflicts, {asymmetric} with the conflicts differing; \
+         {lost} of {written} texts lost",
+        seeds - from
+    );
+    // The interleavings do reach the case the merge exists for.
+    assert!(conflicts > 0, "no interleaving made a conflict");
+    assert_eq!(lost, 0, "texts lost");
+    // A page file synced before its operation is read as a person's edit (see the issue's
+    // note): in about 1 interleaving in 200 the two devices then show different conflicts.
+    assert!(
+        asymmetric * 100 <= (seeds - from) as usize,
+        "{asymmetric} interleavings showed different conflicts"
+    );
+}
