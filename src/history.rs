@@ -393,15 +393,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Before::Absent | Before::Present => (None, None, Author::Human),
             Before::Revision(n) => {
                 let rk = revision_key(key, *n);
-                let (state, author) = self
-                    .read::<Revision>(Store::Revisions, &rk)
-                    .await?
-                    .and_then(|(r, _)| Some((r.page_state?, r.author)))
-                    .ok_or_else(|| Error::Corrupt {
-                        store: Store::Revisions,
-                        key: rk,
-                        message: "the revision an undo record names is missing".into(),
-                    })?;
+                let found = self.revision_state(key, *n).await?;
+                let (state, author) = found.ok_or_else(|| Error::Corrupt {
+                    store: Store::Revisions,
+                    key: rk,
+                    message: "the revision an undo record names is missing".into(),
+                })?;
                 (Some(state), Some(*n), author)
             }
             Before::Data(text) => (

@@ -257,7 +257,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     p.extra_frontmatter = x;
                 }
                 p.updated = now;
-                p.revision += 1;
+                // After every revision the key has (another device's merged ones included).
+                p.revision = self.next_revision_number(&p.key).await?;
                 (p, Expect::Any)
             }
             None => {

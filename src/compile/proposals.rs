@@ -89,7 +89,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut page = proposed;
         page.key = current.key.clone();
         page.created = current.created;
-        page.revision = current.revision + 1;
+        page.revision = self.next_revision_number(key).await?;
         page.updated = now;
         ob.batch
             .put(Store::Pages, key, to_json(&page), Expect::Rev(rev));

@@ -26,7 +26,6 @@ use crate::wiki::Wiki;
 
 /// What [`Wiki::mirror_take`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct JoinReport {
     /// This device's id.
@@ -134,7 +133,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let Some(b) = folder.read(&e.path).await? else {
                 continue;
             };
-            if super::pull::page_of_path(path).is_some() {
+            if let Some((_, key)) = super::pull::page_of_path(path) {
+                // A page file edited in the folder since the mirror wrote it: the first pull
+                // reads it as the person's edit.
+                let page = self
+                    .read::<crate::model::Page>(crate::storage::Store::Pages, key)
+                    .await?;
+                if page.is_none_or(|(p, _)| crate::markdown::page::page_file(&p).as_bytes() != b) {
+                    continue;
+                }
                 state.seen.insert(path.to_string(), (e.size, e.modified));
             }
             state.files.insert(path.to_string(), sha256_hex(&b));

@@ -10,10 +10,11 @@
 //! - here as the run left it: nothing to do;
 //! - else both devices changed it since they last agreed: the later writer in the operations'
 //!   total order keeps it, on both devices alike (an operation here later than the run's that
-//!   wrote it keeps this device's; else the run's). For a page both devices kept, the other
-//!   version becomes a conflict (both devices show it; nothing is lost); a page one device
-//!   deleted and the other edited keeps the edit, and the deletion waits for confirmation.
-//!   Page revisions (history) are kept by the later writer of each number.
+//!   wrote it keeps this device's; else the run's). For a page, the version not kept becomes a
+//!   conflict that both devices show (an edit that a later deletion won over is its other
+//!   version, to bring back; a deletion an edit won over is an empty one, to confirm). Of two
+//!   revisions of one page and number, the later writer's keeps the key and the other is kept
+//!   beside it, so no version is lost.
 //!
 //! Raw files a run added (source texts, originals, attachments) are read from the folder and
 //! checked against their hashes; a run whose files have not arrived yet waits for a later
@@ -594,20 +595,30 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Some(Before::Revision(n)) => {
                 // That number's revision here, when it is the one the other device had.
                 let rk = revision_key(&r.key, *n);
-                let wanted = last_file.bases.get(&rk);
-                self.read::<Revision>(Store::Revisions, &rk)
-                    .await?
-                    .filter(|(rv, _)| wanted.is_none_or(|op| *op == rv.op))
-                    .map(|(rv, _)| rv.page_state)
+                let wanted = last_file.bases.get(&rk).copied();
+                let plain = self.read::<Revision>(Store::Revisions, &rk).await?;
+                match (plain, wanted) {
+                    (Some((rv, _)), w) if w.is_none_or(|op| op == rv.op) => Some(rv.page_state),
+                    // Kept beside another device's revision of the same number.
+                    (_, Some(op)) => self
+                        .read::<Revision>(
+                            Store::Revisions,
+                            &crate::records::displaced_revision_key(&r.key, *n, op),
+                        )
+                        .await?
+                        .map(|(rv, _)| rv.page_state),
+                    _ => None,
+                }
             }
             Some(Before::Data(text)) => serde_json::from_str(text).ok().map(Some),
             _ => None,
         };
         let writer = facts.writer_of(&key, last_file.operation.id);
-        // The later writer in the order keeps the record, on every device alike.
-        let take = !facts.written_later(&key, writer);
         let same = file(&cur) == file(&theirs);
         let unchanged_here = base.as_ref().is_some_and(|b| file(b) == file(&cur));
+        // The later writer in the order keeps the record, on every device alike (a deletion
+        // too: the edit it won over is then the conflict's other version).
+        let take = !facts.written_later(&key, writer);
         // Both changed it since they agreed: the other version is a conflict (a deletion
         // against an edit too), shown on both devices alike.
         let conflict = (!same && !unchanged_here).then(|| cur.is_none() || theirs.is_none());

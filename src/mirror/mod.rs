@@ -170,12 +170,14 @@ pub struct MirrorConflict {
     pub copy: Option<String>,
     /// The other device whose operation changed the page at the same time as this one did
     /// (merge on read), when one did: `theirs` is then the version the wiki did not keep (of
-    /// the two, the earlier in the operations' order), and the file shows the wiki's.
+    /// two edits, the earlier writer's in the operations' order), and the file shows the
+    /// wiki's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub device: Option<String>,
-    /// With `device`: one side deleted the page while the other edited it. The wiki keeps the
-    /// edit (`theirs` is empty); keep it (`mine`), or delete the page (`deletePage`).
+    /// With `device`: one side deleted the page while the other edited it, and the later
+    /// writer won. When that was the deletion, `theirs` is the edit (`theirs` brings it back);
+    /// when the edit, `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub deleted: bool,

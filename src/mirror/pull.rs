@@ -138,6 +138,12 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let ended_copies = self
             .exchange_conflicts(folder, &mut state, &mut report)
             .await?;
+        // What the merge learned (conflicts, the files the other devices write) is kept even
+        // if the rest of the pull fails: the merged operations are committed.
+        let rev = match report.merged.is_empty() && report.conflicts.is_empty() {
+            true => rev,
+            false => Some(self.save_mirror_state(&state, rev).await?),
+        };
         let planned = self.others_planned(folder, &state).await?;
         let (pages, inbox, present) = self
             .scan_folder(folder, &mut state, &planned, &mut report)

@@ -58,9 +58,33 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             plan.entry(old.clone()).or_insert(None);
         }
         let root = state.root.clone();
+        // This device's own files stay (its slot, its conflicts).
+        let slot = self.device_slot().await?;
+        if slot != 0 {
+            let file = crate::vault_files::ops::DeviceFile {
+                id: state.device.clone(),
+                slot,
+            };
+            plan.insert(
+                crate::vault_files::ops::device_file_path(&state.device),
+                Some(json_one(&file)),
+            );
+        }
+        if let Some((path, bytes)) = super::merge::conflicts_file(&state) {
+            plan.insert(path, Some(bytes));
+        }
         // This device's operation files, and those of a folder from before device folders:
-        // the arrays now hold them.
+        // the arrays now hold them. Not when other devices read the folder: they merge
+        // operation files, not the arrays.
+        let others = folder
+            .list(&format!("{root}/{}", crate::vault_files::ops::DEVICES_DIR))
+            .await?
+            .iter()
+            .any(|e| !e.path.contains(&format!("/{}/", state.device)));
         for dir in [ops_dir(&state.device), LEGACY_OPS_DIR.to_string()] {
+            if others {
+                break;
+            }
             for e in folder.list(&format!("{root}/{dir}")).await? {
                 let path = e.path[root.len() + 1..].to_string();
                 plan.insert(path, None);
@@ -313,6 +337,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                             .insert(path.clone(), (entry.size, entry.modified));
                     }
                     state.files.insert(path.clone(), sha);
+                    // What other devices wrote there before is past: a person's return to one
+                    // of those versions is an edit.
+                    state.known.remove(&path);
                     report.written.push(path);
                 }
                 None => {

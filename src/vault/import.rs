@@ -26,7 +26,15 @@ use crate::vault_files::zip::read_zip;
 use crate::wiki::Wiki;
 
 impl<S: Storage, C: Clock> Wiki<S, C> {
-    async fn import_ours(&self, mut files: BTreeMap<String, Vec<u8>>) -> Result<ImportReport> {
+    /// `edits`: whether page files changed since the vault was written become an `import`
+    /// operation of human revisions (a zip), or are left for the mirror's pull to read (a
+    /// folder this wiki joins: an operation here would have no undo record, and the pull
+    /// makes one with).
+    async fn import_ours(
+        &self,
+        mut files: BTreeMap<String, Vec<u8>>,
+        take_edits: bool,
+    ) -> Result<ImportReport> {
         let manifest = read_manifest(&files)?;
         // One record of each store is enough to tell.
         let mut nonempty = false;
@@ -71,9 +79,14 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .unwrap_or(0);
         let PageChanges {
             mut final_pages,
-            edits,
-            deleted,
+            mut edits,
+            mut deleted,
         } = our_page_changes(&files, &vault, &mut report);
+        if !take_edits {
+            final_pages.extend(edits.drain(..).filter_map(|(_, recorded)| recorded));
+            final_pages.append(&mut deleted);
+            report.edited_pages.clear();
+        }
         report.pages = (final_pages.len() + edits.len()) as u64;
         let mut counter = last_op;
         let mut log = files
@@ -189,7 +202,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 crate::vault_files::MANIFEST_PATH
             )));
         }
-        self.import_ours(files).await
+        self.import_ours(files, false).await
     }
 
     /// [`Wiki::import_vault`] with options (they apply to a plain Obsidian vault).
@@ -200,7 +213,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<ImportReport> {
         let files = read_zip(bytes)?;
         if files.contains_key(".llm-wiki/vault.json") {
-            self.import_ours(files).await
+            self.import_ours(files, true).await
         } else {
             self.import_obsidian(files, options).await
         }

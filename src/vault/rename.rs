@@ -48,8 +48,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if body == p.body {
                 continue;
             }
-            let q =
-                self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
+            let q = self
+                .put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now)
+                .await?;
             unlinked.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
         }

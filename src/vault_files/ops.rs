@@ -418,7 +418,7 @@ fn settle_run(
         }
         if path == crate::documents::LOG_MD {
             if let Some(b) = files.get_mut(path) {
-                *b = log_up_to(b, last);
+                *b = log_up_to(b, slot, last);
             }
         } else if path.starts_with("wiki/") || path.starts_with("raw/") || path == INDEX_MD {
             match committed_file(vault, path) {
@@ -462,9 +462,10 @@ fn committed_file(vault: &OurVault, path: &str) -> Option<Vec<u8>> {
     Some(crate::markdown::page::page_file(&page).into_bytes())
 }
 
-/// log.md without the entries of operations after `last` (each entry is a `## [time] kind |
-/// summary` heading followed by `- op <id>`; see [`crate::documents::log_entry`]).
-fn log_up_to(log: &[u8], last: OpId) -> Vec<u8> {
+/// log.md without the entries of the operations of `slot` after `last` (each entry is a
+/// `## [time] kind | summary` heading followed by `- op <id>`; see
+/// [`crate::documents::log_entry`]): the device's log ends with them.
+fn log_up_to(log: &[u8], slot: u16, last: OpId) -> Vec<u8> {
     let text = String::from_utf8_lossy(log);
     let mut at = 0;
     while let Some(i) = text[at..].find("\n## [") {
@@ -473,7 +474,7 @@ fn log_up_to(log: &[u8], last: OpId) -> Vec<u8> {
             .split_once("\n\n- op ")
             .and_then(|(_, rest)| rest.split('\n').next())
             .and_then(|n| n.trim().parse::<OpId>().ok());
-        if id.is_some_and(|id| id > last) {
+        if id.is_some_and(|id| crate::model::op_slot(id) == slot && id > last) {
             return text[..start].as_bytes().to_vec();
         }
         at = start + 1;

@@ -59,6 +59,33 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .await
     }
 
+    /// The page state and author of revision `number` of `key`: the one under its key, or,
+    /// when another device's revision of the same number (a deletion) took the key, the one
+    /// kept beside it ([`crate::records::displaced_revision_key`]). `None` when neither holds
+    /// a state.
+    ///
+    /// Errors: storage errors; [`crate::Error::Corrupt`] for a revision that does not parse.
+    pub(crate) async fn revision_state(
+        &self,
+        key: &str,
+        number: u64,
+    ) -> Result<Option<(Page, crate::model::Author)>> {
+        let rk = revision_key(key, number);
+        let own = self
+            .read::<Revision>(Store::Revisions, &rk)
+            .await?
+            .and_then(|(r, _)| Some((r.page_state?, r.author)));
+        if own.is_some() {
+            return Ok(own);
+        }
+        let beside: Vec<Revision> = self
+            .read_all(Store::Revisions, &format!("{rk}\u{0}"))
+            .await?;
+        Ok(beside
+            .into_iter()
+            .find_map(|r| Some((r.page_state?, r.author))))
+    }
+
     /// The number the next revision of `key` gets: one more than any revision stored under that
     /// key, including the history a deleted or renamed page left behind (so a key used again never
     /// overwrites history).

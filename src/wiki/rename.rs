@@ -90,8 +90,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             if body == p.body {
                 continue;
             }
-            let q =
-                self.put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now);
+            let q = self
+                .put_body_revision(&mut ob.batch, p, body, revs.get(&p.key).copied(), op, now)
+                .await?;
             rewritten.push(q.key.clone());
             ob.op.pages.push(q.key.clone());
         }
@@ -143,7 +144,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 now,
             )
             .await?;
-            renamed.revision = offset + old.revision + 1;
+            renamed.revision = offset + self.next_revision_number(&old.key).await?;
             self.put_page_revision(&mut ob.batch, &renamed, None, Author::Human, op, now);
             self.rekey_claims(&mut ob.batch, &old.key, &new_key).await?;
             // A source's summary page keeps being its summary page under the new key.
@@ -198,7 +199,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 
     /// `p` with `body`, as its next revision by a human at `now` in operation `op`, added to
     /// `batch` (expecting storage revision `stored`). Returns the new state.
-    pub(crate) fn put_body_revision(
+    ///
+    /// Errors: storage errors.
+    pub(crate) async fn put_body_revision(
         &self,
         batch: &mut Batch,
         p: &Page,
@@ -206,12 +209,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         stored: Option<u64>,
         op: OpId,
         now: i64,
-    ) -> Page {
+    ) -> Result<Page> {
         let mut q = p.clone();
         q.body = body;
-        q.revision += 1;
+        // After every revision the key has (another device's merged ones included).
+        q.revision = self.next_revision_number(&p.key).await?;
         q.updated = now;
         self.put_page_revision(batch, &q, stored, Author::Human, op, now);
-        q
+        Ok(q)
     }
 }
