@@ -465,6 +465,19 @@ export interface MirrorConflict {
      * conflict is decided; a copy deleted outside (decided on another device) ends it.
      */
     copy?: string;
+    /**
+     * The other device whose operation changed the page at the same time as this one did
+     * (merge on read), when one did: `theirs` is then the version the wiki did not keep (of
+     * two edits, the earlier writer's in the operations' order), and the file shows the
+     * wiki's.
+     */
+    device?: string;
+    /**
+     * With `device`: one side deleted the page while the other edited it, and the later
+     * writer won. When that was the deletion, `theirs` is the edit (`theirs` brings it back);
+     * when the edit, `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`).
+     */
+    deleted?: boolean;
 }
 
 /**
@@ -2653,6 +2666,11 @@ export interface PullReport {
      * Files read (their size or mtime had changed since the last pull).
      */
     read: number;
+    /**
+     * Other devices' operations applied (merge on read: they came through the folder), in
+     * the order applied.
+     */
+    merged?: OpId[];
 }
 
 /**
