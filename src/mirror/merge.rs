@@ -34,7 +34,7 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::folder::Folder;
 use crate::markdown::page::page_file;
-use crate::model::{op_id, op_orders, op_slot, OpId, OpOrder, Operation, Page, Revision, Store};
+use crate::model::{op_orders, op_seq, OpId, OpOrder, Operation, Page, Revision, Store};
 use crate::records::undo::{Before, UndoRecord};
 use crate::records::{from_json, operation_key, revision_key, to_json, undo_key, META_CONFIG};
 use crate::storage::{Batch, Expect, Storage};
@@ -70,6 +70,52 @@ pub(super) fn conflicts_file(state: &MirrorState) -> Option<(String, Vec<u8>)> {
         decided: state.decided.iter().cloned().collect(),
     };
     Some((path, crate::vault_files::json::json_one(&file)))
+}
+
+/// Another device's files in the folder, by path inside the picked folder.
+#[derive(Debug, Default)]
+pub(super) struct DeviceFiles {
+    /// Its operation files, by id.
+    ops: BTreeMap<OpId, String>,
+    /// Its `run.json`.
+    pub(super) run: Option<String>,
+    /// Its `conflicts.json`.
+    conflicts: Option<String>,
+}
+
+/// The other devices' files, by device id: one listing of `.llm-wiki/devices/` for all a pull
+/// reads there.
+///
+/// Errors: [`crate::error::Error::Folder`].
+pub(super) async fn other_devices<F: Folder>(
+    folder: &F,
+    state: &MirrorState,
+) -> Result<BTreeMap<String, DeviceFiles>> {
+    let dir = format!("{}/{DEVICES_DIR}", state.root);
+    let mut out: BTreeMap<String, DeviceFiles> = BTreeMap::new();
+    for e in folder.list(&dir).await? {
+        let Some((device, rest)) = e.path[dir.len() + 1..].split_once('/') else {
+            continue;
+        };
+        if device == state.device {
+            continue;
+        }
+        let files = out.entry(device.to_string()).or_default();
+        match rest {
+            "run.json" => files.run = Some(e.path.clone()),
+            "conflicts.json" => files.conflicts = Some(e.path.clone()),
+            _ => {
+                let id = rest
+                    .strip_prefix("ops/")
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .and_then(|n| n.parse::<OpId>().ok());
+                if let Some(id) = id {
+                    files.ops.insert(id, e.path.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A record's identity.
@@ -116,47 +162,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         folder: &F,
         state: &mut MirrorState,
+        others: &BTreeMap<String, DeviceFiles>,
         report: &mut PullReport,
     ) -> Result<()> {
-        let root = state.root.clone();
-        let dir = format!("{root}/{DEVICES_DIR}/");
-        let mut by_device: BTreeMap<String, BTreeMap<OpId, String>> = BTreeMap::new();
-        for e in folder.list(&format!("{root}/{DEVICES_DIR}")).await? {
-            let Some(rel) = e.path.strip_prefix(&dir) else {
+        for (device, files) in others {
+            // Each device's operations are numbered one after another in its slot (Decision
+            // 7): the next one to apply is after the last held here, and a gap (a file not
+            // synced yet) stops that device until a later pull.
+            let Some(first_wanted) = self.first_unheld(&files.ops).await? else {
                 continue;
             };
-            let Some((device, rest)) = rel.split_once('/') else {
-                continue;
-            };
-            if device == state.device {
-                continue;
-            }
-            let id = rest
-                .strip_prefix("ops/")
-                .and_then(|n| n.strip_suffix(".json"))
-                .and_then(|n| n.parse::<OpId>().ok());
-            if let Some(id) = id {
-                by_device
-                    .entry(device.to_string())
-                    .or_default()
-                    .insert(id, e.path.clone());
-            }
-        }
-        // Each device's operations are numbered one after another in its slot (Decision 7):
-        // the next one to apply is after the last held here, and a gap (a file not synced
-        // yet) stops that device until a later pull.
-        let mut held: BTreeMap<u16, OpId> = BTreeMap::new();
-        for o in self.operations().await? {
-            let slot = op_slot(o.id);
-            let e = held.entry(slot).or_insert(o.id);
-            *e = (*e).max(o.id);
-        }
-        for (device, files) in by_device {
-            let Some(first) = files.keys().next().copied() else {
-                continue;
-            };
-            let slot = op_slot(first);
-            let first_wanted = held.get(&slot).map_or(op_id(slot, 1), |id| id + 1);
+            let files = &files.ops;
             // The device's next files, one after another (a gap waits).
             let mut read: Vec<OpFile> = Vec::new();
             for (next, (id, path)) in (first_wanted..).zip(files.range(first_wanted..)) {
@@ -189,7 +205,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .map(|e| e.key.clone())
                     .collect();
                 if !self
-                    .merge_run(folder, state, &device, &read[start..=end], &later, report)
+                    .merge_run(folder, state, device, &read[start..=end], &later, report)
                     .await?
                 {
                     break; // its raw files have not arrived
@@ -198,6 +214,39 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(())
+    }
+
+    /// The first of one device's operation files `ops` whose operation this wiki does not
+    /// hold, when it follows the last one held of that device (else a file is missing: wait).
+    /// The held ones are the first files (a device's ids follow one another, and its
+    /// operations are applied in order), so a binary search reads a few operation records,
+    /// not all.
+    ///
+    /// Errors: storage errors.
+    async fn first_unheld(&self, ops: &BTreeMap<OpId, String>) -> Result<Option<OpId>> {
+        let ids: Vec<OpId> = ops.keys().copied().collect();
+        let held = |id: OpId| async move {
+            Ok::<bool, crate::error::Error>(
+                self.storage
+                    .get(Store::Operations, &operation_key(id))
+                    .await?
+                    .is_some(),
+            )
+        };
+        let (mut lo, mut hi) = (0, ids.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if held(ids[mid]).await? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let Some(&first) = ids.get(lo) else {
+            return Ok(None); // all held
+        };
+        let follows = op_seq(first) == 1 || held(first - 1).await?;
+        Ok(follows.then_some(first))
     }
 
     /// Takes in the conflicts the other devices show and those they decided (their
@@ -211,23 +260,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         &self,
         folder: &F,
         state: &mut MirrorState,
+        others: &BTreeMap<String, DeviceFiles>,
         report: &mut PullReport,
     ) -> Result<Vec<String>> {
-        let dir = format!("{}/{DEVICES_DIR}/", state.root);
-        for e in folder.list(dir.trim_end_matches('/')).await? {
-            let Some(device) = e.path[dir.len()..].strip_suffix("/conflicts.json") else {
+        for (device, files) in others {
+            let Some(path) = &files.conflicts else {
                 continue;
             };
-            if device == state.device || device.contains('/') {
-                continue;
-            }
-            let Some(b) = folder.read(&e.path).await? else {
+            let Some(b) = folder.read(path).await? else {
                 continue;
             };
             let Ok(file) = serde_json::from_slice::<ConflictsFile>(&b) else {
-                report
-                    .skipped
-                    .push(format!("{}: not a conflicts file", e.path));
+                report.skipped.push(format!("{path}: not a conflicts file"));
                 continue;
             };
             state.decided.extend(file.decided);

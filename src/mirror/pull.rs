@@ -134,9 +134,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut report = PullReport::default();
         state.device = self.device_id().await?;
         // Other devices' operations first: what their mirrors wrote is then no edit to read.
-        self.merge_devices(folder, &mut state, &mut report).await?;
+        let others = super::merge::other_devices(folder, &state).await?;
+        self.merge_devices(folder, &mut state, &others, &mut report)
+            .await?;
         let ended_copies = self
-            .exchange_conflicts(folder, &mut state, &mut report)
+            .exchange_conflicts(folder, &mut state, &others, &mut report)
             .await?;
         // What the merge learned (conflicts, the files the other devices write) is kept even
         // if the rest of the pull fails: the merged operations are committed.
@@ -144,7 +146,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             true => rev,
             false => Some(self.save_mirror_state(&state, rev).await?),
         };
-        let planned = self.others_planned(folder, &state).await?;
+        let planned = others_planned(folder, &others).await?;
         let (pages, inbox, present) = self
             .scan_folder(folder, &mut state, &planned, &mut report)
             .await?;
@@ -255,31 +257,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .iter()
             .filter_map(|r| r.page_state.as_ref())
             .any(|p| page_file(p) == text))
-    }
-
-    /// The SHA-256 of every file the other devices' last mirror runs planned to write (their
-    /// `run.json`): a page file with one of them is theirs, arriving before its operation.
-    async fn others_planned<F: Folder>(
-        &self,
-        folder: &F,
-        state: &MirrorState,
-    ) -> Result<BTreeSet<String>> {
-        let mut out = BTreeSet::new();
-        let dir = format!("{}/{}", state.root, crate::vault_files::ops::DEVICES_DIR);
-        for e in folder.list(&dir).await? {
-            let Some(device) = e.path[dir.len() + 1..].strip_suffix("/run.json") else {
-                continue;
-            };
-            if device == state.device || device.contains('/') {
-                continue;
-            }
-            if let Some(b) = folder.read(&e.path).await? {
-                if let Ok(run) = serde_json::from_slice::<crate::vault_files::ops::RunFile>(&b) {
-                    out.extend(run.files.into_values().flatten());
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// Lists the folder and reads the page and inbox files whose size or mtime changed since the
@@ -631,4 +608,23 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         }
         Ok(true)
     }
+}
+
+/// The SHA-256 of every file the other devices' last mirror runs planned to write (their
+/// `run.json`): a page file with one of them is theirs, arriving before its operation.
+///
+/// Errors: [`Error::Folder`].
+async fn others_planned<F: Folder>(
+    folder: &F,
+    others: &std::collections::BTreeMap<String, super::merge::DeviceFiles>,
+) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for path in others.values().filter_map(|f| f.run.as_ref()) {
+        if let Some(b) = folder.read(path).await? {
+            if let Ok(run) = serde_json::from_slice::<crate::vault_files::ops::RunFile>(&b) {
+                out.extend(run.files.into_values().flatten());
+            }
+        }
+    }
+    Ok(out)
 }
