@@ -808,6 +808,25 @@ export interface Preset {
 }
 
 /**
+ * A wiki mirrored in a picked folder ([`Wiki::mirror_joinable`]).
+ */
+export interface FolderWiki {
+    /**
+     * Its folder inside the picked one (`llm-wiki`, `llm-wiki 2`…).
+     */
+    root: string;
+    /**
+     * The devices that keep it: those with a folder under `.llm-wiki/devices/`, at least 1.
+     */
+    devices: number;
+    /**
+     * Whether it is this wiki (this device's folder is there, or this wiki holds the last
+     * operation its manifest names): mirror into it, do not join it.
+     */
+    own: boolean;
+}
+
+/**
  * A wiki page: markdown written by the LLM (and the user), with its metadata.
  */
 export interface Page {
@@ -2361,6 +2380,24 @@ export interface AdoptReport {
 }
 
 /**
+ * What [`Wiki::mirror_take`] did.
+ */
+export interface JoinReport {
+    /**
+     * This device's id.
+     */
+    device: string;
+    /**
+     * Its slot in the wiki's operation ids.
+     */
+    slot: number;
+    /**
+     * The files of the folder taken as the mirror's own (written by the other devices).
+     */
+    files: number;
+}
+
+/**
  * What [`Wiki::remove_source`] did.
  */
 export interface RemoveSourceReport {
@@ -2527,6 +2564,25 @@ export interface RollbackPlan {
      * Other records restored: documents (`schema.md`) and settings (`meta/<key>`).
      */
     other: string[];
+}
+
+/**
+ * What a picked folder holds for joining ([`Wiki::mirror_joinable`]).
+ */
+export interface JoinCheck {
+    /**
+     * Whether this wiki holds no operation yet: only such a wiki can join another.
+     */
+    empty: boolean;
+    /**
+     * Whether the picked folder is itself a wiki's mirror folder (it holds
+     * `.llm-wiki/vault.json`): the person should pick the folder that holds it.
+     */
+    inside: boolean;
+    /**
+     * The wikis mirrored in it, by `root`.
+     */
+    wikis: FolderWiki[];
 }
 
 /**
@@ -3227,6 +3283,22 @@ export class Wiki {
      */
     mirrorConflicts(): Promise<MirrorConflict[]>;
     /**
+     * Makes this browser one more device of the wiki another device mirrors in
+     * `folder`/`root` (issue #25): this empty wiki takes a device slot no other device there
+     * has, imports the folder's wiki, and takes the folder as its mirror, so later runs write
+     * only its own files (`.llm-wiki/devices/<device>/`) and `mirrorPull` merges the others'
+     * operations. A join cut short resumes: call it again. Throws `INVALID_INPUT` (no wiki
+     * in `root`, or this wiki holds operations of its own), `FOLDER`, `QUOTA_EXCEEDED`.
+     */
+    mirrorJoin(folder: FileSystemDirectoryHandle, root: string): Promise<JoinReport>;
+    /**
+     * Which wikis the picked `folder` holds (in `llm-wiki`, `llm-wiki 2` … `llm-wiki 9`), and
+     * whether this wiki may join one (`empty`). Ask it before the first `mirror` into a
+     * picked folder: a wiki there that is not `own` is another device's, to join
+     * (`mirrorJoin`) from an empty wiki rather than mirror beside. Throws `FOLDER`.
+     */
+    mirrorJoinable(folder: FileSystemDirectoryHandle): Promise<JoinCheck>;
+    /**
      * Brings what changed in the mirror's folder outside the app into the wiki, as one
      * `import` operation: edited page files become human revisions, new ones pages, notes
      * dropped into `inbox/` sources (other inbox files are listed in `inboxOther` for the app
@@ -3570,6 +3642,8 @@ export interface InitOutput {
     readonly wiki_mirror: (a: number, b: any, c: number, d: number) => any;
     readonly wiki_mirrorAdopt: (a: number, b: any, c: any) => any;
     readonly wiki_mirrorConflicts: (a: number) => any;
+    readonly wiki_mirrorJoin: (a: number, b: any, c: number, d: number) => any;
+    readonly wiki_mirrorJoinable: (a: number, b: any) => any;
     readonly wiki_mirrorPull: (a: number, b: any, c: number, d: number) => any;
     readonly wiki_mirrorStatus: (a: number) => any;
     readonly wiki_name: (a: number) => [number, number];

@@ -480,3 +480,42 @@ fn a_second_device_joins_and_neither_writes_the_others_files() {
         .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
 }
+
+#[test]
+fn a_picked_folder_says_which_wiki_it_holds_and_whether_it_may_be_joined() {
+    let (ba, bb, bc) = (
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+    );
+    let (a, folder) = mirrored(&ba);
+    let check = block_on(a.mirror_joinable(&folder)).unwrap();
+    assert!(!check.empty && !check.inside);
+    assert_eq!(check.wikis.len(), 1);
+    assert_eq!(check.wikis[0].root, common::MIRROR_ROOT);
+    assert!(check.wikis[0].own, "A's own mirror is not another wiki");
+    // A new browser profile: an empty wiki, and the folder's wiki is another device's.
+    let b = common::open(&bb, "b");
+    let check = block_on(b.mirror_joinable(&folder)).unwrap();
+    assert!(check.empty);
+    assert_eq!((check.wikis[0].own, check.wikis[0].devices), (false, 1));
+    drop(b);
+    let b = common::join(&bb, "b", &folder);
+    let check = block_on(b.mirror_joinable(&folder)).unwrap();
+    assert!(!check.empty && check.wikis[0].own);
+    mirror(&a, &folder);
+    let c = common::open(&bc, "c");
+    assert_eq!(
+        block_on(c.mirror_joinable(&folder)).unwrap().wikis[0].devices,
+        2
+    );
+    // A folder picked inside the mirror (the wiki's own folder) says so.
+    let inner = MemoryFolder::new();
+    for e in block_on(folder.list(common::MIRROR_ROOT)).unwrap() {
+        let bytes = block_on(folder.read(&e.path)).unwrap().unwrap();
+        let path = &e.path[common::MIRROR_ROOT.len() + 1..];
+        block_on(inner.write(path, &bytes)).unwrap();
+    }
+    let check = block_on(c.mirror_joinable(&inner)).unwrap();
+    assert!(check.inside && check.wikis.is_empty());
+}

@@ -26,6 +26,7 @@ use crate::wiki::Wiki;
 
 /// What [`Wiki::mirror_take`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct JoinReport {
     /// This device's id.
@@ -36,7 +37,99 @@ pub struct JoinReport {
     pub files: u64,
 }
 
+/// A wiki mirrored in a picked folder ([`Wiki::mirror_joinable`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct FolderWiki {
+    /// Its folder inside the picked one (`llm-wiki`, `llm-wiki 2`…).
+    pub root: String,
+    /// The devices that keep it: those with a folder under `.llm-wiki/devices/`, at least 1.
+    pub devices: u32,
+    /// Whether it is this wiki (this device's folder is there, or this wiki holds the last
+    /// operation its manifest names): mirror into it, do not join it.
+    pub own: bool,
+}
+
+/// What a picked folder holds for joining ([`Wiki::mirror_joinable`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct JoinCheck {
+    /// Whether this wiki holds no operation yet: only such a wiki can join another.
+    pub empty: bool,
+    /// Whether the picked folder is itself a wiki's mirror folder (it holds
+    /// `.llm-wiki/vault.json`): the person should pick the folder that holds it.
+    pub inside: bool,
+    /// The wikis mirrored in it, by `root`.
+    pub wikis: Vec<FolderWiki>,
+}
+
+/// How many mirror folders [`Wiki::mirror_joinable`] looks at: `llm-wiki` … `llm-wiki 9`.
+const JOIN_ROOTS: u32 = 9;
+
 impl<S: Storage, C: Clock> Wiki<S, C> {
+    /// Which wikis the picked `folder` holds in the mirror folders a first run names
+    /// ([`super::DEFAULT_ROOT`], `llm-wiki 2` … `llm-wiki 9`), and whether this wiki may join
+    /// one (it is empty). The app asks this before its first run into a picked folder: a wiki
+    /// there that is not `own` is another device's, to join with a new, empty wiki.
+    ///
+    /// Errors: [`Error::Folder`]; storage errors.
+    pub async fn mirror_joinable<F: Folder>(&self, folder: &F) -> Result<JoinCheck> {
+        let device = self.device_id().await?;
+        let mut wikis = Vec::new();
+        for n in 1..=JOIN_ROOTS {
+            let root = match n {
+                1 => super::DEFAULT_ROOT.to_string(),
+                n => format!("{} {n}", super::DEFAULT_ROOT),
+            };
+            let Some(manifest) = folder.read(&format!("{root}/{MANIFEST_PATH}")).await? else {
+                continue;
+            };
+            let last_op = serde_json::from_slice::<crate::vault_files::VaultManifest>(&manifest)
+                .map(|m| m.last_op)
+                .unwrap_or(0);
+            let prefix = format!("{root}/{DEVICES_DIR}/");
+            let mut ids = std::collections::BTreeSet::new();
+            for e in folder.list(&format!("{root}/{DEVICES_DIR}")).await? {
+                if let Some(id) = e
+                    .path
+                    .strip_prefix(&prefix)
+                    .and_then(|p| p.split('/').next())
+                {
+                    ids.insert(id.to_string());
+                }
+            }
+            let own =
+                ids.contains(&device) || (last_op != 0 && self.holds_operation(last_op).await?);
+            wikis.push(FolderWiki {
+                root,
+                devices: (ids.len() as u32).max(1),
+                own,
+            });
+        }
+        Ok(JoinCheck {
+            empty: self
+                .storage
+                .scan_page(crate::storage::Store::Operations, "", None, 1)
+                .await?
+                .is_empty(),
+            inside: folder.read(MANIFEST_PATH).await?.is_some(),
+            wikis,
+        })
+    }
+
+    async fn holds_operation(&self, id: crate::model::OpId) -> Result<bool> {
+        Ok(self
+            .storage
+            .get(
+                crate::storage::Store::Operations,
+                &crate::records::operation_key(id),
+            )
+            .await?
+            .is_some())
+    }
+
     /// The first step of joining the mirror in `folder`/`root` (see the module docs): picks a
     /// slot at random among those no device of the folder has (their `device.json`; slot 0 is
     /// the device that began the wiki) and makes this empty wiki number its operations there.
@@ -98,16 +191,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             })?;
         let manifest: crate::vault_files::VaultManifest = serde_json::from_slice(&manifest)
             .map_err(|e| Error::InvalidInput(format!("{root}/{MANIFEST_PATH}: {e}")))?;
-        let holds = manifest.last_op == 0
-            || self
-                .storage
-                .get(
-                    crate::storage::Store::Operations,
-                    &crate::records::operation_key(manifest.last_op),
-                )
-                .await?
-                .is_some();
-        if !holds {
+        if manifest.last_op != 0 && !self.holds_operation(manifest.last_op).await? {
             return Err(Error::InvalidInput(format!(
                 "this wiki is not the one in {root}/: import that folder into an empty wiki first"
             )));
@@ -147,19 +231,18 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             state.files.insert(path.to_string(), sha256_hex(&b));
         }
         let files = state.files.len() as u64;
-        let own = [
-            (
-                device_file_path(&device),
-                json_one(&DeviceFile {
-                    id: device.clone(),
-                    slot,
-                }),
-            ),
-            (
-                settings_path(&device),
-                self.settings_file(self.clock.now_ms()).await?,
-            ),
-        ];
+        let mut own = vec![(
+            settings_path(&device),
+            self.settings_file(self.clock.now_ms()).await?,
+        )];
+        // Slot 0 is the device that began the wiki; a run writes no `device.json` for it.
+        if slot != 0 {
+            let file = DeviceFile {
+                id: device.clone(),
+                slot,
+            };
+            own.push((device_file_path(&device), json_one(&file)));
+        }
         for (path, bytes) in own {
             folder.write(&format!("{root}/{path}"), &bytes).await?;
             state.files.insert(path, sha256_hex(&bytes));

@@ -46,7 +46,7 @@ mod run;
 
 pub use adopt::AdoptReport;
 pub use copies::SyncTool;
-pub use join::JoinReport;
+pub use join::{FolderWiki, JoinCheck, JoinReport};
 pub use pull::{PullReport, INBOX};
 
 /// The folder the mirror writes into, inside the picked folder, unless the app names another.

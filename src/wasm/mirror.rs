@@ -137,6 +137,40 @@ impl Wiki {
         })
     }
 
+    /// Which wikis the picked `folder` holds (in `llm-wiki`, `llm-wiki 2` … `llm-wiki 9`), and
+    /// whether this wiki may join one (`empty`). Ask it before the first `mirror` into a
+    /// picked folder: a wiki there that is not `own` is another device's, to join
+    /// (`mirrorJoin`) from an empty wiki rather than mirror beside. Throws `FOLDER`.
+    #[wasm_bindgen(js_name = mirrorJoinable, unchecked_return_type = "Promise<JoinCheck>")]
+    pub fn mirror_joinable(&self, folder: web_sys::FileSystemDirectoryHandle) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        promise(async move { result_to_js(inner.core.mirror_joinable(&folder).await) })
+    }
+
+    /// Makes this browser one more device of the wiki another device mirrors in
+    /// `folder`/`root` (issue #25): this empty wiki takes a device slot no other device there
+    /// has, imports the folder's wiki, and takes the folder as its mirror, so later runs write
+    /// only its own files (`.llm-wiki/devices/<device>/`) and `mirrorPull` merges the others'
+    /// operations. A join cut short resumes: call it again. Throws `INVALID_INPUT` (no wiki
+    /// in `root`, or this wiki holds operations of its own), `FOLDER`, `QUOTA_EXCEEDED`.
+    #[wasm_bindgen(js_name = mirrorJoin, unchecked_return_type = "Promise<JoinReport>")]
+    pub fn mirror_join(&self, folder: web_sys::FileSystemDirectoryHandle, root: String) -> Promise {
+        let inner = self.inner.clone();
+        let folder = HandleFolder::new(folder);
+        promise(async move {
+            let core = &inner.core;
+            let join = async {
+                if core.mirror_joinable(&folder).await?.empty {
+                    core.mirror_join_slot(&folder, &root).await?;
+                    core.import_folder(&folder, &root).await?;
+                }
+                core.mirror_take(&folder, &root).await
+            };
+            result_to_js(join.await)
+        })
+    }
+
     /// How many notes (`.md`) `folder` holds outside the mirror's folder and hidden folders:
     /// more than none means the person picked a vault the app can adopt (`mirrorAdopt`).
     #[wasm_bindgen(js_name = folderNotes, unchecked_return_type = "Promise<number>")]
