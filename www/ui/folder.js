@@ -72,19 +72,21 @@ async function syncOnce() {
   const run = await locked(async () => (await stillOurs()) ? wiki.mirror(state.handle) : null, false);
   const pulled = run && await locked(async () => (await stillOurs()) ? wiki.mirrorPull(state.handle) : null, false);
   if (!pulled) { await openFolder(); return; }
+  // Something came in: an edit made in the folder (`op`), or other devices' operations merged.
+  const came = pulled.op !== undefined || (pulled.merged?.length ?? 0) > 0;
   // The other pages refresh only when something came in.
-  if (pulled.op !== undefined) announce(wiki.name, "changed");
+  if (came) announce(wiki.name, "changed");
   const kept = [];
   const converted = [];
   for (const path of pulled.inboxOther) {
     const keys = await addInboxFile(run.root, path);
     if (keys.length) converted.push(...keys); else kept.push(path.slice("inbox/".length));
   }
-  if (pulled.op !== undefined || converted.length) {
+  if (came || converted.length) {
     await locked(() => wiki.mirror(state.handle), false);
     setStatus(t("folderPulled", pulled, converted.length));
   }
-  if (pulled.op !== undefined || converted.length || pulled.conflicts.length || pulled.deleted.length) await app.refresh();
+  if (came || converted.length || pulled.conflicts.length || pulled.deleted.length) await app.refresh();
   if (kept.length) setStatus(t("inboxKept", kept.join(", ")), "error");
   await renderFolder(run.held.length);
   const added = [...pulled.sources, ...converted];
