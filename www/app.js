@@ -86,6 +86,8 @@ async function openWiki(name) {
   await openFolder();
 }
 
+app.openWiki = openWiki;
+
 async function deleteWiki() {
   const name = app.wiki && app.wiki.name;
   if (!name || !confirm(t("confirmDelete", name))) return;

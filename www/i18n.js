@@ -1,4 +1,7 @@
 // Interface strings, English and Chinese. Keys are used by data-i18n attributes and t().
+
+/** A device id as the interface shows it: its first 5 characters (ids are 10, random). */
+const shortDevice = (id) => String(id || "").slice(0, 5);
 export const strings = {
   en: {
     appName: "llm-wiki", wiki: "Wiki", newWiki: "New wiki", deleteWiki: "Delete wiki",
@@ -115,6 +118,14 @@ export const strings = {
     conflictThisApp: "this app", conflictTheFolder: "the folder",
     conflictNoFolder: "This tab has no folder: use the folder again to settle the conflict.",
     deletedOutside: (k) => `The file of "${k}" was deleted in the folder:`, deletePageToo: "Delete the page", keepPage: "Keep the page",
+    folderInside: (n) => `The folder "${n}" is a wiki's own folder: pick the folder that holds it (the one your sync tool or git keeps).`,
+    joinConfirm: (n, root) => `This folder holds a wiki kept by ${n} device(s) in ${root}/. Join it? This browser becomes one more device of that wiki.`,
+    joinNewConfirm: (n, root, wiki) => `This folder holds a wiki kept by ${n} device(s) in ${root}/. The wiki "${wiki}" is not empty, so it cannot join it. Make a new wiki in this browser to join it? (Cancel mirrors "${wiki}" beside it, in a folder of its own.)`,
+    askJoinWikiName: "Name of the new wiki that joins the folder:",
+    joinNotEmpty: (w) => `The wiki "${w}" is not empty: only a new, empty wiki can join. Pick the folder again and give another name.`,
+    joining: (root) => `Joining the wiki in ${root}/…`,
+    joined: (r, root) => `Joined the wiki in ${root}/: this browser is one more device of it (device ${shortDevice(r.device)}, ${r.files} file(s) taken from the folder).`,
+    joinFailed: (m) => `Joining stopped (${m}). Pick the folder again to finish: the join goes on where it stopped.`,
     showRevision: "show", missingLink: "missing page",
     searchPlaceholder: "Search pages…", noResults: "No page matches.", fromSources: "From sources",
     linesRange: (a, b) => (a === b ? `line ${a}` : `lines ${a}–${b}`),
@@ -259,6 +270,14 @@ export const strings = {
     conflictThisApp: "此应用", conflictTheFolder: "文件夹",
     conflictNoFolder: "此标签页没有使用文件夹：请重新使用该文件夹来解决冲突。",
     deletedOutside: (k) => `“${k}”的文件在文件夹中被删除：`, deletePageToo: "删除页面", keepPage: "保留页面",
+    folderInside: (n) => `文件夹“${n}”是某个知识库自己的文件夹：请选择包含它的那个文件夹（由同步工具或 git 保持一致的那个）。`,
+    joinConfirm: (n, root) => `此文件夹的 ${root}/ 中有一个由 ${n} 台设备维护的知识库。要加入吗？此浏览器将成为该知识库的又一台设备。`,
+    joinNewConfirm: (n, root, wiki) => `此文件夹的 ${root}/ 中有一个由 ${n} 台设备维护的知识库。知识库“${wiki}”不是空的，不能加入它。要在此浏览器中新建一个知识库来加入吗？（选择取消则把“${wiki}”镜像到它旁边的单独文件夹中。）`,
+    askJoinWikiName: "加入该文件夹的新知识库的名称：",
+    joinNotEmpty: (w) => `知识库“${w}”不是空的：只有新建的空知识库才能加入。请重新选择文件夹并换一个名称。`,
+    joining: (root) => `正在加入 ${root}/ 中的知识库…`,
+    joined: (r, root) => `已加入 ${root}/ 中的知识库：此浏览器成为它的又一台设备（设备 ${shortDevice(r.device)}，从文件夹接管了 ${r.files} 个文件）。`,
+    joinFailed: (m) => `加入中断（${m}）。请重新选择该文件夹以完成：加入会从中断处继续。`,
     showRevision: "查看", missingLink: "页面不存在",
     searchPlaceholder: "搜索页面…", noResults: "没有匹配的页面。", fromSources: "来自资料",
     linesRange: (a, b) => (a === b ? `第 ${a} 行` : `第 ${a}–${b} 行`),

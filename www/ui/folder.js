@@ -1,8 +1,10 @@
 // The live folder (issue #24): the wiki mirrored into a directory the person picked, so Obsidian,
 // git or a sync tool sees it, and what they change there comes back. The core does the work
 // (`mirror`, `mirrorPull`, conflicts); this module keeps the directory handle, asks for
-// permission, watches the folder and shows what waits for a decision. Where there is no picker
-// (Firefox, Safari) it offers "Download changes" instead.
+// permission, watches the folder and shows what waits for a decision. A picked folder that holds
+// another device's wiki is joined (issue #25: `mirrorJoin`), so one wiki lives on several devices
+// through a folder a sync tool or git keeps. Where there is no picker (Firefox, Safari) it offers
+// "Download changes" instead.
 import { withWriteLock, lockName, announce } from "../writer.js";
 import { setStatus, showError } from "../status.js";
 import { $, h, pageLink } from "./dom.js";
@@ -230,6 +232,8 @@ async function pickFolder() {
     setStatus(t("folderDenied", handle.name), "error");
     return;
   }
+  // Another device's wiki in the folder (a sync tool or git keeps it): join it, not beside it.
+  if (await joinStep(handle)) return;
   stopWatching();
   const name = app.wiki.name;
   await locked(async () => { await app.wiki.forgetMirror(); await saveHandle(name, handle); }, false);
@@ -250,6 +254,77 @@ async function pickFolder() {
     const added = [...report.sourcesAdded, ...report.sourcesCorrected];
     if (added.length) await compileNew(added);
   }
+}
+
+/** Where a join of the open wiki was cut short: the root it was joining (localStorage). */
+const joiningKey = (name) => `llm-wiki.joining.${name}`;
+
+/**
+ * Before the first mirror into a picked folder: what the core says the folder holds. The
+ * wiki's own folder picked (not the one holding it) is refused; another device's wiki there is
+ * joined, by this wiki when it is empty, else by a new wiki the person agrees to make; a join
+ * cut short goes on. Resolves to true when the pick is handled, false to mirror as before.
+ */
+async function joinStep(handle) {
+  const check = await app.wiki.mirrorJoinable(handle);
+  if (check.inside) { setStatus(t("folderInside", handle.name), "error"); return true; }
+  // A join of this wiki cut short (the folder's wiki is this one's now, or it is still empty).
+  const resume = localStorage.getItem(joiningKey(app.wiki.name));
+  const cut = check.wikis.find((w) => w.root === resume && (w.own || check.empty));
+  if (cut) { await join(handle, cut.root); return true; }
+  const other = check.wikis.find((w) => !w.own);
+  if (!other) return false;
+  if (check.empty) {
+    if (!confirm(t("joinConfirm", other.devices, other.root))) return false;
+    await join(handle, other.root);
+    return true;
+  }
+  if (!confirm(t("joinNewConfirm", other.devices, other.root, app.wiki.name))) return false;
+  const name = prompt(t("askJoinWikiName"), handle.name)?.trim();
+  if (!name) return true;
+  await app.openWiki(name);
+  if (!(await app.wiki.mirrorJoinable(handle)).empty) { setStatus(t("joinNotEmpty", name), "error"); return true; }
+  await join(handle, other.root);
+  return true;
+}
+
+/**
+ * Makes the open, empty wiki one more device of the wiki in `handle`/`root` (the core takes a
+ * device slot, imports the folder and takes it as the mirror), then mirrors as usual. The
+ * handle is kept only once the join is done, so a join cut short is never mirrored beside the
+ * folder's wiki after a reload: picking the folder again finishes it.
+ */
+async function join(handle, root) {
+  stopWatching();
+  const name = app.wiki.name;
+  localStorage.setItem(joiningKey(name), root);
+  setStatus(t("joining", root));
+  let report;
+  try {
+    report = await locked(async () => {
+      await app.wiki.forgetMirror();
+      await dropHandle(name);
+      const r = await app.wiki.mirrorJoin(handle, root);
+      await saveHandle(name, handle);
+      return r;
+    }, true);
+  } catch (e) {
+    console.error(e);
+    state.handle = null;
+    state.granted = false;
+    announce(name, "folder");
+    await renderFolder();
+    setStatus(t("joinFailed", (e && e.code ? `[${e.code}] ` : "") + (e && e.message || String(e))), "error");
+    return;
+  }
+  localStorage.removeItem(joiningKey(name));
+  announce(name, "folder");
+  state.handle = handle;
+  state.granted = true;
+  watch();
+  await syncFolder();
+  await app.refresh();
+  setStatus(t("joined", report, root));
 }
 
 async function grantAgain() {

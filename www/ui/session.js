@@ -1,6 +1,6 @@
 // The one open wiki and what every tab needs of it: the `Wiki`, the interface language, the
-// tab shown, and `refresh()` (the shell's, set once by app.js). Each tab keeps its own state in
-// its own module; this object holds only what they share.
+// tab shown, `refresh()` and `openWiki()` (the shell's, set once by app.js). Each tab keeps its
+// own state in its own module; this object holds only what they share.
 import { translate, pickLanguage } from "../i18n.js";
 
 export const app = {
@@ -14,6 +14,8 @@ export const app = {
   inMemory: false,
   /** Re-renders the tab shown and the footer (app.js sets it). */
   refresh: async () => {},
+  /** Opens the wiki `name`, made on first use, as the one open (app.js sets it). */
+  openWiki: async () => {},
 };
 
 /** The interface text `key` in the current language. */
