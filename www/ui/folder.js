@@ -391,10 +391,12 @@ function deletedRow(key) {
     h("button", { textContent: t("keepPage"), onclick: () => after(() => locked(() => app.wiki.restorePageFile(state.handle, key), false)) }));
 }
 
-/** A conflict in the footer: its choices are beside the page. */
+/** A conflict in the footer (with the folder, or with another device): its choices are beside
+ * the page. */
 function conflictRow(c) {
   return h("div", { className: "conflict", "data-testid": "folder-conflict" },
-    h("span", { textContent: t("conflictOn", c.key) }), pageLink(c.key, t("conflictOpen")));
+    h("span", { textContent: c.device ? t("conflictOnDevice", c.key, c.device) : t("conflictOn", c.key) }),
+    pageLink(c.key, t("conflictOpen")));
 }
 
 /**

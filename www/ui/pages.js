@@ -6,7 +6,7 @@ import { $, h, pageLink } from "./dom.js";
 import { app, t, formatTime } from "./session.js";
 import { write } from "./writing.js";
 import { showDiff, rollbackOperation } from "./log.js";
-import { resolveConflict } from "./folder.js";
+import { resolveConflict, syncFolder } from "./folder.js";
 
 let viewing = null; // the page shown
 let editing = null; // the page in the editor, null for a new one
@@ -38,9 +38,10 @@ const action = (text, fn, testid) => h("a", { href: "#", dataset: testid ? { tes
 export async function viewPage(key) {
   const view = await app.wiki.pageView(key);
   const article = $("#page-view");
-  if (!view) { article.hidden = true; return; }
+  if (!view) { await viewGone(key); return; }
   const p = view.page;
   viewing = p;
+  $("#pv-actions").hidden = false;
   $("#pv-title").textContent = p.title;
   $("#pv-meta").textContent = `${p.kind} · ${t("revision")} ${p.revision} · ${formatTime(p.updated)}${p.tags.length ? " · #" + p.tags.join(" #") : ""}`;
   // The core's renderer returns sanitised HTML (no raw HTML, handlers or script URLs; nothing fetched).
@@ -74,6 +75,30 @@ export async function viewPage(key) {
   article.hidden = false;
 }
 
+/**
+ * A page that is not there, deleted on another device while this one edited it (the deletion
+ * came later): its conflict, to leave it deleted or bring the edit back. Nothing else waits
+ * for a page that is not there.
+ */
+async function viewGone(key) {
+  const article = $("#page-view");
+  const conflict = (await app.wiki.mirrorConflicts().catch(() => []))
+    .find((c) => c.key === key && c.device && c.theirs);
+  if (!conflict) { article.hidden = true; return; }
+  viewing = { key, revision: undefined };
+  $("#pv-title").textContent = key;
+  $("#pv-meta").textContent = t("conflictDeletedMeta");
+  $("#pv-actions").hidden = true;
+  $("#pv-proposal").hidden = true;
+  $("#pv-body").replaceChildren();
+  $("#pv-backlinks").replaceChildren();
+  $("#pv-history").replaceChildren();
+  $("#pv-revision").hidden = true;
+  $("#page-editor").hidden = true;
+  showConflict(conflict);
+  article.hidden = false;
+}
+
 // What waits beside the page: a compile's update held because it would drop the user's
 // paragraphs (Decision 5), or a conflict with the folder's file (never stale).
 async function showProposal(key) {
@@ -101,13 +126,29 @@ async function showProposal(key) {
 /** `text` ending with a line break. */
 const lines = (text) => (text.endsWith("\n") ? text : `${text}\n`);
 
-// The page changed both here and in the folder: keep one side, or save a merge. The choice is
-// made on the folder's version shown here; if a newer one came in meanwhile, the core refuses it
-// and the box shows the newer one.
+/** Sets the text of `el` to the interface string `key`, and keeps it on a language switch. */
+function label(el, key) {
+  el.dataset.i18n = key;
+  el.textContent = t(key);
+}
+
+// The page changed both here and in the folder, or here and on another device: keep one side,
+// or save a merge. The choice is made on the other version shown here; if a newer one came in
+// meanwhile, the core refuses it and the box shows the newer one. A deletion on one device
+// against an edit on the other: the later of the two won on every device, and the person
+// keeps that or takes the other (deleting the page, or bringing the edit back).
 function showConflict(conflict) {
   const box = $("#pv-conflict");
   box.hidden = !conflict;
   if (!conflict) return;
+  const device = conflict.device;
+  // The edit won over a deletion (`theirs` is empty), or the deletion over an edit.
+  const editKept = device && conflict.deleted && !conflict.theirs;
+  const deletionKept = device && conflict.deleted && !!conflict.theirs;
+  $("#pv-conflict-held").textContent = !device ? t("conflictHeld")
+    : editKept ? t("conflictDeletedKept", device)
+    : deletionKept ? t("conflictDeletedGone", device)
+    : t("conflictDeviceHeld", device);
   // Left by a sync tool: which one, and where the other version is.
   const tool = $("#pv-conflict-tool");
   tool.hidden = !conflict.tool;
@@ -115,21 +156,43 @@ function showConflict(conflict) {
   const theirs = $("#pv-conflict-theirs-text");
   theirs.textContent = conflict.theirs; theirs.hidden = true;
   // The merge starts from both versions, marked as a version control tool marks them.
+  const [here, there] = device ? [t("conflictThePage"), t("conflictTheOther")] : [t("conflictThisApp"), t("conflictTheFolder")];
   const merge = $("#pv-conflict-text");
   merge.value = conflict.mine === undefined ? conflict.theirs
-    : `<<<<<<< ${t("conflictThisApp")}\n${lines(conflict.mine)}=======\n${lines(conflict.theirs)}>>>>>>> ${t("conflictTheFolder")}\n`;
+    : `<<<<<<< ${here}\n${lines(conflict.mine)}=======\n${lines(conflict.theirs)}>>>>>>> ${there}\n`;
   merge.hidden = true;
+  const show = $("#pv-conflict-show");
+  const mine = $("#pv-conflict-mine");
+  const take = $("#pv-conflict-theirs");
   const mergeButton = $("#pv-conflict-merge");
-  mergeButton.textContent = t("conflictMerge");
+  label(show, device ? "conflictShowOther" : "conflictShow");
+  label(mine, editKept ? "conflictKeepPage" : deletionKept ? "conflictLeaveDeleted" : device ? "conflictKeepShown" : "conflictMine");
+  label(take, editKept ? "conflictDeleteIt" : deletionKept ? "conflictBringBack" : device ? "conflictTakeOther" : "conflictTheirs");
+  label(mergeButton, "conflictMerge");
+  // Nothing to show or merge against a deletion.
+  show.hidden = !!editKept;
+  mergeButton.hidden = editKept || deletionKept;
+  take.classList.toggle("danger", !!editKept);
   const decide = async (choice) => {
     await resolveConflict(conflict.key, choice, conflict.theirs);
     await viewPage(conflict.key); // ended, or still there with what the folder holds now
   };
-  $("#pv-conflict-show").onclick = () => { theirs.hidden = !theirs.hidden; };
-  $("#pv-conflict-mine").onclick = () => decide({ keep: "mine" });
-  $("#pv-conflict-theirs").onclick = () => decide({ keep: "theirs" });
+  show.onclick = () => { theirs.hidden = !theirs.hidden; };
+  mine.onclick = () => decide({ keep: "mine" });
+  // The other version is the deletion: the page is deleted, and the pull that follows ends
+  // the conflict here and on the other devices.
+  take.onclick = editKept
+    ? async () => {
+      try {
+        await write(() => app.wiki.deletePage(conflict.key));
+        setStatus(t("pageDeleted", conflict.key));
+        await syncFolder();
+        await renderPages();
+      } catch (err) { showError(err); }
+    }
+    : () => decide({ keep: "theirs" });
   mergeButton.onclick = () => {
-    if (merge.hidden) { merge.hidden = false; mergeButton.textContent = t("conflictSaveMerge"); return; }
+    if (merge.hidden) { merge.hidden = false; label(mergeButton, "conflictSaveMerge"); return; }
     decide({ keep: "merge", text: merge.value });
   };
 }
