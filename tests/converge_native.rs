@@ -529,3 +529,23 @@ fn another_device_adds_a_tenth_at_most_to_a_thousand_page_folder() {
     eprintln!("1,000 pages: {alone} bytes alone, {total} with two devices, {theirs} in the second's folder");
     assert!(theirs * 10 <= alone, "{theirs} of {alone} bytes");
 }
+
+#[test]
+fn a_source_text_one_device_rolled_back_still_reaches_the_other_devices_compile() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    common::add(&a, "notes/n", "# Note\nWidgets are blue.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    let added = block_on(a.operations()).unwrap().last().unwrap().id;
+    let version = block_on(b.sources()).unwrap()[0].version.clone();
+    // A takes the source back (its text leaves A's wiki) while B, not knowing yet, compiles it.
+    block_on(a.rollback(added)).unwrap();
+    mirror(&a, &fa);
+    common::compile_offline(&b).unwrap();
+    mirror(&b, &fb);
+    settle(&a, &b, &fa, &fb, &mut sync);
+    // A applied B's compile: the text stayed in the folder for it.
+    assert_converged(&a, &b);
+    let text = format!("{}/raw/text/{version}.md", common::MIRROR_ROOT);
+    assert!(block_on(fa.read(&text)).unwrap().is_some());
+}

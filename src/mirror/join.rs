@@ -248,6 +248,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             state.files.insert(path, sha256_hex(&bytes));
         }
         state.version = FOLDER_VERSION;
+        state.shared = true;
         self.save_mirror_state(&state, None).await?;
         Ok(JoinReport {
             device,

@@ -99,6 +99,11 @@ struct MirrorState {
     /// 0 for a mirror begun by a build before device folders (its manifest is rewritten).
     #[serde(default)]
     version: u32,
+    /// Whether other devices keep the folder too (a pull found their files, or this device
+    /// joined): raw files are then never removed, as another device may still need one to
+    /// apply an operation it made before the removal reached it (they are immutable, by hash).
+    #[serde(default)]
+    shared: bool,
     /// This device's id ([`Wiki::device_id`]): its files go under
     /// `.llm-wiki/devices/<device>/`. Set when the state is read for a run, not stored.
     #[serde(skip)]
@@ -124,6 +129,7 @@ impl MirrorState {
             decided: BTreeSet::new(),
             known: BTreeMap::new(),
             version: crate::vault_files::FOLDER_VERSION,
+            shared: false,
             device: String::new(),
         }
     }

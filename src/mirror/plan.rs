@@ -69,6 +69,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     };
                     plan.insert(path, bytes);
                 }
+                // The text of a source an operation here changed (compiled, say), when the folder
+                // lacks it: another device's operation added it and a third removed the file,
+                // while a device applying this operation needs it (its texts are by hash, so
+                // writing one again is harmless).
+                Store::Sources => {
+                    if let Some((s, _)) = self.read::<Source>(Store::Sources, key).await? {
+                        let path = raw_text_path(&s.version);
+                        if !kept.contains_key(&path) && !plan.contains_key(&path) {
+                            let raw = format!("text/{}", s.version);
+                            if let Some(r) = self.storage.get(Store::Raw, &raw).await? {
+                                plan.insert(path, Some(r.data));
+                            }
+                        }
+                    }
+                }
                 Store::Documents if key != INDEX_MD && key != LOG_MD => {
                     let bytes = self
                         .storage

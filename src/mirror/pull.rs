@@ -135,6 +135,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         state.device = self.device_id().await?;
         // Other devices' operations first: what their mirrors wrote is then no edit to read.
         let others = super::merge::other_devices(folder, &state).await?;
+        state.shared |= !others.is_empty();
         self.merge_devices(folder, &mut state, &others, &mut report)
             .await?;
         let ended_copies = self

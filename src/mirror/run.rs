@@ -236,6 +236,21 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let state = &mut state;
         let report = &mut report;
         let mut todo: Vec<Step> = Vec::new();
+        // Before a raw file is removed: whether other devices keep the folder (see `shared`).
+        if !state.shared
+            && run
+                .plan
+                .iter()
+                .any(|(p, b)| b.is_none() && p.starts_with("raw/"))
+        {
+            let dir = format!("{}/{}", state.root, crate::vault_files::ops::DEVICES_DIR);
+            let own = format!("{dir}/{}/", state.device);
+            state.shared = folder
+                .list(&dir)
+                .await?
+                .iter()
+                .any(|e| !e.path.starts_with(&own));
+        }
         for (path, bytes) in run.plan {
             let kept = state.files.get(&path);
             match bytes {
@@ -246,6 +261,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     } else {
                         todo.push((path, Some((b, sha))));
                     }
+                }
+                // Another device may need a raw file this one no longer does (see `shared`).
+                None if state.shared && path.starts_with("raw/") => {
+                    state.files.remove(&path);
                 }
                 None if kept.is_some() || op_file(&path) => todo.push((path, None)),
                 None => {}
