@@ -549,3 +549,28 @@ fn a_source_text_one_device_rolled_back_still_reaches_the_other_devices_compile(
     let text = format!("{}/raw/text/{version}.md", common::MIRROR_ROOT);
     assert!(block_on(fa.read(&text)).unwrap().is_some());
 }
+
+#[test]
+fn a_page_file_before_its_operation_over_an_edit_here_is_still_a_conflict() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    edit(&a, "Alpha", "Alpha as A wrote it.\n");
+    edit(&b, "Alpha", "Alpha as B wrote it.\n");
+    mirror(&a, &fa);
+    mirror(&b, &fb);
+    // The sync tool brings A's page file first: B's pull reads it as an edit made in the
+    // folder, over B's own edit (which only the page's history then holds).
+    let path = format!("{}/wiki/concept/Alpha.md", common::MIRROR_ROOT);
+    let file = block_on(fa.read(&path)).unwrap().unwrap();
+    block_on(fb.write(&path, &file)).unwrap();
+    pull(&b, &fb);
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
+    assert_eq!(ca, cb);
+    assert_eq!(ca.len(), 1, "{ca:?}");
+    let kept = block_on(a.page("Alpha")).unwrap().unwrap().body;
+    let both = format!("{kept}\n{}", ca.iter().next().unwrap().1);
+    assert!(both.contains("Alpha as A wrote it."), "{both}");
+    assert!(both.contains("Alpha as B wrote it."), "{both}");
+}

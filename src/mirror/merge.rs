@@ -132,6 +132,8 @@ struct RunFacts<'a> {
     /// This device's operations after the run's first one (in the order), with their undo
     /// records: who may have written a record since the devices last agreed.
     later: Vec<(OpOrder, UndoRecord)>,
+    /// Those of them that read edits made in the folder (imports).
+    imports: BTreeSet<OpId>,
 }
 
 impl RunFacts<'_> {
@@ -416,6 +418,11 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|o| order[&o.id] > first)
             .map(|o| o.id)
             .collect();
+        let imports = ops[..held]
+            .iter()
+            .filter(|o| o.kind == crate::model::OperationKind::Import && later_ids.contains(&o.id))
+            .map(|o| o.id)
+            .collect();
         let keys: Vec<String> = later_ids.iter().map(|id| undo_key(*id)).collect();
         let mut later = Vec::new();
         for (k, r) in keys
@@ -432,6 +439,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             writer,
             order,
             later,
+            imports,
         })
     }
 
@@ -692,6 +700,26 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 .insert(sha256_hex(page_file(t).as_bytes()));
         }
         state.dirty.insert(r.key.clone());
+        if same && conflict.is_none() {
+            if let Some(mine) = self
+                .overwritten_by_copy(facts, &key, &base, &theirs)
+                .await?
+            {
+                let shown_now = state.put_merge_conflict(MirrorConflict {
+                    key: r.key.clone(),
+                    path: page_path(mine.kind, &r.key),
+                    theirs: page_file(&mine),
+                    mine: None,
+                    tool: None,
+                    copy: None,
+                    device: Some(device.to_string()),
+                    deleted: false,
+                });
+                if shown_now {
+                    report.conflicts.push(r.key.clone());
+                }
+            }
+        }
         if let Some(deleted) = conflict {
             let (kept, other) = if take {
                 (&theirs, &cur)
@@ -717,6 +745,53 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(take)
+    }
+
+    /// When the run's file of page `key` reached this folder before its operation file and an
+    /// import here read it as an edit made in the folder (the first import after the run's
+    /// operation that wrote the page), over a change of this device's own since the devices
+    /// last agreed (`base`): that change, the conflict's other version. It stays in the page's
+    /// history either way; this shows it, as any edit both devices made at once is shown.
+    async fn overwritten_by_copy(
+        &self,
+        facts: &RunFacts<'_>,
+        key: &RecordKey,
+        base: &Option<Option<Page>>,
+        theirs: &Option<Page>,
+    ) -> Result<Option<Page>> {
+        let (Some(Some(base)), Some(theirs)) = (base, theirs) else {
+            return Ok(None);
+        };
+        let writer = facts.writer_of(key, 0);
+        let at = facts
+            .order
+            .get(&writer)
+            .copied()
+            .unwrap_or((i64::MIN, 0, 0));
+        let import = facts
+            .later
+            .iter()
+            .filter(|(o, u)| *o > at && facts.imports.contains(&u.op))
+            .filter_map(|(o, u)| {
+                let e = u
+                    .entries
+                    .iter()
+                    .find(|e| e.store == key.0 && e.key == key.1)?;
+                Some((o, &e.before))
+            })
+            .min_by_key(|(o, _)| **o);
+        let before = match import {
+            Some((_, Before::Revision(n))) => self
+                .read::<Revision>(Store::Revisions, &revision_key(&key.1, *n))
+                .await?
+                .and_then(|(r, _)| r.page_state),
+            Some((_, Before::Data(text))) => serde_json::from_str(text).ok(),
+            _ => None,
+        };
+        Ok(before.filter(|p| {
+            let f = page_file(p);
+            f != page_file(theirs) && f != page_file(base)
+        }))
     }
 
     /// The body of the page `page` as the run left it: its revision's, from the run's records or
