@@ -20,8 +20,9 @@
 // CONVERGE_E2E_SEEDS ("0-199", "3,114"; default the five below) picks the interleavings,
 // CONVERGE_E2E_STEPS (default 40, as natively) their length;
 // CONVERGE_E2E_TOOLS (default "syncthing,dropbox,icloud,git") the conflict forms the sync engine
-// takes in turn ("syncthing" alone is the native test's engine); CONVERGE_DUMP=1 prints each
-// seed's steps and both histories.
+// takes in turn ("syncthing" alone is the native test's engine); CONVERGE_COMPILE=1 adds
+// offline compiles to the steps, as natively (not yet convergent: see the issue's note);
+// CONVERGE_DUMP=1 prints each seed's steps and both histories.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launch, watch } from "./harness.mjs";
@@ -42,6 +43,7 @@ const SEEDS = process.env.CONVERGE_E2E_SEEDS
   : CHOSEN;
 const STEPS = Number(process.env.CONVERGE_E2E_STEPS || 40);
 const DUMP = Boolean(process.env.CONVERGE_DUMP);
+const COMPILE = Boolean(process.env.CONVERGE_COMPILE);
 const TOOLS = (process.env.CONVERGE_E2E_TOOLS || "syncthing,dropbox,icloud,git").split(",");
 
 let server, browser;
@@ -60,7 +62,7 @@ after(async () => {
  * One seeded interleaving, run in the page (it must not reference anything outside itself).
  * Resolves to its figures, the records that differ, the texts lost and the trace of its steps.
  */
-async function interleaving({ seed, steps, dump, tools }) {
+async function interleaving({ seed, steps, dump, tools, compile }) {
   const { default: init, Wiki } = await import("/pkg/llm_wiki.js");
   await init();
   const t0 = performance.now();
@@ -319,6 +321,13 @@ async function interleaving({ seed, steps, dump, tools }) {
     const keys = (await w.pages()).map((p) => p.key);
     const pick = () => keys[rng.below(Math.max(keys.length, 1))];
     const n = rng.below(10);
+    if (n === 9 && compile) {
+      // As natively with CONVERGE_COMPILE: an offline compile, whatever it reports.
+      trace.push(`${step} ${who} compile`);
+      await w.compile({ contextWindow: 2_000_000, maxOutputTokens: 256 }).catch((e) => trace.push(`    compile: ${e?.code} ${e?.message}`));
+      await mirror(w, f);
+      return;
+    }
     if (n <= 3) {
       const k = pick();
       if (k !== undefined) {
@@ -492,7 +501,7 @@ for (const seed of SEEDS) {
     const missing = [];
     page.on("response", (res) => { if (res.status() >= 400) missing.push(`${res.status()} ${res.url()}`); });
     await page.goto(`${server.url}/style.css`); // any document of the origin
-    const r = await page.evaluate(interleaving, { seed, steps: STEPS, dump: DUMP, tools: TOOLS });
+    const r = await page.evaluate(interleaving, { seed, steps: STEPS, dump: DUMP, tools: TOOLS, compile: COMPILE });
     await context.close();
     results.push(r);
     const { counts: c, copies, copiesOnPages: onPages } = r;
