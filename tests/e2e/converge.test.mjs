@@ -29,12 +29,14 @@ import { startServer, launch, watch } from "./harness.mjs";
 
 // Five of the native test's 200 seeds, chosen from a run of all 200 here (every one converged
 // and lost nothing): among them the sync engine leaves each tool's form of conflict on a page's
-// file, and the app surfaces each tool's conflict; 136 meets a rollback refused for a source text
-// never received, 170 four merge conflicts. Two of the 200 (114 and 191) show different
-// merge conflicts on the two devices, as natively about 1 in 200 does (a page file synced before
-// its operation is read as a person's edit): within the native tolerance of 1 in 100, which
-// for five seeds is none.
-const CHOSEN = [75, 136, 142, 169, 170];
+// file, git's in two of them (9 and 170), and the app surfaces each tool's conflict; 136 meets
+// a rollback refused for a source text never received, 170 four merge conflicts. Which
+// conflicts the merge makes varies a little from run to run (the clock is real and B's device
+// slot random); which forms the engine leaves did not, over repeated runs here. Two of the 200
+// (114 and 191) show different merge conflicts on the two devices, as natively about 1 in 200
+// does (a page file synced before its operation is read as a person's edit): within the native
+// tolerance of 1 in 100, which for five seeds is none.
+const CHOSEN = [9, 75, 136, 142, 170];
 const SEEDS = process.env.CONVERGE_E2E_SEEDS
   ? process.env.CONVERGE_E2E_SEEDS.split(",").flatMap((r) => {
     const [from, to = from] = r.split("-").map(Number);
@@ -436,8 +438,7 @@ async function interleaving({ seed, steps, dump, tools, compile }) {
   }
 
   // The conflicts with the other device's version, as both show them.
-  const conflictsOf = async (w) => (await w.mirrorConflicts());
-  const [cAll, dAll] = [await conflictsOf(a), await conflictsOf(b)];
+  const [cAll, dAll] = [await a.mirrorConflicts(), await b.mirrorConflicts()];
   const mergeSet = (cs) => new Set(cs.filter((c) => c.device !== undefined && c.device !== null)
     .map((c) => JSON.stringify([c.key, c.theirs, Boolean(c.deleted)])));
   const [ca, cb] = [mergeSet(cAll), mergeSet(dAll)];
@@ -501,8 +502,10 @@ for (const seed of SEEDS) {
     const missing = [];
     page.on("response", (res) => { if (res.status() >= 400) missing.push(`${res.status()} ${res.url()}`); });
     await page.goto(`${server.url}/style.css`); // any document of the origin
-    const r = await page.evaluate(interleaving, { seed, steps: STEPS, dump: DUMP, tools: TOOLS, compile: COMPILE });
-    await context.close();
+    let r;
+    try {
+      r = await page.evaluate(interleaving, { seed, steps: STEPS, dump: DUMP, tools: TOOLS, compile: COMPILE });
+    } finally { await context.close(); }
     results.push(r);
     const { counts: c, copies, copiesOnPages: onPages } = r;
     console.log(`seed ${seed}: ${r.steps} steps (A ${c.A}, B ${c.B}, ${c.syncs} syncs of which ${c.partial} partial, ${c.pulls} pulls, ${c.failed} refused), `
@@ -510,7 +513,7 @@ for (const seed of SEEDS) {
       + `copies ${JSON.stringify(copies)} (on pages ${JSON.stringify(onPages)}), `
       + `tool conflicts surfaced ${r.toolSeen.length} (${[...new Set(r.toolSeen.map((t) => t.split(" ").at(-1)))].join(", ") || "none"}), left A ${r.toolConflicts[0].length} B ${r.toolConflicts[1].length}, `
       + `${r.written} texts (${r.lost.length} lost), ${r.refused} rollbacks refused, ${r.records} records, ${r.pages} pages, ${r.operations} ops, `
-      + `settled in ${r.settleRounds} rounds, ${r.ms} ms`);
+      + `${r.filesCopied} files copied, slots ${r.slots.join("/")}, settled in ${r.settleRounds} rounds, ${r.ms} ms`);
     if (r.trace && (DUMP || r.differingCount || r.lost.length || r.asymmetric)) console.log(`seed ${seed} steps:\n${r.trace.join("\n")}`);
     if (r.histories) console.log(`seed ${seed} histories:\n== A\n${r.histories[0].join("\n")}\n== B\n${r.histories[1].join("\n")}`);
     if (r.asymmetric) console.log(`seed ${seed}: the conflicts differ:\n A ${r.conflictsA.join("\n   ")}\n B ${r.conflictsB.join("\n   ")}`);
