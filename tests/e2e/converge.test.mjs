@@ -509,7 +509,7 @@ for (const seed of SEEDS) {
     results.push(r);
     const { counts: c, copies, copiesOnPages: onPages } = r;
     console.log(`seed ${seed}: ${r.steps} steps (A ${c.A}, B ${c.B}, ${c.syncs} syncs of which ${c.partial} partial, ${c.pulls} pulls, ${c.failed} refused), `
-      + `${r.merged} ops merged, ${r.conflicts} merge conflicts${r.asymmetric ? " (differing)" : ""}, `
+      + `${r.merged} ops merged, ${r.pulls.edited} page files read as a person's edit, ${r.conflicts} merge conflicts${r.asymmetric ? " (differing)" : ""}, `
       + `copies ${JSON.stringify(copies)} (on pages ${JSON.stringify(onPages)}), `
       + `tool conflicts surfaced ${r.toolSeen.length} (${[...new Set(r.toolSeen.map((t) => t.split(" ").at(-1)))].join(", ") || "none"}), left A ${r.toolConflicts[0].length} B ${r.toolConflicts[1].length}, `
       + `${r.written} texts (${r.lost.length} lost), ${r.refused} rollbacks refused, ${r.records} records, ${r.pages} pages, ${r.operations} ops, `
