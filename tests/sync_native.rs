@@ -519,3 +519,42 @@ fn a_picked_folder_says_which_wiki_it_holds_and_whether_it_may_be_joined() {
     let check = block_on(c.mirror_joinable(&inner)).unwrap();
     assert!(check.inside && check.wikis.is_empty());
 }
+
+#[test]
+fn sync_tools_copies_of_index_and_log_are_removed_and_nothing_else() {
+    let ba = MemoryBackend::new();
+    let (a, folder) = mirrored(&ba);
+    let at = |p: &str| format!("{MIRROR_ROOT}/{p}");
+    let index = read(&folder, &at("index.md")).unwrap();
+    let log = read(&folder, &at("log.md")).unwrap();
+    let copies = [
+        (
+            "index.sync-conflict-20261204-213045-7ZQYK3M.md",
+            index.clone(),
+        ),
+        ("log (Jane's conflicted copy 2026-12-04).md", log.clone()),
+        ("index 2.md", index.clone()),
+    ];
+    let kept = [
+        // Not a copy of the app's log: a note someone named so.
+        ("log 2.md", "# My log\nNot the app's.\n".to_string()),
+        // A copy of a file that is not the app's document.
+        (
+            "notes.sync-conflict-20261204-213045-7ZQYK3M.md",
+            "x\n".to_string(),
+        ),
+    ];
+    for (p, text) in copies.iter().chain(&kept) {
+        block_on(folder.write(&at(p), text.as_bytes())).unwrap();
+    }
+    let ops = block_on(a.operations()).unwrap().len();
+    let report = pull(&a, &folder);
+    for (p, _) in &copies {
+        assert!(read(&folder, &at(p)).is_none(), "{p} left");
+    }
+    for (p, _) in &kept {
+        assert!(read(&folder, &at(p)).is_some(), "{p} removed");
+    }
+    assert_eq!(report.op, None);
+    assert_eq!(block_on(a.operations()).unwrap().len(), ops);
+}

@@ -81,6 +81,21 @@ pub async fn run(folder: &impl Folder) -> Result<()> {
         folder.list("nope").await?.len(),
         0,
     )?;
+    expect(
+        "the top's files",
+        paths(&folder.list_top("").await?),
+        vec!["a.md"],
+    )?;
+    expect(
+        "a folder's own files",
+        paths(&folder.list_top("wiki").await?),
+        vec!["wiki/b.md"],
+    )?;
+    expect(
+        "a missing folder lists no file",
+        folder.list_top("nope").await?.len(),
+        0,
+    )?;
     // Paths outside the folder are refused before anything is touched.
     for bad in ["../x.md", "/x.md", "a/../../x.md", "a\\b.md", ""] {
         if folder.write(bad, b"x").await.is_ok() {

@@ -159,13 +159,15 @@ impl HandleFolder {
         Ok(found.map(|h| (dir, h.unchecked_into())))
     }
 
-    /// Every file under `dir` (`prefix` is its path, `""` or ending in `/`), appended to `out`.
+    /// Every file under `dir` (`prefix` is its path, `""` or ending in `/`), appended to `out`;
+    /// without `deep`, only those directly in it.
     /// The files of one directory are stat'ed (`getFile`) together, [`STAT_AT_ONCE`] at a time:
     /// one by one, each waits a round trip to the browser's file system process.
     async fn walk(
         &self,
         dir: FileSystemDirectoryHandle,
         prefix: String,
+        deep: bool,
         out: &mut Vec<Entry>,
     ) -> Result<()> {
         let mut todo = vec![(dir, prefix)];
@@ -186,7 +188,9 @@ impl HandleFolder {
                     .unchecked_into();
                 let path = format!("{prefix}{}", h.name());
                 if h.kind() == FileSystemHandleKind::Directory {
-                    todo.push((h.unchecked_into(), format!("{path}/")));
+                    if deep {
+                        todo.push((h.unchecked_into(), format!("{path}/")));
+                    }
                 } else {
                     files.push((path, h.unchecked_into()));
                 }
@@ -227,7 +231,21 @@ impl Folder for HandleFolder {
         };
         let mut out = Vec::new();
         if let Some(d) = self.dir(dir, &parts, false).await? {
-            self.walk(d, prefix, &mut out).await?;
+            self.walk(d, prefix, true, &mut out).await?;
+        }
+        crate::util::sort_by(&mut out, &|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    async fn list_top(&self, dir: &str) -> Result<Vec<Entry>> {
+        let (parts, prefix) = if dir.is_empty() {
+            (Vec::new(), String::new())
+        } else {
+            (check_path(dir)?, format!("{dir}/"))
+        };
+        let mut out = Vec::new();
+        if let Some(d) = self.dir(dir, &parts, false).await? {
+            self.walk(d, prefix, false, &mut out).await?;
         }
         crate::util::sort_by(&mut out, &|a, b| a.path.cmp(&b.path));
         Ok(out)

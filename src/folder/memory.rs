@@ -97,6 +97,17 @@ impl Folder for MemoryFolder {
             .collect())
     }
 
+    async fn list_top(&self, dir: &str) -> Result<Vec<Entry>> {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut all = self.list(dir).await?;
+        all.retain(|e| !e.path[prefix.len()..].contains('/'));
+        Ok(all)
+    }
+
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
         check_path(path)?;
         Ok(self.files.borrow().get(path).map(|(b, _)| b.clone()))

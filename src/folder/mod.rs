@@ -35,6 +35,9 @@ pub trait Folder {
     /// Every file under `dir` (`""`: the whole folder), at any depth, sorted by path. A missing
     /// `dir` lists nothing.
     async fn list(&self, dir: &str) -> Result<Vec<Entry>>;
+    /// The files directly in `dir` (`""`: the folder's top), not in its subfolders, sorted by
+    /// path. A missing `dir` lists nothing.
+    async fn list_top(&self, dir: &str) -> Result<Vec<Entry>>;
     /// The bytes of the file at `path`, or `None` when there is none.
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
     /// Writes the file at `path` whole, creating its folders; it replaces the old file only

@@ -138,9 +138,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         state.shared |= !others.is_empty();
         self.merge_devices(folder, &mut state, &others, &mut report)
             .await?;
-        let ended_copies = self
+        let mut ended_copies = self
             .exchange_conflicts(folder, &mut state, &others, &mut report)
             .await?;
+        ended_copies.extend(self.document_copies(folder, root).await?);
         // What the merge learned (conflicts, the files the other devices write) is kept even
         // if the rest of the pull fails: the merged operations are committed.
         let rev = match report.merged.is_empty() && report.conflicts.is_empty() {
@@ -246,6 +247,37 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             folder.remove(&format!("{root}/{rel}")).await?;
         }
         Ok(report)
+    }
+
+    /// Sync tools' conflict copies of index.md and log.md at the top of the mirror's folder, by
+    /// path inside it: both are the app's, which each device writes again from its records, so
+    /// a copy holds nothing to keep (an iCloud `index 2.md` only when its first line is the
+    /// document's).
+    ///
+    /// Errors: [`Error::Folder`]; storage errors.
+    async fn document_copies<F: Folder>(&self, folder: &F, root: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for e in folder.list_top(root).await? {
+            let rel = &e.path[root.len() + 1..];
+            let named = named_copy_of(rel).map(|(o, _)| o);
+            let Some(original) = named.clone().or_else(|| icloud_original(rel)) else {
+                continue;
+            };
+            let doc = match original.as_str() {
+                crate::documents::INDEX_MD | crate::documents::LOG_MD => original,
+                _ => continue,
+            };
+            if named.is_none() {
+                let first = |t: &str| t.lines().next().unwrap_or_default().to_string();
+                let ours = first(&self.document(&doc).await?);
+                let copy = folder.read(&e.path).await?.unwrap_or_default();
+                if ours.is_empty() || first(&String::from_utf8_lossy(&copy)) != ours {
+                    continue;
+                }
+            }
+            out.push(rel.to_string());
+        }
+        Ok(out)
     }
 
     /// Whether `text` is the file of a version of page `key` its history holds.
