@@ -574,3 +574,22 @@ fn a_page_file_before_its_operation_over_an_edit_here_is_still_a_conflict() {
     assert!(both.contains("Alpha as A wrote it."), "{both}");
     assert!(both.contains("Alpha as B wrote it."), "{both}");
 }
+
+#[test]
+fn an_attachment_name_taken_again_after_a_rollback_reaches_the_other_device() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    block_on(a.add_attachment("x.png", "image/png", b"\x89PNG one")).unwrap();
+    settle(&a, &b, &fa, &fb, &mut sync);
+    let added = block_on(a.operations()).unwrap().last().unwrap().id;
+    block_on(a.rollback(added)).unwrap();
+    mirror(&a, &fa);
+    // The name is free again: an attachment (named by its name, not its hash) takes it.
+    block_on(a.add_attachment("x.png", "image/png", b"\x89PNG two")).unwrap();
+    let r = mirror(&a, &fa);
+    assert!(r.held.is_empty(), "{:?}", r.held);
+    common::add(&a, "notes/later", "# Later\nA later source on A.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    assert_eq!(block_on(b.sources()).unwrap().len(), 1);
+}

@@ -37,6 +37,7 @@ use crate::wiki::Wiki;
 
 mod adopt;
 mod copies;
+mod devices;
 mod join;
 mod merge;
 mod plan;
@@ -358,7 +359,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             // The folder lost the mirror (moved, emptied): write it again.
             return self.mirror_whole(folder, state, rev, last).await;
         }
-        let conflicts_written = merge::conflicts_file(&state)
+        let conflicts_written = devices::conflicts_file(&state)
             .is_none_or(|(p, b)| state.files.get(&p) == Some(&crate::text::sha256_hex(&b)));
         if state.synced >= last
             && state.pending.is_empty()

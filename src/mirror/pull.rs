@@ -134,7 +134,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let mut report = PullReport::default();
         state.device = self.device_id().await?;
         // Other devices' operations first: what their mirrors wrote is then no edit to read.
-        let others = super::merge::other_devices(folder, &state).await?;
+        let others = super::devices::other_devices(folder, &state).await?;
         state.shared |= !others.is_empty();
         self.merge_devices(folder, &mut state, &others, &mut report)
             .await?;
@@ -649,7 +649,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
 /// Errors: [`Error::Folder`].
 async fn others_planned<F: Folder>(
     folder: &F,
-    others: &std::collections::BTreeMap<String, super::merge::DeviceFiles>,
+    others: &std::collections::BTreeMap<String, super::devices::DeviceFiles>,
 ) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
     for path in others.values().filter_map(|f| f.run.as_ref()) {

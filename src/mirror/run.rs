@@ -70,7 +70,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Some(json_one(&file)),
             );
         }
-        if let Some((path, bytes)) = super::merge::conflicts_file(&state) {
+        if let Some((path, bytes)) = super::devices::conflicts_file(&state) {
             plan.insert(path, Some(bytes));
         }
         // This device's operation files, and those of a folder from before device folders:
@@ -185,7 +185,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 plan.insert(MANIFEST_PATH.to_string(), Some(json_one(&m)));
             }
         }
-        if let Some((path, bytes)) = super::merge::conflicts_file(&state) {
+        if let Some((path, bytes)) = super::devices::conflicts_file(&state) {
             plan.insert(path, Some(bytes));
         }
         let mut records = records;
@@ -237,19 +237,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let report = &mut report;
         let mut todo: Vec<Step> = Vec::new();
         // Before a raw file is removed: whether other devices keep the folder (see `shared`).
-        if !state.shared
-            && run
-                .plan
-                .iter()
-                .any(|(p, b)| b.is_none() && p.starts_with("raw/"))
-        {
-            let dir = format!("{}/{}", state.root, crate::vault_files::ops::DEVICES_DIR);
-            let own = format!("{dir}/{}/", state.device);
-            state.shared = folder
-                .list(&dir)
-                .await?
-                .iter()
-                .any(|e| !e.path.starts_with(&own));
+        if !state.shared && run.plan.iter().any(|(p, b)| b.is_none() && by_hash(p)) {
+            state.shared = others_keep(folder, state).await?;
         }
         for (path, bytes) in run.plan {
             let kept = state.files.get(&path);
@@ -263,7 +252,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     }
                 }
                 // Another device may need a raw file this one no longer does (see `shared`).
-                None if state.shared && path.starts_with("raw/") => {
+                None if state.shared && by_hash(&path) => {
                     state.files.remove(&path);
                 }
                 None if kept.is_some() || op_file(&path) => todo.push((path, None)),
@@ -469,4 +458,25 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         Ok(json_one(&SettingsFile { time, config }))
     }
+}
+
+/// Whether `path` is a raw file named by the hash of its bytes (a source's text or original),
+/// which never changes: in a folder other devices keep, such a file stays (see `shared`).
+/// Attachments are named by their names, which a later one may take again.
+fn by_hash(path: &str) -> bool {
+    path.starts_with("raw/text/") || path.starts_with("raw/original/")
+}
+
+/// Whether other devices keep the mirror's folder too: it holds another device's folder under
+/// `.llm-wiki/devices/`.
+///
+/// Errors: [`crate::error::Error::Folder`].
+async fn others_keep<F: Folder>(folder: &F, state: &MirrorState) -> Result<bool> {
+    let dir = format!("{}/{}", state.root, crate::vault_files::ops::DEVICES_DIR);
+    let own = format!("{dir}/{}/", state.device);
+    Ok(folder
+        .list(&dir)
+        .await?
+        .iter()
+        .any(|e| !e.path.starts_with(&own)))
 }
