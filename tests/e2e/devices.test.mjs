@@ -328,6 +328,12 @@ test("joining from the wrong folder or a wiki with pages; a deletion against an 
   await sync(tool, "dev-b", "dev-a");
   await conflictWith(a, idB, ["Beta", "Gamma"]);
   await settle(tool, a, b);
+  // The folders are equal; both devices have read them too (a pull follows the last files).
+  const keys = (page, wiki) => api(page, wiki, "return (await w.pages()).map((p) => p.key)");
+  await until("both devices hold the same pages", async () => {
+    for (const p of [a, b]) await p.evaluate(() => window.dispatchEvent(new Event("focus")));
+    return JSON.stringify(await keys(a, "laptop")) === JSON.stringify(await keys(b, "dev-b"));
+  });
   const box = async (page, key) => {
     await page.evaluate((k) => { location.hash = "#/sources"; location.hash = `#/page/${k}`; }, key);
     await page.waitForFunction((k) => document.querySelector("#pv-title").textContent === k && !document.querySelector("#pv-conflict").hidden, key, { polling: 100 });
