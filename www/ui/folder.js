@@ -272,6 +272,10 @@ async function joinStep(handle) {
   const resume = localStorage.getItem(joiningKey(app.wiki.name));
   const cut = check.wikis.find((w) => w.root === resume && (w.own || check.empty));
   if (cut) { await join(handle, cut.root); return true; }
+  // This wiki's own folder, kept with other devices, picked again after "Stop": mirroring
+  // beside it would part this device from the others. A new wiki joins it instead.
+  const mine = check.wikis.find((w) => w.own && w.devices > 1);
+  if (mine) { setStatus(t("folderOwnShared", handle.name, mine.root), "error"); return true; }
   const other = check.wikis.find((w) => !w.own);
   if (!other) return false;
   if (check.empty) {

@@ -183,6 +183,7 @@ function showConflict(conflict) {
   // the conflict here and on the other devices.
   take.onclick = editKept
     ? async () => {
+      if (!confirm(t("confirmDeletePage", conflict.key))) return;
       try {
         await write(() => app.wiki.deletePage(conflict.key));
         setStatus(t("pageDeleted", conflict.key));
