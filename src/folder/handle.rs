@@ -159,6 +159,21 @@ impl HandleFolder {
         Ok(found.map(|h| (dir, h.unchecked_into())))
     }
 
+    /// [`Folder::list`] (`deep`) or [`Folder::list_top`].
+    async fn listing(&self, dir: &str, deep: bool) -> Result<Vec<Entry>> {
+        let (parts, prefix) = if dir.is_empty() {
+            (Vec::new(), String::new())
+        } else {
+            (check_path(dir)?, format!("{dir}/"))
+        };
+        let mut out = Vec::new();
+        if let Some(d) = self.dir(dir, &parts, false).await? {
+            self.walk(d, prefix, deep, &mut out).await?;
+        }
+        crate::util::sort_by(&mut out, &|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
     /// Every file under `dir` (`prefix` is its path, `""` or ending in `/`), appended to `out`;
     /// without `deep`, only those directly in it.
     /// The files of one directory are stat'ed (`getFile`) together, [`STAT_AT_ONCE`] at a time:
@@ -224,31 +239,11 @@ const STAT_AT_ONCE: usize = 256;
 
 impl Folder for HandleFolder {
     async fn list(&self, dir: &str) -> Result<Vec<Entry>> {
-        let (parts, prefix) = if dir.is_empty() {
-            (Vec::new(), String::new())
-        } else {
-            (check_path(dir)?, format!("{dir}/"))
-        };
-        let mut out = Vec::new();
-        if let Some(d) = self.dir(dir, &parts, false).await? {
-            self.walk(d, prefix, true, &mut out).await?;
-        }
-        crate::util::sort_by(&mut out, &|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        self.listing(dir, true).await
     }
 
     async fn list_top(&self, dir: &str) -> Result<Vec<Entry>> {
-        let (parts, prefix) = if dir.is_empty() {
-            (Vec::new(), String::new())
-        } else {
-            (check_path(dir)?, format!("{dir}/"))
-        };
-        let mut out = Vec::new();
-        if let Some(d) = self.dir(dir, &parts, false).await? {
-            self.walk(d, prefix, false, &mut out).await?;
-        }
-        crate::util::sort_by(&mut out, &|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        self.listing(dir, false).await
     }
 
     async fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
