@@ -76,11 +76,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         // This device's operation files, and those of a folder from before device folders:
         // the arrays now hold them. Not when other devices read the folder: they merge
         // operation files, not the arrays.
-        let others = folder
-            .list(&format!("{root}/{}", crate::vault_files::ops::DEVICES_DIR))
-            .await?
-            .iter()
-            .any(|e| !e.path.contains(&format!("/{}/", state.device)));
+        let others = others_keep(folder, &state).await?;
         for dir in [ops_dir(&state.device), LEGACY_OPS_DIR.to_string()] {
             if others {
                 break;
