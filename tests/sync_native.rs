@@ -521,6 +521,30 @@ fn a_picked_folder_says_which_wiki_it_holds_and_whether_it_may_be_joined() {
 }
 
 #[test]
+fn a_third_device_joins_after_one_with_no_operation_wrote_the_whole_wiki() {
+    let (ba, bb, bc) = (
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+        MemoryBackend::new(),
+    );
+    let (a, folder) = mirrored(&ba);
+    let b = common::join(&bb, "b", &folder);
+    // A changes a page; B merges it. The folder then loses the manifest (emptied, moved back
+    // by hand), and B, with no operation of its own yet, writes the whole wiki again.
+    edit(&a, "Alpha", "A's change.\n");
+    mirror(&a, &folder);
+    assert!(!pull(&b, &folder).merged.is_empty());
+    block_on(folder.remove("llm-wiki/.llm-wiki/vault.json")).unwrap();
+    mirror(&b, &folder);
+    // A third device takes it up (its import holds the operations the folder's arrays
+    // hold), and A still knows the folder as its own.
+    let c = common::join(&bc, "c", &folder);
+    assert!(block_on(c.page("Alpha")).unwrap().is_some());
+    let check = block_on(a.mirror_joinable(&folder)).unwrap();
+    assert!(check.wikis[0].own);
+}
+
+#[test]
 fn sync_tools_copies_of_index_and_log_are_removed_and_nothing_else() {
     let ba = MemoryBackend::new();
     let (a, folder) = mirrored(&ba);

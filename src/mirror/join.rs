@@ -47,7 +47,7 @@ pub struct FolderWiki {
     /// The devices that keep it: those with a folder under `.llm-wiki/devices/`, at least 1.
     pub devices: u32,
     /// Whether it is this wiki (this device's folder is there, or this wiki holds the last
-    /// operation its manifest names): mirror into it, do not join it.
+    /// operation the folder names): mirror into it, do not join it.
     pub own: bool,
 }
 
@@ -89,6 +89,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             let last_op = serde_json::from_slice::<crate::vault_files::VaultManifest>(&manifest)
                 .map(|m| m.last_op)
                 .unwrap_or(0);
+            let holds = self.holds_mirror(folder, &root, last_op).await?;
             let prefix = format!("{root}/{DEVICES_DIR}/");
             let mut ids = std::collections::BTreeSet::new();
             for e in folder.list(&format!("{root}/{DEVICES_DIR}")).await? {
@@ -100,8 +101,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     ids.insert(id.to_string());
                 }
             }
-            let own =
-                ids.contains(&device) || (last_op != 0 && self.holds_operation(last_op).await?);
+            let own = ids.contains(&device) || holds == Some(true);
             wikis.push(FolderWiki {
                 root,
                 devices: (ids.len() as u32).max(1),
@@ -117,6 +117,37 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             inside: folder.read(MANIFEST_PATH).await?.is_some(),
             wikis,
         })
+    }
+
+    /// Whether this wiki holds the wiki mirrored in `folder`/`root`, whose manifest names
+    /// `last_op`: whether it holds that operation. A device that joined the folder and made no
+    /// operation of its own yet names none (its slot's `op_id(slot, 0)`): then the last
+    /// operation of the folder's `.llm-wiki/operations.json` decides. `None` when nothing
+    /// tells (a wiki that had no operation).
+    ///
+    /// Errors: [`Error::Folder`]; storage errors.
+    async fn holds_mirror<F: Folder>(
+        &self,
+        folder: &F,
+        root: &str,
+        last_op: crate::model::OpId,
+    ) -> Result<Option<bool>> {
+        let id = if last_op == 0 {
+            return Ok(None);
+        } else if crate::model::op_seq(last_op) != 0 {
+            last_op
+        } else {
+            let ops = folder
+                .read(&format!("{root}/.llm-wiki/operations.json"))
+                .await?
+                .and_then(|b| serde_json::from_slice::<Vec<serde_json::Value>>(&b).ok())
+                .unwrap_or_default();
+            match ops.last().and_then(|o| o.get("id")?.as_u64()) {
+                Some(id) => id,
+                None => return Ok(None),
+            }
+        };
+        Ok(Some(self.holds_operation(id).await?))
     }
 
     async fn holds_operation(&self, id: crate::model::OpId) -> Result<bool> {
@@ -191,7 +222,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             })?;
         let manifest: crate::vault_files::VaultManifest = serde_json::from_slice(&manifest)
             .map_err(|e| Error::InvalidInput(format!("{root}/{MANIFEST_PATH}: {e}")))?;
-        if manifest.last_op != 0 && !self.holds_operation(manifest.last_op).await? {
+        if self.holds_mirror(folder, root, manifest.last_op).await? == Some(false) {
             return Err(Error::InvalidInput(format!(
                 "this wiki is not the one in {root}/: import that folder into an empty wiki first"
             )));
