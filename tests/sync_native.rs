@@ -509,6 +509,21 @@ fn a_picked_folder_says_which_wiki_it_holds_and_whether_it_may_be_joined() {
         block_on(c.mirror_joinable(&folder)).unwrap().wikis[0].devices,
         2
     );
+    // Another wiki, whose operation ids are the same numbers: not this one.
+    let bd = MemoryBackend::new();
+    // (made at other times: the test clock of `common::open` stands still)
+    let d = block_on(llm_wiki::wiki::Wiki::open(
+        &bd,
+        "d",
+        llm_wiki::clock::ManualClock::new(1_795_990_000_000),
+        llm_wiki::storage::OpenOptions::default(),
+    ))
+    .unwrap();
+    for title in ["One", "Two", "Three", "Four", "Five"] {
+        new_page(&d, title, PageKind::Concept, "Another wiki's page.\n");
+    }
+    let check = block_on(d.mirror_joinable(&folder)).unwrap();
+    assert!(!check.empty && !check.wikis[0].own, "{check:?}");
     // A folder picked inside the mirror (the wiki's own folder) says so.
     let inner = MemoryFolder::new();
     for e in block_on(folder.list(common::MIRROR_ROOT)).unwrap() {

@@ -119,46 +119,57 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
-    /// Whether this wiki holds the wiki mirrored in `folder`/`root`, whose manifest names
-    /// `last_op`: whether it holds that operation. A device that joined the folder and made no
-    /// operation of its own yet names none (its slot's `op_id(slot, 0)`): then the last
-    /// operation of the folder's `.llm-wiki/operations.json` decides. `None` when nothing
+    /// Whether this wiki is the one mirrored in `folder`/`root`, whose manifest names
+    /// `last_op`: whether it holds that operation. Another wiki numbers its operations from 1
+    /// too, so a held id counts only when the folder's record of it (in
+    /// `.llm-wiki/operations.json`) was made at the same time, of the same kind. A device that
+    /// joined the folder and made no operation of its own yet names none (its slot's
+    /// `op_id(slot, 0)`): then the last operation of those arrays decides. `None` when nothing
     /// tells (a wiki that had no operation).
     ///
-    /// Errors: [`Error::Folder`]; storage errors.
+    /// Errors: [`Error::Folder`]; storage errors; [`Error::Corrupt`] for an unreadable
+    /// operation record.
     async fn holds_mirror<F: Folder>(
         &self,
         folder: &F,
         root: &str,
         last_op: crate::model::OpId,
     ) -> Result<Option<bool>> {
-        let id = if last_op == 0 {
+        use serde_json::Value;
+        if last_op == 0 {
             return Ok(None);
-        } else if crate::model::op_seq(last_op) != 0 {
-            last_op
-        } else {
-            let ops = folder
-                .read(&format!("{root}/.llm-wiki/operations.json"))
-                .await?
-                .and_then(|b| serde_json::from_slice::<Vec<serde_json::Value>>(&b).ok())
-                .unwrap_or_default();
-            match ops.last().and_then(|o| o.get("id")?.as_u64()) {
+        }
+        let ops = folder
+            .read(&format!("{root}/.llm-wiki/operations.json"))
+            .await?
+            .and_then(|b| serde_json::from_slice::<Vec<Value>>(&b).ok())
+            .unwrap_or_default();
+        let id_of = |o: &Value| o.get("id").and_then(Value::as_u64);
+        let id = match crate::model::op_seq(last_op) {
+            0 => match ops.last().and_then(id_of) {
                 Some(id) => id,
                 None => return Ok(None),
-            }
+            },
+            _ => last_op,
         };
-        Ok(Some(self.holds_operation(id).await?))
-    }
-
-    async fn holds_operation(&self, id: crate::model::OpId) -> Result<bool> {
-        Ok(self
+        let key = crate::records::operation_key(id);
+        let Some(held) = self
             .storage
-            .get(
-                crate::storage::Store::Operations,
-                &crate::records::operation_key(id),
-            )
+            .get(crate::storage::Store::Operations, &key)
             .await?
-            .is_some())
+        else {
+            return Ok(Some(false));
+        };
+        let Some(theirs) = ops.iter().find(|o| id_of(o) == Some(id)) else {
+            return Ok(Some(true)); // only the id tells
+        };
+        let held: Value =
+            crate::records::from_json(crate::storage::Store::Operations, &key, &held.data)?;
+        Ok(Some(
+            ["time", "kind"]
+                .iter()
+                .all(|f| held.get(f) == theirs.get(f)),
+        ))
     }
 
     /// The first step of joining the mirror in `folder`/`root` (see the module docs): picks a
