@@ -422,3 +422,74 @@ test("a join cut short goes on when the folder is picked again", { timeout: 90_0
   assert.deepEqual([...logA.errors, ...logB.errors].filter((e) => !/stubbed crash/.test(e)), []);
   await context.close();
 });
+
+test("a new wiki's join goes on from the wiki that began it; a shared folder is not taken up after Stop", { timeout: 120_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(stubs);
+  const { page: a, log: logA } = await openApp(context, server.url, "laptop");
+  await newPage(a, "Alpha", "Written on the laptop.");
+  await a.evaluate(() => localStorage.setItem("picker-dir", "dev-a"));
+  await a.click("#folder-use");
+  await written(a, "laptop");
+  const tool = await context.newPage();
+  await tool.goto(`${server.url}/style.css`);
+  await sync(tool, "dev-a", "dev-b");
+
+  // A wiki with pages of its own: each prompt gets the next of `names` (none: cancelled).
+  const { page: b, log: logB } = await openApp(context, server.url, "notes");
+  const dialogs = [];
+  let names = [];
+  b.removeAllListeners("dialog");
+  b.on("dialog", (d) => {
+    dialogs.push(d.message());
+    if (d.type() !== "prompt") return d.accept();
+    const name = names.shift();
+    return name === undefined ? d.dismiss() : d.accept(name);
+  });
+  await newPage(b, "Mine", "A page of the notes wiki.");
+  const status = (re) => b.waitForFunction((src) => new RegExp(src).test(document.querySelector("#status").textContent), re.source, { timeout: 20_000, polling: 100 })
+    .catch(async (e) => { throw new Error(`${e.message}: ${await b.textContent("#status")} ${JSON.stringify(dialogs)}`); });
+  // The new wiki's name not given: nothing is joined, and the app says so.
+  await b.evaluate(() => localStorage.setItem("picker-dir", "dev-b"));
+  await b.click("#folder-use");
+  await status(/Nothing was joined: the new wiki needs a name/);
+  assert.equal(await wikiOf(b), "notes");
+  assert.equal(await api(b, "notes", "return (await w.mirrorStatus()) ?? null"), null, "nothing mirrored");
+
+  // The join into the new wiki stops at its last step; after a reload the person is back in
+  // the wiki that began it and picks the folder again, naming the same new wiki: it goes on.
+  names = ["phone"];
+  await b.evaluate(() => localStorage.setItem("fail-settings", "1"));
+  await b.click("#folder-use");
+  await status(/Joining stopped[^]*Pick the folder again to finish/);
+  await b.evaluate(() => { localStorage.removeItem("fail-settings"); localStorage.setItem("llm-wiki.current", "notes"); });
+  await b.reload();
+  await b.waitForSelector("body[data-ready=true]");
+  assert.equal(await wikiOf(b), "notes");
+  names = ["phone"];
+  await b.click("#folder-use");
+  await status(/Joined the wiki in llm-wiki\//);
+  assert.equal(await wikiOf(b), "phone");
+  assert.ok(!dialogs.some((m) => /is not empty: only a new, empty wiki can join/.test(m)), dialogs.join("\n"));
+  assert.deepEqual(await api(b, "notes", "return (await w.pages()).map((p) => p.key)"), ["Mine"], "the notes wiki is left as it was");
+  await shows(b, "Alpha", /Written on the laptop/);
+  await edit(b, "Alpha", "Edited on the phone.");
+  await written(b, "phone");
+  await sync(tool, "dev-b", "dev-a");
+  await shows(a, "Alpha", /Edited on the phone/);
+
+  // Stopped, then the same folder picked again: refused (mirroring beside it would part the
+  // phone from the laptop); nothing is mirrored and the pages stay.
+  await b.click("#folder-stop");
+  await b.waitForSelector("#folder-use:not([hidden])");
+  await sync(tool, "dev-a", "dev-b");
+  await b.click("#folder-use");
+  await status(/holds this wiki already \(in llm-wiki\/\), kept with other devices/);
+  assert.equal(await api(b, "phone", "return (await w.mirrorStatus()) ?? null"), null, "nothing mirrored");
+  const beside = await tool.evaluate(async () => !!(await (await navigator.storage.getDirectory()).getDirectoryHandle("dev-b")
+    .then((d) => d.getDirectoryHandle("llm-wiki 2")).catch(() => null)));
+  assert.equal(beside, false, "nothing mirrored beside the wiki");
+  assert.equal(await api(b, "phone", "return (await w.page('Alpha')).body"), "Edited on the phone.");
+  assert.deepEqual([...logA.errors, ...logB.errors].filter((e) => !/stubbed crash/.test(e)), []);
+  await context.close();
+});

@@ -285,9 +285,13 @@ async function joinStep(handle) {
   }
   if (!confirm(t("joinNewConfirm", other.devices, other.root, app.wiki.name))) return false;
   const name = prompt(t("askJoinWikiName"), handle.name)?.trim();
-  if (!name) return true;
+  if (!name) { setStatus(t("joinNoName")); return true; }
   await app.openWiki(name);
-  if (!(await app.wiki.mirrorJoinable(handle)).empty) { setStatus(t("joinNotEmpty", name), "error"); return true; }
+  // That wiki may be one whose join of this folder was cut short: it goes on.
+  const again = await app.wiki.mirrorJoinable(handle);
+  const cutThere = localStorage.getItem(joiningKey(name)) === other.root
+    && again.wikis.some((w) => w.root === other.root && (w.own || again.empty));
+  if (!again.empty && !cutThere) { setStatus(t("joinNotEmpty", name), "error"); return true; }
   await join(handle, other.root);
   return true;
 }
