@@ -410,7 +410,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     }
 
     /// The write a rollback makes to a record of `store` other than pages and operations to
-    /// give it its state `before` (`None`: it already has it), noted in `plan`.
+    /// give it its state `before` (`None`: it already has it), noted in `plan`. Raw bytes (a
+    /// source's text, an original, an attachment's bytes) are content-addressed and never
+    /// removed, as removing a source keeps them: an undo record keeps no bytes, so a later
+    /// rollback of this one (a redo) finds them there.
     async fn other_write(
         &self,
         plan: &mut RollbackPlan,
@@ -420,6 +423,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     ) -> Result<Option<(Store, String, Option<String>)>> {
         let data = match before {
             Before::Present | Before::Revision(_) => return Ok(None),
+            Before::Absent if store == Store::Raw => return Ok(None),
             Before::Absent => None,
             Before::Data(d) => Some(d.clone()),
         };
@@ -431,7 +435,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             Store::Sources => plan.sources.push(key.to_string()),
             Store::Claims => plan.claims += 1,
             Store::Ledger => plan.contradictions += 1,
-            Store::Raw => {}
             Store::Documents => plan.other.push(key.to_string()),
             _ => plan.other.push(format!("{}/{key}", store.name())),
         }

@@ -267,7 +267,6 @@ impl Rng {
 
 static LOST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static WRITTEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-static REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static ASYMMETRIC: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Fails on an error no person's step should meet: the store refusing a write (a revision
@@ -342,19 +341,9 @@ fn act(w: &W, f: &MemoryFolder, who: &str, step: usize, rng: &mut Rng, written: 
                 .map(|o| o.id)
                 .collect();
             if let Some(op) = own.last() {
-                match block_on(w.rollback(*op)) {
-                    // A rollback that would restore a source whose text this device never
-                    // received (the other device removed it from the folder): refused, the
-                    // wiki unchanged. Counted; see the issue's note.
-                    Err(llm_wiki::Error::Corrupt {
-                        store: Store::Raw, ..
-                    }) => {
-                        REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    r => {
-                        no_store_error(r, "a rollback");
-                    }
-                }
+                // A rollback a person may ask for is never refused by a missing record
+                // (a source text is kept, content-addressed, whoever removed the source).
+                no_store_error(block_on(w.rollback(*op)), "a rollback");
             }
         }
         _ => {
@@ -467,9 +456,8 @@ fn seeded_interleavings_on_two_devices_converge_and_lose_no_edit() {
     );
     eprintln!(
         "{} interleavings: {conflicts} conflicts, {asymmetric} with the conflicts differing; \
-         {lost} of {written} texts lost; {} rollbacks refused for a missing source text",
+         {lost} of {written} texts lost",
         seeds - from,
-        REFUSED.load(std::sync::atomic::Ordering::Relaxed)
     );
     // The interleavings do reach the case the merge exists for.
     assert!(conflicts > 0, "no interleaving made a conflict");

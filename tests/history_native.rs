@@ -329,22 +329,26 @@ fn settings_schema_and_sources_roll_back_without_secrets() {
     assert_eq!(block_on(w.schema()).unwrap(), schema_before);
     assert!(block_on(w.source("a.md")).unwrap().is_some(), "unrelated");
 
-    // Undoing an add-source removes the source and its text (content-addressed raw bytes).
+    // Undoing an add-source removes the source; its text stays in raw/ (content-addressed,
+    // as removing a source keeps it), so undoing that undo brings the source back.
     let add_op = block_on(w.operations())
         .unwrap()
         .into_iter()
         .find(|o| o.kind == OperationKind::AddSource)
         .unwrap();
-    block_on(w.rollback(add_op.id)).unwrap();
+    let undone = block_on(w.rollback(add_op.id)).unwrap();
     assert!(block_on(w.sources()).unwrap().is_empty());
     let now = export(&w);
     assert!(
-        !now.keys().any(|k| k.starts_with("raw/text/")),
+        now.keys().any(|k| k.starts_with("raw/text/")),
         "{:?}",
         now.keys()
     );
     let undo = String::from_utf8(now[".llm-wiki/undo.json"].clone()).unwrap();
     assert!(!undo.to_lowercase().contains("apikey"));
+    block_on(w.rollback(undone.operation.id)).unwrap();
+    let back = block_on(w.source("a.md")).unwrap().unwrap();
+    assert_eq!(back.text, "# A\n\nAlpha text.\n");
 }
 
 #[test]

@@ -30,7 +30,7 @@ import { startServer, launch, watch } from "./harness.mjs";
 // Five of the native test's 200 seeds, chosen from a run of all 200 here (every one converged
 // and lost nothing): among them the sync engine leaves each tool's form of conflict on a page's
 // file, git's in two of them (9 and 170), and the app surfaces each tool's conflict; 136 meets
-// a rollback refused for a source text never received, 170 four merge conflicts. Which
+// a redo of an added source (a rollback of its rollback), 170 four merge conflicts. Which
 // conflicts the merge makes varies a little from run to run (the clock is real and B's device
 // slot random); which forms the engine leaves did not, over repeated runs here. Two of the 200
 // (114 and 191) show different merge conflicts on the two devices, as natively about 1 in 200
@@ -303,7 +303,6 @@ async function interleaving({ seed, steps, dump, tools, compile }) {
 
   const rng = new Rng(((BigInt(seed) * 0x9e3779b97f4a7c15n) & MASK) | 1n);
   const written = [];
-  let refused = 0;
   const counts = { A: 0, B: 0, syncs: 0, partial: 0, pulls: 0, failed: 0 };
 
   /** Fails on an error no person's step should meet (a revision taken, a record that does not
@@ -360,14 +359,8 @@ async function interleaving({ seed, steps, dump, tools, compile }) {
       const op = own.at(-1);
       if (op !== undefined) {
         trace.push(`${step} ${who} rollback ${op}`);
-        try { await w.rollback(op); } catch (e) {
-          // A rollback that would restore a source whose text this device never received
-          // (the other device removed it from the folder): refused, the wiki unchanged.
-          if (e?.code === "CORRUPT" && /record Raw\//.test(e.message)) {
-            refused++;
-            trace.push(`    refused for a missing source text: ${e.message}`);
-          } else await personal("a rollback", () => Promise.reject(e));
-        }
+        // Never refused by a missing record: a source text stays, content-addressed.
+        await personal("a rollback", () => w.rollback(op));
       }
     } else {
       const key = `notes/${who}-${rng.below(3)}`;
@@ -464,7 +457,6 @@ async function interleaving({ seed, steps, dump, tools, compile }) {
     counts,
     written: written.length,
     lost,
-    refused,
     merged,
     pulls,
     settleRounds: rounds + 1,
@@ -512,7 +504,7 @@ for (const seed of SEEDS) {
       + `${r.merged} ops merged, ${r.pulls.edited} page files read as a person's edit, ${r.conflicts} merge conflicts${r.asymmetric ? " (differing)" : ""}, `
       + `copies ${JSON.stringify(copies)} (on pages ${JSON.stringify(onPages)}), `
       + `tool conflicts surfaced ${r.toolSeen.length} (${[...new Set(r.toolSeen.map((t) => t.split(" ").at(-1)))].join(", ") || "none"}), left A ${r.toolConflicts[0].length} B ${r.toolConflicts[1].length}, `
-      + `${r.written} texts (${r.lost.length} lost), ${r.refused} rollbacks refused, ${r.records} records, ${r.pages} pages, ${r.operations} ops, `
+      + `${r.written} texts (${r.lost.length} lost), ${r.records} records, ${r.pages} pages, ${r.operations} ops, `
       + `${r.filesCopied} files copied, slots ${r.slots.join("/")}, settled in ${r.settleRounds} rounds, ${r.ms} ms`);
     if (r.trace && (DUMP || r.differingCount || r.lost.length || r.asymmetric)) console.log(`seed ${seed} steps:\n${r.trace.join("\n")}`);
     if (r.histories) console.log(`seed ${seed} histories:\n== A\n${r.histories[0].join("\n")}\n== B\n${r.histories[1].join("\n")}`);
@@ -531,11 +523,10 @@ test("the interleavings reach the merge's case, and both devices show the same c
   const conflicts = results.reduce((n, r) => n + r.conflicts, 0);
   const asymmetric = results.filter((r) => r.asymmetric).length;
   const [lost, written] = [results.reduce((n, r) => n + r.lost.length, 0), results.reduce((n, r) => n + r.written, 0)];
-  const refused = results.reduce((n, r) => n + r.refused, 0);
   const onPages = Object.fromEntries(TOOLS.map((f) => [f, results.reduce((n, r) => n + r.copiesOnPages[f], 0)]));
   const surfaced = new Set(results.flatMap((r) => r.toolSeen.map((t) => t.split(" ").at(-1))));
   console.log(`${seeds} interleavings: ${conflicts} conflicts, ${asymmetric} with the conflicts differing; ${lost} of ${written} texts lost; `
-    + `${refused} rollbacks refused for a missing source text; conflicts left on page files by tool ${JSON.stringify(onPages)}, `
+    + `conflicts left on page files by tool ${JSON.stringify(onPages)}, `
     + `surfaced by the app: ${[...surfaced].join(", ") || "none"}`);
   // As natively: the interleavings do reach the case the merge exists for, and at most 1 in
   // 100 shows different conflicts on the two devices.
