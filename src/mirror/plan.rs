@@ -153,6 +153,42 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(())
     }
 
+    /// The revisions the operations of `undo` wrote that a merge here has since moved to their
+    /// [`crate::records::displaced_revision_key`] (another device's revision of the same
+    /// number came later in the order), as records the run carries: a device that merged that
+    /// other revision before this run reached it never saw this one under its own key, so it
+    /// gets it here, displaced, as this wiki holds it.
+    ///
+    /// Errors: storage errors.
+    pub(super) async fn displaced_revisions(
+        &self,
+        undo: &[crate::records::undo::UndoRecord],
+    ) -> Result<Vec<(Store, String)>> {
+        use crate::records::{displaced_revision_key, parse_revision_key};
+        let keys: Vec<String> = undo
+            .iter()
+            .flat_map(|u| {
+                u.revisions
+                    .iter()
+                    .flatten()
+                    .filter_map(move |k| match parse_revision_key(k) {
+                        Some((page, n, None)) => Some(displaced_revision_key(page, n, u.op)),
+                        _ => None,
+                    })
+            })
+            .collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.storage.get_many(Store::Revisions, &keys).await?;
+        Ok(keys
+            .into_iter()
+            .zip(found)
+            .filter(|(_, r)| r.is_some())
+            .map(|(k, _)| (Store::Revisions, k))
+            .collect())
+    }
+
     /// The records in `touched` that a vault carries, as they are now (pages without bodies,
     /// meta records without secrets), but the configuration: the folder keeps it per device,
     /// in the device's settings file.

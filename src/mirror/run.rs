@@ -144,6 +144,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     .chain(revisions.map(|k| (Store::Revisions, k.clone())))
             })
             .collect();
+        touched.extend(self.displaced_revisions(&undo).await?);
         // Their records are in this run's operation files; the pages other devices' operations
         // changed here are not, but their files are written as this wiki holds them.
         let records = Some(self.records_after(&touched).await?);

@@ -21,7 +21,7 @@
 // CONVERGE_E2E_STEPS (default 40, as natively) their length;
 // CONVERGE_E2E_TOOLS (default "syncthing,dropbox,icloud,git") the conflict forms the sync engine
 // takes in turn ("syncthing" alone is the native test's engine); CONVERGE_COMPILE=1 adds
-// offline compiles to the steps, as natively (not yet convergent: see the issue's note);
+// offline compiles to the steps, as the native test's second pass does;
 // CONVERGE_DUMP=1 prints each seed's steps and both histories.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -323,7 +323,7 @@ async function interleaving({ seed, steps, dump, tools, compile }) {
     const pick = () => keys[rng.below(Math.max(keys.length, 1))];
     const n = rng.below(10);
     if (n === 9 && compile) {
-      // As natively with CONVERGE_COMPILE: an offline compile, whatever it reports.
+      // As in the native test's second pass: an offline compile, whatever it reports.
       trace.push(`${step} ${who} compile`);
       await w.compile({ contextWindow: 2_000_000, maxOutputTokens: 256 }).catch((e) => trace.push(`    compile: ${e?.code} ${e?.message}`));
       await mirror(w, f);
