@@ -618,3 +618,49 @@ fn a_revision_displaced_before_its_run_was_written_reaches_the_other_device() {
     let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
     assert_eq!((ca.len(), ca), (1, cb));
 }
+
+#[test]
+fn a_device_takes_its_shared_folder_up_again_after_stopping() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    new_page(&a, "Gamma", PageKind::Concept, "Gamma, first.\n");
+    edit(&b, "Alpha", "Alpha as B wrote it before stopping.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    // B stops using the folder; meanwhile B edits a page, A edits another, and the person
+    // edits a third one's file in B's copy of the folder.
+    block_on(b.forget_mirror()).unwrap();
+    edit(&b, "Alpha", "Alpha as B wrote it while stopped.\n");
+    edit(&a, "Beta", "Beta as A wrote it meanwhile.\n");
+    mirror(&a, &fa);
+    sync.all(&fa, &fb);
+    let gamma = format!("{}/wiki/concept/Gamma.md", common::MIRROR_ROOT);
+    let file = String::from_utf8(block_on(fb.read(&gamma)).unwrap().unwrap()).unwrap();
+    let edited = file.replace("Gamma, first.", "Gamma, edited in the folder.");
+    block_on(fb.write(&gamma, edited.as_bytes())).unwrap();
+    // B takes the folder up again: nothing is lost, and no device forks.
+    assert!(block_on(b.mirror_joinable(&fb)).unwrap().wikis[0].own);
+    block_on(b.mirror_take(&fb, common::MIRROR_ROOT)).unwrap();
+    // Its next run writes the one operation it made meanwhile, not all of its own again.
+    let ops = |r: &llm_wiki::mirror::MirrorReport| {
+        r.written.iter().filter(|p| p.contains("/ops/")).count()
+    };
+    assert_eq!(ops(&mirror(&b, &fb)), 1);
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    for (w, who) in [(&a, "A"), (&b, "B")] {
+        let body = |k: &str| block_on(w.page(k)).unwrap().unwrap().body;
+        assert_eq!(
+            body("Alpha"),
+            "Alpha as B wrote it while stopped.\n",
+            "{who}"
+        );
+        assert_eq!(body("Beta"), "Beta as A wrote it meanwhile.\n", "{who}");
+        assert_eq!(body("Gamma"), "Gamma, edited in the folder.\n", "{who}");
+    }
+    let roots: BTreeSet<String> = fb
+        .snapshot()
+        .keys()
+        .map(|p| p.split('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(roots.len(), 1, "{roots:?}");
+}

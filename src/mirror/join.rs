@@ -119,6 +119,32 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         })
     }
 
+    /// The last operation of this device (`slot`) the mirror in `folder`/`root` already holds:
+    /// the last of its operation files there, or the manifest's `last_op` when it is this
+    /// device's (a whole run's arrays hold up to it); else `op_id(slot, 0)` (a device that
+    /// joins). A device that takes up its folder again after stopping then writes only the
+    /// operations it made since, not all of its own again.
+    ///
+    /// Errors: [`Error::Folder`].
+    async fn synced_in<F: Folder>(
+        &self,
+        folder: &F,
+        root: &str,
+        device: &str,
+        slot: u16,
+        last_op: crate::model::OpId,
+    ) -> Result<crate::model::OpId> {
+        let dir = format!("{root}/{}", crate::vault_files::ops::ops_dir(device));
+        let files = folder.list(&dir).await?.into_iter().filter_map(|e| {
+            let name = e.path.rsplit_once('/')?.1.strip_suffix(".json")?;
+            name.parse::<crate::model::OpId>().ok()
+        });
+        Ok(files
+            .chain(std::iter::once(last_op))
+            .filter(|id| crate::model::op_slot(*id) == slot)
+            .fold(op_id(slot, 0), crate::model::OpId::max))
+    }
+
     /// Whether this wiki is the one mirrored in `folder`/`root`, whose manifest names
     /// `last_op`: whether it holds that operation. Another wiki numbers its operations from 1
     /// too, so a held id counts only when the folder's record of it (in
@@ -242,7 +268,9 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let slot = self.device_slot().await?;
         let mut state = MirrorState::new(META_MIRROR, root);
         state.device = device.clone();
-        state.synced = op_id(slot, 0);
+        state.synced = self
+            .synced_in(folder, root, &device, slot, manifest.last_op)
+            .await?;
         let prefix = format!("{root}/");
         let devices = format!("{DEVICES_DIR}/");
         for e in folder.list(root).await? {
