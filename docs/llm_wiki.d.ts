@@ -376,6 +376,12 @@ export interface Operation {
      * `Wiki::rollback`). Absent from the JSON while it was not rolled back.
      */
     rolledBackBy?: OpId;
+    /**
+     * The last operation of each other device (one id per slot) this wiki held when this one
+     * was made: what it saw (Decision 7), so a merge tells an edit or deletion made after
+     * another device's from one made beside it ([`seen_by`]). Absent from the JSON when empty.
+     */
+    seen?: OpId[];
 }
 
 /**

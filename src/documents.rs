@@ -273,6 +273,7 @@ mod tests {
                 estimated: true,
             },
             rolled_back_by: None,
+            seen: vec![],
         };
         assert_eq!(
             log_entry(&op),

@@ -21,7 +21,8 @@ use crate::clock::Millis;
 mod op_ids;
 mod vault;
 pub use op_ids::{
-    op_id, op_orders, op_seq, op_slot, sort_operations, OpOrder, MAX_SLOT, OP_SEQ_BITS,
+    note_seen, op_id, op_orders, op_seq, op_slot, seen_by, sort_operations, OpOrder, MAX_SLOT,
+    OP_SEQ_BITS,
 };
 pub use vault::{Asset, ImageDescription, PageRef, RenameReport};
 
@@ -522,6 +523,12 @@ pub struct Operation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub rolled_back_by: Option<OpId>,
+    /// The last operation of each other device (one id per slot) this wiki held when this one
+    /// was made: what it saw (Decision 7), so a merge tells an edit or deletion made after
+    /// another device's from one made beside it ([`seen_by`]). Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub seen: Vec<OpId>,
 }
 
 /// Input of [`crate::wiki::Wiki::add_source`] (JS: `addSource`).

@@ -57,6 +57,30 @@ pub fn op_orders<'a>(ops: impl IntoIterator<Item = &'a Operation>) -> BTreeMap<O
     out
 }
 
+/// Adds operation `id` to `seen` (one id per slot, the greatest: [`Operation::seen`]).
+pub fn note_seen(seen: &mut Vec<OpId>, id: OpId) {
+    match seen.iter_mut().find(|s| op_slot(**s) == op_slot(id)) {
+        Some(s) => *s = (*s).max(id),
+        None => {
+            seen.push(id);
+            seen.sort_unstable();
+        }
+    }
+}
+
+/// Whether operation `other` was held where `op` was made when it was made: an earlier one of
+/// the same device (or `op` itself), or one of another device up to the last `op` saw of it
+/// ([`Operation::seen`]; a device applies another's operations in their sequence order, so
+/// what it holds of another is a prefix of its operations).
+pub fn seen_by(op: &Operation, other: OpId) -> bool {
+    if op_slot(other) == op_slot(op.id) {
+        return other <= op.id;
+    }
+    op.seen
+        .iter()
+        .any(|s| op_slot(*s) == op_slot(other) && *s >= other)
+}
+
 /// Sorts `ops` into the total order (see the module docs).
 pub fn sort_operations(ops: &mut [Operation]) {
     let order = op_orders(ops.iter());
@@ -78,6 +102,7 @@ mod tests {
             sources: vec![],
             usage: TokenUsage::default(),
             rolled_back_by: None,
+            seen: vec![],
         }
     }
 

@@ -195,6 +195,10 @@ pub(crate) struct OpsCounter {
     /// clocks say (Decision 7).
     #[serde(default)]
     pub(crate) time: crate::clock::Millis,
+    /// The last operation of each other device this wiki holds, one id per slot: what an
+    /// operation made here sees ([`crate::model::Operation::seen`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) seen: Vec<OpId>,
 }
 
 // ---------------------------------------------------------------- codec

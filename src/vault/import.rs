@@ -77,6 +77,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .map(|o| o.time)
             .max()
             .unwrap_or(0);
+        // What an operation made here sees of the other devices': the vault's.
+        let mut seen = Vec::new();
+        for o in vault
+            .operations
+            .iter()
+            .filter(|o| crate::model::op_slot(o.id) != slot)
+        {
+            crate::model::note_seen(&mut seen, o.id);
+        }
         let PageChanges {
             mut final_pages,
             mut edits,
@@ -99,7 +108,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 t => self.clock.now_ms().max(t + 1),
             };
             counter += 1;
-            let op = put_vault_edits(
+            let mut op = put_vault_edits(
                 &mut batch,
                 VaultEdits {
                     id: counter,
@@ -110,6 +119,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 &mut final_pages,
                 &mut report,
             );
+            op.seen = seen.clone();
             crate::util::sort_by(&mut final_pages, &|a, b| a.key.cmp(&b.key));
             let mut text = log.take().unwrap_or_else(documents::empty_log);
             text.push_str(&documents::log_entry(&op));
@@ -143,6 +153,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&crate::records::OpsCounter {
                 last: counter,
                 time: last_time,
+                seen,
             }),
             Expect::from_read(ops_rev),
         );
@@ -511,6 +522,7 @@ fn put_vault_edits(
         sources: vec![],
         usage: TokenUsage::default(),
         rolled_back_by: None,
+        seen: vec![],
     };
     for (mut page, recorded) in edits {
         if recorded.is_none() {

@@ -275,6 +275,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&OpsCounter {
                 last: id,
                 time: counter.time,
+                seen: counter.seen.clone(),
             }),
             Expect::from_read(rev),
         );
@@ -290,6 +291,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 sources: vec![],
                 usage: TokenUsage::default(),
                 rolled_back_by: None,
+                seen: counter.seen,
             },
         })
     }
@@ -342,12 +344,17 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let time = ops.iter().map(|o| o.time).max().unwrap_or(0);
         let stamp = counter.last;
+        let mut seen = counter.seen;
+        for o in ops {
+            crate::model::note_seen(&mut seen, o.id);
+        }
         batch.put(
             Store::Meta,
             META_OPS,
             to_json(&OpsCounter {
                 last: counter.last,
                 time: counter.time.max(time),
+                seen,
             }),
             Expect::from_read(rev),
         );
