@@ -613,6 +613,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                     return Ok(true);
                 }
                 if state.files.get(&c.rel) != Some(&app) {
+                    if state.shared && self.in_history(key, text).await? {
+                        // An earlier version of the page that a sync brought back (a device's
+                        // mirror wrote it before the page changed again): no new version, the
+                        // wiki's stands; the next run writes it over.
+                        state.dirty.insert(key.to_string());
+                        return Ok(true);
+                    }
                     // The wiki changed it too since the mirror last wrote it.
                     hold(state, c, key, text.to_string(), None, report);
                     return Ok(false);
