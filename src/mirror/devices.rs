@@ -130,26 +130,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
             }
         }
-        let mut ended = Vec::new();
-        for c in state.conflicts.values_mut().filter(|c| c.device.is_some()) {
-            let now = self
-                .read::<Page>(Store::Pages, &c.key)
-                .await?
-                .map(|(p, _)| p);
-            let settled = match &now {
-                Some(p) => page_file(p) == c.theirs,
-                None => c.theirs.is_empty(),
-            };
-            if settled || state.decided.contains(&c.id()) {
-                ended.push(c.key.clone());
-            }
-
-            // A deletion on one side: as the records say now, alike on every device.
-            c.deleted = c.theirs.is_empty() || now.is_none();
-        }
-        for k in ended {
-            state.conflicts.remove(&k);
-        }
         // A page file (or a sync tool's copy of one) taken for an edit made outside, in
         // conflict with the wiki, that another device's mirror wrote for an operation merged
         // since: the merge has that version (and shows any conflict it makes).
@@ -175,6 +155,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         for (k, copy) in written {
             state.conflicts.remove(&k);
             copies.extend(copy);
+        }
+        // The merge's conflicts those kept out (still kept out: they wait again).
+        report.conflicts.extend(state.put_waiting());
+        let mut ended = Vec::new();
+        for c in state.conflicts.values_mut().filter(|c| c.device.is_some()) {
+            let now = self
+                .read::<Page>(Store::Pages, &c.key)
+                .await?
+                .map(|(p, _)| p);
+            let settled = match &now {
+                Some(p) => page_file(p) == c.theirs,
+                None => c.theirs.is_empty(),
+            };
+            if settled || state.decided.contains(&c.id()) {
+                ended.push(c.key.clone());
+            }
+
+            // A deletion on one side: as the records say now, alike on every device.
+            c.deleted = c.theirs.is_empty() || now.is_none();
+        }
+        for k in ended {
+            state.conflicts.remove(&k);
         }
         Ok(copies)
     }

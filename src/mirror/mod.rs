@@ -109,6 +109,11 @@ struct MirrorState {
     /// `.llm-wiki/devices/<device>/`. Set when the state is read for a run, not stored.
     #[serde(skip)]
     device: String,
+    /// Conflicts with another device's version found on a page where a sync tool's conflict
+    /// or a held file was (which is decided first): put again by each pull until that one has
+    /// ended (a merge accounts for a version it knows, [`MirrorState::known`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    waiting: Vec<MirrorConflict>,
 }
 
 fn mirror_record() -> &'static str {
@@ -132,6 +137,7 @@ impl MirrorState {
             version: crate::vault_files::FOLDER_VERSION,
             shared: false,
             device: String::new(),
+            waiting: Vec::new(),
         }
     }
 }
@@ -204,21 +210,42 @@ impl MirrorConflict {
 impl MirrorState {
     /// Records a conflict with another device's version (merge on read), as every device
     /// records it whichever order it learns of them in: not one decided already, not over a
-    /// conflict a sync tool left on the page (that one is decided first), and of two on one
-    /// page the one with the greater [`MirrorConflict::id`] (the other version is in the
-    /// page's history either way).
+    /// conflict a sync tool left on the page or a held file (that one is decided first; this
+    /// one waits, [`MirrorState::waiting`]), and of two on one page the one with the greater
+    /// [`MirrorConflict::id`] (the other version is in the page's history either way).
     fn put_merge_conflict(&mut self, c: MirrorConflict) -> bool {
         let id = c.id();
         if self.decided.contains(&id) {
             return false;
         }
         match self.conflicts.get(&c.key) {
-            Some(o) if o.device.is_none() || o.id() >= id => false,
+            Some(o) if o.device.is_none() => {
+                if !self.waiting.iter().any(|w| w.id() == id) {
+                    self.waiting.push(c);
+                }
+                false
+            }
+            Some(o) if o.id() >= id => false,
             _ => {
                 self.conflicts.insert(c.key.clone(), c);
                 true
             }
         }
+    }
+}
+
+impl MirrorState {
+    /// Puts again the conflicts [`MirrorState::waiting`] holds (those still kept out wait
+    /// again); returns the pages whose conflict is shown now.
+    fn put_waiting(&mut self) -> Vec<String> {
+        let mut shown = Vec::new();
+        for c in std::mem::take(&mut self.waiting) {
+            let key = c.key.clone();
+            if self.put_merge_conflict(c) {
+                shown.push(key);
+            }
+        }
+        shown
     }
 }
 

@@ -226,6 +226,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             state.files.insert(c.rel.clone(), c.sha);
             state.seen.insert(c.rel, c.stat);
         }
+        // A conflict this pull decided (or ended) lets one with another device's version in.
+        report.conflicts.extend(state.put_waiting());
+        report.conflicts.sort();
+        report.conflicts.dedup();
         if !ob.op.pages.is_empty() || !ob.op.sources.is_empty() {
             self.rekey_source_references(&mut ob, &moves).await?;
             ob.op.summary = format!(
