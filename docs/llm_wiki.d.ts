@@ -479,9 +479,9 @@ export interface MirrorConflict {
      */
     device?: string;
     /**
-     * With `device`: one side deleted the page while the other edited it, and the later
-     * writer won. When that was the deletion, `theirs` is the edit (`theirs` brings it back);
-     * when the edit, `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`).
+     * With `device`: one side deleted the page while the other edited it. The edit is kept
+     * and `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`). (When the
+     * page is gone since, `theirs` is the edit, which `theirs` brings back.)
      */
     deleted?: boolean;
 }

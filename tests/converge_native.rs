@@ -246,6 +246,74 @@ fn a_page_deleted_on_one_and_edited_on_the_other_keeps_the_edit() {
     assert!(ca.iter().any(|c| c.0 == "Beta" && c.2), "{ca:?}");
 }
 
+/// Sets device `w`'s clock `ms` after the time both started at.
+fn at(w: &W, ms: i64) {
+    w.clock().set(1_795_986_300_000 + ms);
+}
+
+/// Both devices hold `key` with `body`, and show one conflict on it: the deletion to confirm.
+fn kept_with_the_deletion_to_confirm(a: &W, b: &W, key: &str, body: &str, case: &str) {
+    assert_converged(a, b);
+    for w in [a, b] {
+        let page = block_on(w.page(key)).unwrap();
+        assert_eq!(page.map(|p| p.body).as_deref(), Some(body), "{case}");
+    }
+    let (ca, cb) = (merge_conflicts(a), merge_conflicts(b));
+    assert_eq!(ca, cb, "{case}");
+    let want: BTreeSet<_> = [(key.to_string(), String::new(), true)].into();
+    assert_eq!(ca, want, "{case}");
+}
+
+#[test]
+fn a_deletion_beside_an_edit_keeps_the_edit_whichever_came_later() {
+    for deletion_first in [true, false] {
+        for deleter_is_a in [true, false] {
+            let case = format!("deletion first: {deletion_first}, on A: {deleter_is_a}");
+            let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+            let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+            let (deleter, editor) = if deleter_is_a { (&a, &b) } else { (&b, &a) };
+            let (del, ed) = if deletion_first {
+                (1_000, 2_000)
+            } else {
+                (2_000, 1_000)
+            };
+            at(deleter, del);
+            block_on(deleter.delete_page("Beta")).unwrap();
+            at(editor, ed);
+            edit(editor, "Beta", "Beta, still wanted.\n");
+            settle(&a, &b, &fa, &fb, &mut sync);
+            kept_with_the_deletion_to_confirm(&a, &b, "Beta", "Beta, still wanted.\n", &case);
+        }
+    }
+}
+
+#[test]
+fn a_deletion_after_an_edit_of_its_own_device_keeps_the_other_devices_edit() {
+    // A edits; B edits later, then deletes (having seen its own edit, not A's). A takes in
+    // B's two operations in one mirror run or in two, between which it shows B's edit.
+    for separate_runs in [false, true] {
+        let case = format!("separate runs: {separate_runs}");
+        let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+        let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+        at(&a, 1_000);
+        edit(&a, "Alpha", "Alpha as A wrote it.\n");
+        mirror(&a, &fa);
+        at(&b, 2_000);
+        edit(&b, "Alpha", "Alpha as B wrote it.\n");
+        if separate_runs {
+            mirror(&b, &fb);
+            sync.all(&fa, &fb);
+            pull(&a, &fa);
+            let now = block_on(a.page("Alpha")).unwrap().unwrap().body;
+            assert_eq!(now, "Alpha as B wrote it.\n", "{case}");
+        }
+        at(&b, 3_000);
+        block_on(b.delete_page("Alpha")).unwrap();
+        settle(&a, &b, &fa, &fb, &mut sync);
+        kept_with_the_deletion_to_confirm(&a, &b, "Alpha", "Alpha as A wrote it.\n", &case);
+    }
+}
+
 /// A small seeded generator (xorshift64*), so each interleaving can be replayed by its seed.
 struct Rng(u64);
 
@@ -364,6 +432,62 @@ fn act(
     mirror(w, f);
 }
 
+/// The pages `w` lacks although an edit of them is one no later write of them saw: the
+/// operations that wrote a page (by its revisions) that no other one of them saw, leaving out
+/// an import of another device's version it had not seen (that device's file arriving before
+/// its operation), must then hold no edit (issue #25: a deletion beside an edit keeps the
+/// edit).
+fn deleted_over_an_unseen_edit(w: &W) -> Vec<String> {
+    use llm_wiki::model::{op_slot, seen_by, OperationKind};
+    let ops: BTreeMap<u64, llm_wiki::model::Operation> = block_on(w.operations())
+        .unwrap()
+        .into_iter()
+        .map(|o| (o.id, o))
+        .collect();
+    // Each page's writers, with the page file each left (None: deleted).
+    let mut writes: BTreeMap<String, BTreeMap<u64, (u64, Option<String>)>> = BTreeMap::new();
+    for (_, r) in block_on(w.storage().scan(Store::Revisions, "")).unwrap() {
+        let rv: llm_wiki::model::Revision = serde_json::from_slice(&r.data).unwrap();
+        let file = rv
+            .page_state
+            .as_ref()
+            .map(llm_wiki::markdown::page::page_file);
+        let e = writes.entry(rv.page).or_default().entry(rv.op).or_default();
+        if e.0 <= rv.number {
+            *e = (rv.number, file);
+        }
+    }
+    let mut out = Vec::new();
+    for (page, by_op) in writes {
+        if block_on(w.page(&page))
+            .unwrap()
+            .is_some_and(|p| p.key == page)
+        {
+            continue;
+        }
+        let echo = |id: u64, file: &Option<String>| {
+            ops[&id].kind == OperationKind::Import
+                && by_op.iter().any(|(x, (_, f))| {
+                    op_slot(*x) != op_slot(id) && !seen_by(&ops[&id], *x) && f == file
+                })
+        };
+        let mut last: BTreeMap<u16, u64> = BTreeMap::new();
+        for (id, (_, file)) in &by_op {
+            if ops.contains_key(id) && !echo(*id, file) {
+                let l = last.entry(op_slot(*id)).or_default();
+                *l = (*l).max(*id);
+            }
+        }
+        let unseen_edit = last.values().any(|x| {
+            by_op[x].1.is_some() && !last.values().any(|y| y != x && seen_by(&ops[y], *x))
+        });
+        if unseen_edit {
+            out.push(page);
+        }
+    }
+    out
+}
+
 /// One seeded interleaving of steps on both devices with syncs (some partial, some late) and
 /// pulls between them (offline compiles among the steps when `compile`); then both settle.
 /// Returns the number of conflicts shown.
@@ -405,6 +529,11 @@ fn interleaving(seed: u64, steps: usize, compile: bool) -> usize {
         }
     }
     assert_converged(&a, &b);
+    let lost_edits = deleted_over_an_unseen_edit(&a);
+    assert!(
+        lost_edits.is_empty(),
+        "seed {seed}: deleted over an edit: {lost_edits:?}"
+    );
     let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
     if ca != cb {
         eprintln!("seed {seed}: the conflicts differ:\n A {ca:?}\n B {cb:?}");

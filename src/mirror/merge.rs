@@ -5,16 +5,17 @@
 //!
 //! A pull reads each other device's operation files after the last of its operations held here,
 //! in that device's order (its ids follow one another), a mirror run at a time (a run counts
-//! only when its last file is there, as for an import; a missing file stops that device). For every record the run changed, against the record here:
-//! - here as the run found it on its device (its undo record's before-image): the run's;
-//! - here as the run left it: nothing to do;
-//! - else both devices changed it since they last agreed: the later writer in the operations'
-//!   total order keeps it, on both devices alike (an operation here later than the run's that
-//!   wrote it keeps this device's; else the run's). For a page, the version not kept becomes a
-//!   conflict that both devices show (an edit that a later deletion won over is its other
-//!   version, to bring back; a deletion an edit won over is an empty one, to confirm). Of two
-//!   revisions of one page and number, the later writer's keeps the key and the other is kept
-//!   beside it, so no version is lost.
+//! only when its last file is there, as for an import; a missing file stops that device). A
+//! page the run wrote keeps what the operations that wrote it and no other of them saw say
+//! (its frontier, [`super::frontier`]), on every device alike whatever order and batches the
+//! operations came in: the latest edit, else the deletion; so a deletion beside an edit keeps
+//! the edit, and the frontier's other versions are conflicts both devices show (an edit a later
+//! concurrent edit won over, its other version; a deletion an edit won over, an empty one, to
+//! confirm). For every other record the run changed: here as the run left it, nothing to do;
+//! else the later writer in the operations' total order keeps it (an operation here later than
+//! the run's that wrote it keeps this device's; else the run's). Of two revisions of one page
+//! and number, the later writer's keeps the key and the other is kept beside it, so no version
+//! is lost.
 //!
 //! Raw files a run added (source texts, originals, attachments) are read from the folder and
 //! checked against their hashes; a run whose files have not arrived yet waits for a later
@@ -47,21 +48,19 @@ use crate::wiki::Wiki;
 type RecordKey = (Store, String);
 
 /// What the run's device held before the run and which of its operations last wrote each record.
-struct RunFacts<'a> {
-    /// The before-image of each record, from the first of the run's operations that wrote it.
-    before: HashMap<RecordKey, &'a Before>,
+pub(super) struct RunFacts {
     /// The last of the run's operations that wrote each record.
     writer: HashMap<RecordKey, OpId>,
     /// The order of every operation held here and of the run's.
-    order: BTreeMap<OpId, OpOrder>,
+    pub(super) order: BTreeMap<OpId, OpOrder>,
+    /// Every operation held here and the run's, by id.
+    pub(super) ops: HashMap<OpId, Operation>,
     /// This device's operations after the run's first one (in the order), with their undo
     /// records: who may have written a record since the devices last agreed.
     later: Vec<(OpOrder, UndoRecord)>,
-    /// Those of them that read edits made in the folder (imports).
-    imports: BTreeSet<OpId>,
 }
 
-impl RunFacts<'_> {
+impl RunFacts {
     /// Whether an operation held here, later in the order than `writer`, wrote `key`.
     fn written_later(&self, key: &RecordKey, writer: OpId) -> bool {
         let at = self.order.get(&writer).copied().unwrap_or((i64::MIN, 0, 0));
@@ -227,16 +226,13 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(true)
     }
 
-    /// The run's before-images and writers, the order, and this device's later operations.
-    async fn run_facts<'a>(&self, run: &'a [OpFile]) -> Result<RunFacts<'a>> {
-        let mut before = HashMap::new();
+    /// The run's writers, the operations and their order, and this device's later operations.
+    async fn run_facts(&self, run: &[OpFile]) -> Result<RunFacts> {
         let mut writer = HashMap::new();
         for f in run {
             if let Some(u) = &f.undo {
                 for e in &u.entries {
-                    let k = (e.store, e.key.clone());
-                    before.entry(k.clone()).or_insert(&e.before);
-                    writer.insert(k, f.operation.id);
+                    writer.insert((e.store, e.key.clone()), f.operation.id);
                 }
                 for k in u.revisions.iter().flatten() {
                     writer.insert((Store::Revisions, k.clone()), f.operation.id);
@@ -259,11 +255,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             .filter(|o| order[&o.id] > first)
             .map(|o| o.id)
             .collect();
-        let imports = ops[..held]
-            .iter()
-            .filter(|o| o.kind == crate::model::OperationKind::Import && later_ids.contains(&o.id))
-            .map(|o| o.id)
-            .collect();
         let keys: Vec<String> = later_ids.iter().map(|id| undo_key(*id)).collect();
         let mut later = Vec::new();
         for (k, r) in keys
@@ -276,11 +267,10 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             }
         }
         Ok(RunFacts {
-            before,
             writer,
             order,
+            ops: ops.into_iter().map(|o| (o.id, o)).collect(),
             later,
-            imports,
         })
     }
 
@@ -375,7 +365,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     async fn merge_record(
         &self,
         r: &RecordAfter,
-        facts: &RunFacts<'_>,
+        facts: &RunFacts,
         writer: OpId,
         batch: &mut Batch,
     ) -> Result<()> {
@@ -400,7 +390,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     async fn merge_revision(
         &self,
         r: &RecordAfter,
-        facts: &RunFacts<'_>,
+        facts: &RunFacts,
         batch: &mut Batch,
     ) -> Result<()> {
         let stored = self.storage.get(Store::Revisions, &r.key).await?;
@@ -449,7 +439,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         state: &mut MirrorState,
         device: &str,
         r: &RecordAfter,
-        facts: &RunFacts<'_>,
+        facts: &RunFacts,
         last_file: &OpFile,
         batch: &mut Batch,
         report: &mut PullReport,
@@ -482,39 +472,15 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Some(page)
             }
         };
-        let file = |p: &Option<Page>| p.as_ref().map(|p| (p.kind, page_file(p)));
-        let base: Option<Option<Page>> = match facts.before.get(&key) {
-            Some(Before::Absent) => Some(None),
-            Some(Before::Revision(n)) => {
-                // That number's revision here, when it is the one the other device had.
-                let rk = revision_key(&r.key, *n);
-                let wanted = last_file.bases.get(&rk).copied();
-                let plain = self.read::<Revision>(Store::Revisions, &rk).await?;
-                match (plain, wanted) {
-                    (Some((rv, _)), w) if w.is_none_or(|op| op == rv.op) => Some(rv.page_state),
-                    // Kept beside another device's revision of the same number.
-                    (_, Some(op)) => self
-                        .read::<Revision>(
-                            Store::Revisions,
-                            &crate::records::displaced_revision_key(&r.key, *n, op),
-                        )
-                        .await?
-                        .map(|(rv, _)| rv.page_state),
-                    _ => None,
-                }
-            }
-            Some(Before::Data(text)) => serde_json::from_str(text).ok().map(Some),
-            _ => None,
-        };
         let writer = facts.writer_of(&key, last_file.operation.id);
-        let same = file(&cur) == file(&theirs);
-        let unchanged_here = base.as_ref().is_some_and(|b| file(b) == file(&cur));
-        // The later writer in the order keeps the record, on every device alike (a deletion
-        // too: the edit it won over is then the conflict's other version).
-        let take = !facts.written_later(&key, writer);
-        // Both changed it since they agreed: the other version is a conflict (a deletion
-        // against an edit too), shown on both devices alike.
-        let conflict = (!same && !unchanged_here).then(|| cur.is_none() || theirs.is_none());
+        let Some(outcome) = self
+            .page_outcome(&r.key, writer, &theirs, facts, last_file)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let take = outcome.winner.op.id == writer;
+        let kept = outcome.winner.value.clone();
         if take {
             match &r.value {
                 Some(v) => {
@@ -531,108 +497,53 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 }
                 None => batch.delete(Store::Pages, r.key.clone(), Expect::from_read(rev)),
             }
+        } else if kept != cur {
+            // An operation held here keeps the page: its version (which may not be the one
+            // here now, when the run's writer saw what replaced it).
+            match &kept {
+                Some(p) => batch.put(
+                    Store::Pages,
+                    r.key.clone(),
+                    to_json(p),
+                    Expect::from_read(rev),
+                ),
+                None => batch.delete(Store::Pages, r.key.clone(), Expect::from_read(rev)),
+            }
         }
-        // The page's file: as the other device's mirror writes it, and as this one will.
-        if let Some(t) = &theirs {
+        // The page's files: as the other device's mirror writes them, and as this one will;
+        // the versions the merge decided between are no edits to read back either.
+        let versions = std::iter::once(&theirs)
+            .chain(std::iter::once(&outcome.winner.value))
+            .chain(outcome.losers.iter().map(|l| &l.value));
+        for t in versions.flatten() {
             state
                 .known
-                .entry(page_path(t.kind, &t.key))
+                .entry(page_path(t.kind, &r.key))
                 .or_default()
                 .insert(sha256_hex(page_file(t).as_bytes()));
         }
         state.dirty.insert(r.key.clone());
-        if same && conflict.is_none() {
-            if let Some(mine) = self
-                .overwritten_by_copy(facts, &key, &base, &theirs)
-                .await?
-            {
-                let shown_now = state.put_merge_conflict(MirrorConflict {
-                    key: r.key.clone(),
-                    path: page_path(mine.kind, &r.key),
-                    theirs: page_file(&mine),
-                    mine: None,
-                    tool: None,
-                    copy: None,
-                    device: Some(device.to_string()),
-                    deleted: false,
-                });
-                if shown_now {
-                    report.conflicts.push(r.key.clone());
-                }
-            }
-        }
-        if let Some(deleted) = conflict {
-            let (kept, other) = if take {
-                (&theirs, &cur)
-            } else {
-                (&cur, &theirs)
-            };
-            let Some(shown) = kept.as_ref().or(other.as_ref()) else {
-                return Ok(take);
+        // The frontier's other versions: conflicts, shown on both devices alike.
+        for other in &outcome.losers {
+            let Some(shown) = kept.as_ref().or(other.value.as_ref()) else {
+                continue;
             };
             let shown_now = state.put_merge_conflict(MirrorConflict {
                 key: r.key.clone(),
                 path: page_path(shown.kind, &r.key),
-                // The version the wiki did not keep; empty when that is the deletion.
-                theirs: other.as_ref().map(page_file).unwrap_or_default(),
+                // The version the wiki did not keep; empty when that is a deletion.
+                theirs: other.value.as_ref().map(page_file).unwrap_or_default(),
                 mine: None,
                 tool: None,
                 copy: None,
                 device: Some(device.to_string()),
-                deleted,
+                deleted: other.value.is_none() || kept.is_none(),
             });
             if shown_now {
                 report.conflicts.push(r.key.clone());
             }
         }
         Ok(take)
-    }
-
-    /// When the run's file of page `key` reached this folder before its operation file and an
-    /// import here read it as an edit made in the folder (the first import after the run's
-    /// operation that wrote the page), over a change of this device's own since the devices
-    /// last agreed (`base`): that change, the conflict's other version. It stays in the page's
-    /// history either way; this shows it, as any edit both devices made at once is shown.
-    async fn overwritten_by_copy(
-        &self,
-        facts: &RunFacts<'_>,
-        key: &RecordKey,
-        base: &Option<Option<Page>>,
-        theirs: &Option<Page>,
-    ) -> Result<Option<Page>> {
-        let (Some(Some(base)), Some(theirs)) = (base, theirs) else {
-            return Ok(None);
-        };
-        let writer = facts.writer_of(key, 0);
-        let at = facts
-            .order
-            .get(&writer)
-            .copied()
-            .unwrap_or((i64::MIN, 0, 0));
-        let import = facts
-            .later
-            .iter()
-            .filter(|(o, u)| *o > at && facts.imports.contains(&u.op))
-            .filter_map(|(o, u)| {
-                let e = u
-                    .entries
-                    .iter()
-                    .find(|e| e.store == key.0 && e.key == key.1)?;
-                Some((o, &e.before))
-            })
-            .min_by_key(|(o, _)| **o);
-        let before = match import {
-            Some((_, Before::Revision(n))) => self
-                .read::<Revision>(Store::Revisions, &revision_key(&key.1, *n))
-                .await?
-                .and_then(|(r, _)| r.page_state),
-            Some((_, Before::Data(text))) => serde_json::from_str(text).ok(),
-            _ => None,
-        };
-        Ok(before.filter(|p| {
-            let f = page_file(p);
-            f != page_file(theirs) && f != page_file(base)
-        }))
     }
 
     /// The body of the page `page` as the run left it: its revision's, from the run's records or

@@ -38,6 +38,7 @@ use crate::wiki::Wiki;
 mod adopt;
 mod copies;
 mod devices;
+mod frontier;
 mod join;
 mod merge;
 mod plan;
@@ -188,9 +189,9 @@ pub struct MirrorConflict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub device: Option<String>,
-    /// With `device`: one side deleted the page while the other edited it, and the later
-    /// writer won. When that was the deletion, `theirs` is the edit (`theirs` brings it back);
-    /// when the edit, `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`).
+    /// With `device`: one side deleted the page while the other edited it. The edit is kept
+    /// and `theirs` is empty: keep the page (`mine`), or delete it (`deletePage`). (When the
+    /// page is gone since, `theirs` is the edit, which `theirs` brings back.)
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub deleted: bool,
