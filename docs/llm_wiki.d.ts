@@ -827,7 +827,7 @@ export interface FolderWiki {
     devices: number;
     /**
      * Whether it is this wiki (this device's folder is there, or this wiki holds the last
-     * operation its manifest names): mirror into it, do not join it.
+     * operation the folder names): mirror into it, do not join it.
      */
     own: boolean;
 }

@@ -135,8 +135,8 @@ function label(el, key) {
 // The page changed both here and in the folder, or here and on another device: keep one side,
 // or save a merge. The choice is made on the other version shown here; if a newer one came in
 // meanwhile, the core refuses it and the box shows the newer one. A deletion on one device
-// against an edit on the other: the later of the two won on every device, and the person
-// keeps that or takes the other (deleting the page, or bringing the edit back).
+// against an edit on the other: the edit was kept on every device, and the person keeps the
+// page or deletes it (or, when the page is deleted since, leaves it so or brings the edit back).
 function showConflict(conflict) {
   const box = $("#pv-conflict");
   box.hidden = !conflict;
