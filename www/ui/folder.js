@@ -272,10 +272,10 @@ async function joinStep(handle) {
   const resume = localStorage.getItem(joiningKey(app.wiki.name));
   const cut = check.wikis.find((w) => w.root === resume && (w.own || check.empty));
   if (cut) { await join(handle, cut.root); return true; }
-  // This wiki's own folder, kept with other devices, picked again after "Stop": mirroring
-  // beside it would part this device from the others. A new wiki joins it instead.
+  // This wiki's own folder, kept with other devices, picked again after "Stop": taken up
+  // again (mirroring beside it would part this device from the others).
   const mine = check.wikis.find((w) => w.own && w.devices > 1);
-  if (mine) { setStatus(t("folderOwnShared", handle.name, mine.root), "error"); return true; }
+  if (mine) { await join(handle, mine.root, true); return true; }
   const other = check.wikis.find((w) => !w.own);
   if (!other) return false;
   if (check.empty) {
@@ -298,15 +298,16 @@ async function joinStep(handle) {
 
 /**
  * Makes the open, empty wiki one more device of the wiki in `handle`/`root` (the core takes a
- * device slot, imports the folder and takes it as the mirror), then mirrors as usual. The
+ * device slot, imports the folder and takes it as the mirror), then mirrors as usual; `again`:
+ * the wiki is a device of it already and takes the folder up again after "Stop". The
  * handle is kept only once the join is done, so a join cut short is never mirrored beside the
  * folder's wiki after a reload: picking the folder again finishes it.
  */
-async function join(handle, root) {
+async function join(handle, root, again = false) {
   stopWatching();
   const name = app.wiki.name;
   localStorage.setItem(joiningKey(name), root);
-  setStatus(t("joining", root));
+  setStatus(t(again ? "takingUp" : "joining", root));
   let report;
   try {
     report = await locked(async () => {
@@ -332,7 +333,7 @@ async function join(handle, root) {
   watch();
   await syncFolder();
   await app.refresh();
-  setStatus(t("joined", report, root));
+  setStatus(t(again ? "tookUp" : "joined", report, root));
 }
 
 async function grantAgain() {

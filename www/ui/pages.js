@@ -9,6 +9,7 @@ import { showDiff, rollbackOperation } from "./log.js";
 import { resolveConflict, syncFolder } from "./folder.js";
 
 let viewing = null; // the page shown
+let awaited; // a page asked for that is not here (yet): shown when it arrives
 let editing = null; // the page in the editor, null for a new one
 let nav = { route: () => {}, showTab: () => {} };
 
@@ -26,6 +27,12 @@ export async function renderPages() {
  * a merge is being written.
  */
 async function refreshShownPage() {
+  // A page asked for before it existed here (a link followed before a device's change
+  // arrived): shown once it is there.
+  if (awaited && $("#page-view").hidden && location.hash === `#/page/${encodeURIComponent(awaited)}`) {
+    if (await app.wiki.page(awaited)) await viewPage(awaited);
+    return;
+  }
   if (!viewing || $("#page-view").hidden || !$("#page-editor").hidden || !$("#pv-conflict-text").hidden) return;
   const now = await app.wiki.page(viewing.key);
   if (!now || now.revision !== viewing.revision) await viewPage(viewing.key);
@@ -36,6 +43,7 @@ async function refreshShownPage() {
 const action = (text, fn, testid) => h("a", { href: "#", dataset: testid ? { testid } : undefined, onclick: (e) => { e.preventDefault(); fn(); } }, text);
 
 export async function viewPage(key) {
+  awaited = undefined;
   const view = await app.wiki.pageView(key);
   const article = $("#page-view");
   if (!view) { await viewGone(key); return; }
@@ -84,7 +92,7 @@ async function viewGone(key) {
   const article = $("#page-view");
   const conflict = (await app.wiki.mirrorConflicts().catch(() => []))
     .find((c) => c.key === key && c.device && c.theirs);
-  if (!conflict) { article.hidden = true; return; }
+  if (!conflict) { article.hidden = true; awaited = key; return; }
   viewing = { key, revision: undefined };
   $("#pv-title").textContent = key;
   $("#pv-meta").textContent = t("conflictDeletedMeta");
