@@ -382,9 +382,9 @@ test("joining from the wrong folder or a wiki with pages; a deletion against an 
   await context.close();
 });
 
-test("a join cut short goes on when the folder is picked again", { timeout: 90_000 }, async () => {
-  const context = await browser.newContext();
-  await context.addInitScript(stubs);
+/** The laptop: a wiki with page Alpha mirrored into OPFS `dev-a`, and the sync tool's page,
+ * which has brought that folder to `dev-b`. */
+async function laptopInFolder(context) {
   const { page: a, log: logA } = await openApp(context, server.url, "laptop");
   await newPage(a, "Alpha", "Written on the laptop.");
   await a.evaluate(() => localStorage.setItem("picker-dir", "dev-a"));
@@ -393,6 +393,17 @@ test("a join cut short goes on when the folder is picked again", { timeout: 90_0
   const tool = await context.newPage();
   await tool.goto(`${server.url}/style.css`);
   await sync(tool, "dev-a", "dev-b");
+  return { a, logA, tool };
+}
+
+/** Whether a wiki was mirrored beside the folder's, in `dev-b/llm-wiki 2/`. */
+const besideIn = (tool) => tool.evaluate(async () => !!(await (await navigator.storage.getDirectory()).getDirectoryHandle("dev-b")
+  .then((d) => d.getDirectoryHandle("llm-wiki 2")).catch(() => null)));
+
+test("a join cut short goes on when the folder is picked again", { timeout: 90_000 }, async () => {
+  const context = await browser.newContext();
+  await context.addInitScript(stubs);
+  const { a, logA, tool } = await laptopInFolder(context);
 
   // The join stops at its last step (the folder fails): the app says so, keeps no folder, and
   // mirrors nothing beside the wiki, after a reload either.
@@ -404,8 +415,7 @@ test("a join cut short goes on when the folder is picked again", { timeout: 90_0
   await b.waitForSelector("body[data-ready=true]");
   await b.waitForSelector("#folder-use:not([hidden])");
   assert.equal(await api(b, "phone", "return (await w.mirrorStatus()) ?? null"), null, "no mirror");
-  const beside = () => tool.evaluate(async () => !!(await (await navigator.storage.getDirectory()).getDirectoryHandle("dev-b")
-    .then((d) => d.getDirectoryHandle("llm-wiki 2")).catch(() => null)));
+  const beside = () => besideIn(tool);
   assert.equal(await beside(), false, "nothing mirrored beside the wiki");
 
   // Picked again: the join goes on, and the phone is a device like any other.
@@ -424,14 +434,7 @@ test("a join cut short goes on when the folder is picked again", { timeout: 90_0
 test("a new wiki's join goes on from the wiki that began it; a shared folder is taken up again after Stop", { timeout: 120_000 }, async () => {
   const context = await browser.newContext();
   await context.addInitScript(stubs);
-  const { page: a, log: logA } = await openApp(context, server.url, "laptop");
-  await newPage(a, "Alpha", "Written on the laptop.");
-  await a.evaluate(() => localStorage.setItem("picker-dir", "dev-a"));
-  await a.click("#folder-use");
-  await written(a, "laptop");
-  const tool = await context.newPage();
-  await tool.goto(`${server.url}/style.css`);
-  await sync(tool, "dev-a", "dev-b");
+  const { a, logA, tool } = await laptopInFolder(context);
 
   // A wiki with pages of its own: each prompt gets the next of `names` (none: cancelled).
   const { page: b, log: logB } = await openApp(context, server.url, "notes");
@@ -486,9 +489,7 @@ test("a new wiki's join goes on from the wiki that began it; a shared folder is 
   await sync(tool, "dev-a", "dev-b");
   await b.click("#folder-use");
   await status(/This browser keeps the wiki in llm-wiki\/ again/);
-  const beside = await tool.evaluate(async () => !!(await (await navigator.storage.getDirectory()).getDirectoryHandle("dev-b")
-    .then((d) => d.getDirectoryHandle("llm-wiki 2")).catch(() => null)));
-  assert.equal(beside, false, "nothing mirrored beside the wiki");
+  assert.equal(await besideIn(tool), false, "nothing mirrored beside the wiki");
   await shows(b, "Alpha", /Edited on the laptop meanwhile/);
   await written(b, "phone");
   await sync(tool, "dev-b", "dev-a");
