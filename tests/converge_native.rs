@@ -789,3 +789,25 @@ fn a_device_takes_its_shared_folder_up_again_after_stopping() {
         .collect();
     assert_eq!(roots.len(), 1, "{roots:?}");
 }
+
+#[test]
+fn an_edit_kept_over_a_later_deletion_of_its_number_reaches_the_other_device() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    // A edits Alpha and its run waits; B deletes Alpha (later in the order: B's slot breaks the
+    // tie) and its run reaches A first. The edit is kept; the deletion's revision keeps the
+    // number's key, the edit's is kept beside it, and A's run carries that one to B.
+    edit(&a, "Alpha", "Alpha as A wrote it.\n");
+    block_on(b.delete_page("Alpha")).unwrap();
+    mirror(&b, &fb);
+    sync.all(&fa, &fb);
+    pull(&a, &fa);
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    for w in [&a, &b] {
+        let page = block_on(w.page("Alpha")).unwrap().map(|p| p.body);
+        assert_eq!(page.as_deref(), Some("Alpha as A wrote it.\n"));
+    }
+    let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
+    assert_eq!((ca.len(), ca), (1, cb));
+}

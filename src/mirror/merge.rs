@@ -450,6 +450,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         let cur: Option<Page> = stored
             .map(|s| from_json(Store::Pages, &r.key, &s.data))
             .transpose()?;
+        let writer = facts.writer_of(&key, last_file.operation.id);
         let theirs = match &r.value {
             None => None,
             Some(v) => {
@@ -460,7 +461,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                         return Ok(false);
                     }
                 };
-                page.body = match self.body_of(&page, last_file).await? {
+                page.body = match self.body_of(&page, last_file, writer).await? {
                     Some(b) => b,
                     None => {
                         report
@@ -472,7 +473,6 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 Some(page)
             }
         };
-        let writer = facts.writer_of(&key, last_file.operation.id);
         let Some(outcome) = self
             .page_outcome(&r.key, writer, &theirs, facts, last_file)
             .await?
@@ -546,24 +546,40 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         Ok(take)
     }
 
-    /// The body of the page `page` as the run left it: its revision's, from the run's records or
-    /// those held here.
-    async fn body_of(&self, page: &Page, last_file: &OpFile) -> Result<Option<String>> {
-        let key = revision_key(&page.key, page.revision);
-        let from_run = last_file
-            .records
-            .iter()
-            .find(|r| r.store == Store::Revisions && r.key == key)
-            .and_then(|r| r.value.clone())
-            .and_then(|v| serde_json::from_value::<Revision>(v).ok());
-        let revision = match from_run {
-            Some(r) => Some(r),
-            None => self
-                .read::<Revision>(Store::Revisions, &key)
-                .await?
-                .map(|(r, _)| r),
-        };
-        Ok(revision.and_then(|r| r.page_state).map(|p| p.body))
+    /// The body of the page `page` as the run left it, written by its operation `writer`: that
+    /// operation's revision of the page's number, kept beside another device's (displaced:
+    /// a later deletion of the same number keeps the plain key while this edit keeps the page),
+    /// else the number's revision when it holds a page; from the run's records or those held
+    /// here.
+    async fn body_of(
+        &self,
+        page: &Page,
+        last_file: &OpFile,
+        writer: OpId,
+    ) -> Result<Option<String>> {
+        let keys = [
+            crate::records::displaced_revision_key(&page.key, page.revision, writer),
+            revision_key(&page.key, page.revision),
+        ];
+        for key in keys {
+            let from_run = last_file
+                .records
+                .iter()
+                .find(|r| r.store == Store::Revisions && r.key == key)
+                .and_then(|r| r.value.clone())
+                .and_then(|v| serde_json::from_value::<Revision>(v).ok());
+            let revision = match from_run {
+                Some(r) => Some(r),
+                None => self
+                    .read::<Revision>(Store::Revisions, &key)
+                    .await?
+                    .map(|(r, _)| r),
+            };
+            if let Some(state) = revision.and_then(|r| r.page_state) {
+                return Ok(Some(state.body));
+            }
+        }
+        Ok(None)
     }
 }
 
