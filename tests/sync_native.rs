@@ -524,6 +524,15 @@ fn a_picked_folder_says_which_wiki_it_holds_and_whether_it_may_be_joined() {
     }
     let check = block_on(d.mirror_joinable(&folder)).unwrap();
     assert!(!check.empty && !check.wikis[0].own, "{check:?}");
+    // Nor when the folder's arrays are missing (damaged, still arriving): an id alone does
+    // not tell, and that wiki cannot take the folder; A, whose folder is there, still can.
+    let ops = "llm-wiki/.llm-wiki/operations.json";
+    let arrays = block_on(folder.read(ops)).unwrap().unwrap();
+    block_on(folder.remove(ops)).unwrap();
+    assert!(!block_on(d.mirror_joinable(&folder)).unwrap().wikis[0].own);
+    assert!(block_on(d.mirror_take(&folder, common::MIRROR_ROOT)).is_err());
+    assert!(block_on(a.mirror_joinable(&folder)).unwrap().wikis[0].own);
+    block_on(folder.write(ops, &arrays)).unwrap();
     // A folder picked inside the mirror (the wiki's own folder) says so.
     let inner = MemoryFolder::new();
     for e in block_on(folder.list(common::MIRROR_ROOT)).unwrap() {

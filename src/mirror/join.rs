@@ -151,7 +151,8 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
     /// `.llm-wiki/operations.json`) was made at the same time, of the same kind. A device that
     /// joined the folder and made no operation of its own yet names none (its slot's
     /// `op_id(slot, 0)`): then the last operation of those arrays decides. `None` when nothing
-    /// tells (a wiki that had no operation).
+    /// tells: a wiki that had no operation, or arrays that lack the operation (missing,
+    /// damaged, still arriving).
     ///
     /// Errors: [`Error::Folder`]; storage errors; [`Error::Corrupt`] for an unreadable
     /// operation record.
@@ -187,7 +188,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             return Ok(Some(false));
         };
         let Some(theirs) = ops.iter().find(|o| id_of(o) == Some(id)) else {
-            return Ok(Some(true)); // only the id tells
+            return Ok(None); // an id alone does not tell: another wiki has it too
         };
         let held: Value =
             crate::records::from_json(crate::storage::Store::Operations, &key, &held.data)?;
@@ -259,12 +260,24 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             })?;
         let manifest: crate::vault_files::VaultManifest = serde_json::from_slice(&manifest)
             .map_err(|e| Error::InvalidInput(format!("{root}/{MANIFEST_PATH}: {e}")))?;
-        if self.holds_mirror(folder, root, manifest.last_op).await? == Some(false) {
+        let device = self.device_id().await?;
+        // This wiki's: it holds the folder's last operation, or its device keeps the folder
+        // already (taken up again after Stop); a folder whose wiki had no operation too.
+        let mine = match self.holds_mirror(folder, root, manifest.last_op).await? {
+            Some(held) => held,
+            None => {
+                manifest.last_op == 0
+                    || folder
+                        .read(&format!("{root}/{}", settings_path(&device)))
+                        .await?
+                        .is_some()
+            }
+        };
+        if !mine {
             return Err(Error::InvalidInput(format!(
                 "this wiki is not the one in {root}/: import that folder into an empty wiki first"
             )));
         }
-        let device = self.device_id().await?;
         let slot = self.device_slot().await?;
         let mut state = MirrorState::new(META_MIRROR, root);
         state.device = device.clone();
