@@ -273,7 +273,7 @@ mod tests {
                 estimated: true,
             },
             rolled_back_by: None,
-            seen: vec![],
+            seen: None,
         };
         assert_eq!(
             log_entry(&op),

@@ -525,10 +525,11 @@ pub struct Operation {
     pub rolled_back_by: Option<OpId>,
     /// The last operation of each other device (one id per slot) this wiki held when this one
     /// was made: what it saw (Decision 7), so a merge tells an edit or deletion made after
-    /// another device's from one made beside it ([`seen_by`]). Absent from the JSON when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// another device's from one made beside it ([`seen_by`]). Absent (`None`) in operations
+    /// made by a build before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub seen: Vec<OpId>,
+    pub seen: Option<Vec<OpId>>,
 }
 
 /// Input of [`crate::wiki::Wiki::add_source`] (JS: `addSource`).

@@ -16,7 +16,7 @@ use llm_wiki::folder::{Folder, MemoryFolder};
 use llm_wiki::mirror::MirrorConflict;
 use llm_wiki::model::PageKind;
 use llm_wiki::storage::memory::MemoryBackend;
-use llm_wiki::storage::{Storage, Store};
+use llm_wiki::storage::{Batch, Expect, Storage, Store};
 
 mod common;
 use common::{edit, mirror, mirrored, new_page, pull, W};
@@ -468,7 +468,7 @@ fn deleted_over_an_unseen_edit(w: &W) -> Vec<String> {
         let echo = |id: u64, file: &Option<String>| {
             ops[&id].kind == OperationKind::Import
                 && by_op.iter().any(|(x, (_, f))| {
-                    op_slot(*x) != op_slot(id) && !seen_by(&ops[&id], *x) && f == file
+                    op_slot(*x) != op_slot(id) && !seen_by(&ops[&id], &ops[x]) && f == file
                 })
         };
         let mut last: BTreeMap<u16, u64> = BTreeMap::new();
@@ -479,7 +479,7 @@ fn deleted_over_an_unseen_edit(w: &W) -> Vec<String> {
             }
         }
         let unseen_edit = last.values().any(|x| {
-            by_op[x].1.is_some() && !last.values().any(|y| y != x && seen_by(&ops[y], *x))
+            by_op[x].1.is_some() && !last.values().any(|y| y != x && seen_by(&ops[y], &ops[x]))
         });
         if unseen_edit {
             out.push(page);
@@ -810,4 +810,37 @@ fn an_edit_kept_over_a_later_deletion_of_its_number_reaches_the_other_device() {
     }
     let (ca, cb) = (merge_conflicts(&a), merge_conflicts(&b));
     assert_eq!((ca.len(), ca), (1, cb));
+}
+
+#[test]
+fn a_device_upgraded_from_a_build_before_seen_sees_what_it_holds() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    edit(&a, "Alpha", "Alpha as A wrote it.\n");
+    settle(&a, &b, &fa, &fb, &mut sync);
+    // B's op counter as an older build wrote it: without `seen`.
+    let storage = b.storage();
+    let (counter, rev) = {
+        let r = block_on(storage.get(Store::Meta, "ops")).unwrap().unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(&r.data).unwrap();
+        v.as_object_mut().unwrap().remove("seen");
+        (v, r.rev)
+    };
+    let mut batch = Batch::new();
+    batch.put(
+        Store::Meta,
+        "ops",
+        serde_json::to_vec(&counter).unwrap(),
+        Expect::Rev(rev),
+    );
+    block_on(storage.commit(batch)).unwrap();
+    // B's next operation saw A's edit: B deletes the page after it, and the deletion stands.
+    block_on(b.delete_page("Alpha")).unwrap();
+    let last_a = block_on(a.operations()).unwrap().last().unwrap().id;
+    let op = block_on(b.operations()).unwrap().last().unwrap().clone();
+    assert_eq!(op.seen, Some(vec![last_a]));
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    assert!(block_on(a.page("Alpha")).unwrap().is_none());
+    assert!(merge_conflicts(&a).is_empty());
 }

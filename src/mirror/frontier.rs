@@ -65,7 +65,7 @@ pub(super) fn decide<'a>(
         i.op.kind == OperationKind::Import
             && writes.iter().any(|x| {
                 op_slot(x.op.id) != op_slot(i.op.id)
-                    && !seen_by(i.op, x.op.id)
+                    && !seen_by(i.op, x.op)
                     && file(&x.value) == file(&i.value)
             })
     };
@@ -84,7 +84,7 @@ pub(super) fn decide<'a>(
         .filter(|x| {
             !candidates
                 .iter()
-                .any(|y| y.op.id != x.op.id && seen_by(y.op, x.op.id))
+                .any(|y| y.op.id != x.op.id && seen_by(y.op, x.op))
         })
         .cloned()
         .collect();
@@ -173,7 +173,7 @@ mod tests {
             sources: vec![],
             usage: TokenUsage::default(),
             rolled_back_by: None,
-            seen: seen.to_vec(),
+            seen: Some(seen.to_vec()),
         }
     }
 

@@ -71,14 +71,22 @@ pub fn note_seen(seen: &mut Vec<OpId>, id: OpId) {
 /// Whether operation `other` was held where `op` was made when it was made: an earlier one of
 /// the same device (or `op` itself), or one of another device up to the last `op` saw of it
 /// ([`Operation::seen`]; a device applies another's operations in their sequence order, so
-/// what it holds of another is a prefix of its operations).
-pub fn seen_by(op: &Operation, other: OpId) -> bool {
-    if op_slot(other) == op_slot(op.id) {
-        return other <= op.id;
+/// what it holds of another is a prefix of its operations). An operation from a build before
+/// `seen` (`None`) is taken to have seen every operation earlier in `(time, device, seq)`, as
+/// the later writer was taken to then.
+pub fn seen_by(op: &Operation, other: &Operation) -> bool {
+    if op_slot(other.id) == op_slot(op.id) {
+        return other.id <= op.id;
     }
-    op.seen
-        .iter()
-        .any(|s| op_slot(*s) == op_slot(other) && *s >= other)
+    match &op.seen {
+        Some(seen) => seen
+            .iter()
+            .any(|s| op_slot(*s) == op_slot(other.id) && *s >= other.id),
+        None => {
+            let at = |o: &Operation| (o.time, op_slot(o.id), op_seq(o.id));
+            at(other) < at(op)
+        }
+    }
 }
 
 /// Sorts `ops` into the total order (see the module docs).
@@ -102,8 +110,25 @@ mod tests {
             sources: vec![],
             usage: TokenUsage::default(),
             rolled_back_by: None,
-            seen: vec![],
+            seen: Some(vec![]),
         }
+    }
+
+    #[test]
+    fn an_operation_saw_what_its_seen_covers_or_before_seen_what_came_earlier() {
+        let b = |seq| op_id(3, seq);
+        let (a1, a2, b1) = (op(1, 100), op(2, 300), op(b(1), 200));
+        let mut b2 = op(b(2), 400);
+        // Its own device's earlier operations; another's only as far as `seen` says.
+        assert!(seen_by(&b2, &b1) && !seen_by(&b2, &a1));
+        b2.seen = Some(vec![1]);
+        assert!(seen_by(&b2, &a1) && !seen_by(&b2, &a2));
+        // Made by a build before `seen`: every operation earlier in the order, none later.
+        b2.seen = None;
+        assert!(seen_by(&b2, &a1) && seen_by(&b2, &a2));
+        let mut early = op(b(1), 150);
+        early.seen = None;
+        assert!(seen_by(&early, &a1) && !seen_by(&early, &a2));
     }
 
     #[test]

@@ -196,9 +196,10 @@ pub(crate) struct OpsCounter {
     #[serde(default)]
     pub(crate) time: crate::clock::Millis,
     /// The last operation of each other device this wiki holds, one id per slot: what an
-    /// operation made here sees ([`crate::model::Operation::seen`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) seen: Vec<OpId>,
+    /// operation made here sees ([`crate::model::Operation::seen`]). `None` in a counter an
+    /// older build wrote: worked out from the operations held at the next operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) seen: Option<Vec<OpId>>,
 }
 
 // ---------------------------------------------------------------- codec

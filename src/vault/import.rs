@@ -119,7 +119,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 &mut final_pages,
                 &mut report,
             );
-            op.seen = seen.clone();
+            op.seen = Some(seen.clone());
             crate::util::sort_by(&mut final_pages, &|a, b| a.key.cmp(&b.key));
             let mut text = log.take().unwrap_or_else(documents::empty_log);
             text.push_str(&documents::log_entry(&op));
@@ -153,7 +153,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&crate::records::OpsCounter {
                 last: counter,
                 time: last_time,
-                seen,
+                seen: Some(seen),
             }),
             Expect::from_read(ops_rev),
         );
@@ -522,7 +522,7 @@ fn put_vault_edits(
         sources: vec![],
         usage: TokenUsage::default(),
         rolled_back_by: None,
-        seen: vec![],
+        seen: Some(vec![]),
     };
     for (mut page, recorded) in edits {
         if recorded.is_none() {

@@ -139,7 +139,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&OpsCounter {
                 last: crate::model::op_id(slot, 0),
                 time: 0,
-                seen: vec![],
+                seen: Some(vec![]),
             }),
             Expect::from_read(counter),
         );

@@ -262,6 +262,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             None => (OpsCounter::default(), None),
         };
         let id = counter.last + 1;
+        let seen = self.seen_now(&counter).await?;
         let now = self.clock.now_ms();
         let time = if counter.time > 0 {
             now.max(counter.time + 1)
@@ -275,7 +276,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&OpsCounter {
                 last: id,
                 time: counter.time,
-                seen: counter.seen.clone(),
+                seen: Some(seen.clone()),
             }),
             Expect::from_read(rev),
         );
@@ -291,9 +292,28 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
                 sources: vec![],
                 usage: TokenUsage::default(),
                 rolled_back_by: None,
-                seen: counter.seen,
+                seen: Some(seen),
             },
         })
+    }
+
+    /// What an operation made now sees of the other devices' ([`Operation::seen`]): the op
+    /// counter's, or, in a counter an older build wrote, the last operation of each other slot
+    /// among those held (read once: the next counter keeps it).
+    ///
+    /// Errors: storage errors.
+    async fn seen_now(&self, counter: &OpsCounter) -> Result<Vec<OpId>> {
+        if let Some(seen) = &counter.seen {
+            return Ok(seen.clone());
+        }
+        let slot = crate::model::op_slot(counter.last);
+        let mut seen = Vec::new();
+        for o in self.read_all::<Operation>(Store::Operations, "").await? {
+            if crate::model::op_slot(o.id) != slot {
+                crate::model::note_seen(&mut seen, o.id);
+            }
+        }
+        Ok(seen)
     }
 
     /// Finishes an operation: adds the op record and the log entry, then what the batch's page,
@@ -344,7 +364,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         };
         let time = ops.iter().map(|o| o.time).max().unwrap_or(0);
         let stamp = counter.last;
-        let mut seen = counter.seen;
+        let mut seen = self.seen_now(&counter).await?;
         for o in ops {
             crate::model::note_seen(&mut seen, o.id);
         }
@@ -354,7 +374,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
             to_json(&OpsCounter {
                 last: counter.last,
                 time: counter.time.max(time),
-                seen,
+                seen: Some(seen),
             }),
             Expect::from_read(rev),
         );
