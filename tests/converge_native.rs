@@ -844,3 +844,21 @@ fn a_device_upgraded_from_a_build_before_seen_sees_what_it_holds() {
     assert!(block_on(a.page("Alpha")).unwrap().is_none());
     assert!(merge_conflicts(&a).is_empty());
 }
+
+#[test]
+fn one_new_page_file_read_on_both_devices_ends_as_one_page() {
+    let (ba, bb) = (MemoryBackend::new(), MemoryBackend::new());
+    let (a, b, fa, fb, mut sync) = two_devices(&ba, &bb);
+    // A file that reached both folders before either device read it (an iCloud `Beta 2.md`
+    // with no Beta 2 page, a note the person copied into both): each device reads it as a
+    // page made in the folder.
+    let path = format!("{}/wiki/entity/Delta.md", common::MIRROR_ROOT);
+    let file = b"---\ntitle: Delta\n---\nA note made in the folder.\n";
+    block_on(fa.write(&path, file)).unwrap();
+    pull(&a, &fa);
+    block_on(fb.write(&path, file)).unwrap();
+    pull(&b, &fb);
+    settle(&a, &b, &fa, &fb, &mut sync);
+    assert_converged(&a, &b);
+    assert!(merge_conflicts(&a).is_empty() && merge_conflicts(&b).is_empty());
+}

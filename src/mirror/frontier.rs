@@ -60,13 +60,16 @@ pub(super) fn decide<'a>(
     writes: Vec<PageWrite<'a>>,
     order: &BTreeMap<OpId, OpOrder>,
 ) -> Option<Outcome<'a>> {
-    // Imports that are another device's page file arriving before its operation: left out.
+    let at = |w: &PageWrite<'_>| order.get(&w.op.id).copied().unwrap_or((i64::MIN, 0, 0));
+    // Imports that are another device's page file arriving before its operation: left out. Of
+    // two devices' imports of one file (it reached both folders), the earlier counts.
     let echo = |i: &PageWrite<'_>| {
         i.op.kind == OperationKind::Import
             && writes.iter().any(|x| {
                 op_slot(x.op.id) != op_slot(i.op.id)
                     && !seen_by(i.op, x.op)
                     && file(&x.value) == file(&i.value)
+                    && (x.op.kind != OperationKind::Import || at(x) < at(i))
             })
     };
     let counted: Vec<bool> = writes.iter().map(|w| !echo(w)).collect();
@@ -88,7 +91,6 @@ pub(super) fn decide<'a>(
         })
         .cloned()
         .collect();
-    let at = |w: &PageWrite<'_>| order.get(&w.op.id).copied().unwrap_or((i64::MIN, 0, 0));
     // The latest edit, else the latest deletion.
     let winner = frontier
         .iter()
@@ -215,6 +217,17 @@ mod tests {
         // A deletion that saw the edit wins.
         let o = decide(vec![w(&a1, Some("va")), w(&b3, None)], &order).unwrap();
         assert!(o.winner.value.is_none() && o.losers.is_empty());
+    }
+
+    #[test]
+    fn of_two_devices_imports_of_one_file_the_earlier_counts() {
+        let b = |s| op_id(1, s);
+        let ia = op(1, 10, OperationKind::Import, &[]);
+        let ib = op(b(1), 20, OperationKind::Import, &[]);
+        let order = op_orders([&ia, &ib]);
+        let o = decide(vec![w(&ia, Some("v")), w(&ib, Some("v"))], &order).unwrap();
+        assert_eq!(o.winner.op.id, ia.id);
+        assert!(o.losers.is_empty());
     }
 
     #[test]
