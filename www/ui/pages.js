@@ -144,13 +144,14 @@ function label(el, key) {
 // or save a merge. The choice is made on the other version shown here; if a newer one came in
 // meanwhile, the core refuses it and the box shows the newer one. A deletion on one device
 // against an edit on the other: the edit was kept on every device, and the person keeps the
-// page or deletes it (or, when the page is deleted since, leaves it so or brings the edit back).
+// page or deletes it (or, when the page is deleted since, leaves it so or brings the other
+// version back).
 function showConflict(conflict) {
   const box = $("#pv-conflict");
   box.hidden = !conflict;
   if (!conflict) return;
   const device = conflict.device;
-  // The edit won over a deletion (`theirs` is empty), or the deletion over an edit.
+  // The edit was kept over a deletion (`theirs` is empty), or the page is deleted since.
   const editKept = device && conflict.deleted && !conflict.theirs;
   const deletionKept = device && conflict.deleted && !!conflict.theirs;
   $("#pv-conflict-held").textContent = !device ? t("conflictHeld")
