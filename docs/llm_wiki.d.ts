@@ -379,7 +379,8 @@ export interface Operation {
     /**
      * The last operation of each other device (one id per slot) this wiki held when this one
      * was made: what it saw (Decision 7), so a merge tells an edit or deletion made after
-     * another device's from one made beside it ([`seen_by`]). Absent from the JSON when empty.
+     * another device's from one made beside it ([`seen_by`]). Absent (`None`) in operations
+     * made by a build before it.
      */
     seen?: OpId[];
 }
