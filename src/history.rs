@@ -22,10 +22,8 @@
 //! undo record, so rolling it back redoes what it undid.
 //!
 //! *Invariant:* after `rollback(op)`, every record but the history (revisions, operations, log.md,
-//! undo records), page revision numbers and raw bytes is byte for byte what it was before `op`
-//! — tested on vault exports after a multi-page compile. Raw bytes `op` added (a source's text,
-//! an original, an attachment's bytes) stay: they are content-addressed, and an undo record
-//! keeps none, so rolling the rollback back finds them.
+//! undo records), page revision numbers and raw bytes (content-addressed; they stay, so a redo
+//! finds them) is byte for byte what it was before `op` — tested on vault exports.
 //!
 //! **As of.** `pages_as_of(op)` rebuilds the page set after operation `op` from the revisions: per
 //! key, the latest revision of an operation ≤ `op`. Revisions a rename copied to the new key keep
