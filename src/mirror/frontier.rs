@@ -25,7 +25,7 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::markdown::page::page_file;
 use crate::model::{op_slot, seen_by, OpId, OpOrder, Operation, OperationKind, Page, Revision};
-use crate::records::{from_json, parse_revision_key};
+use crate::records::parse_revision_key;
 use crate::storage::{Storage, Store};
 use crate::vault_files::ops::OpFile;
 use crate::wiki::Wiki;
@@ -117,14 +117,7 @@ impl<S: Storage, C: Clock> Wiki<S, C> {
         facts: &'a RunFacts,
         last_file: &OpFile,
     ) -> Result<Option<Outcome<'a>>> {
-        let mut revisions: Vec<Revision> = Vec::new();
-        for (k, r) in self
-            .storage
-            .scan(Store::Revisions, &format!("{key}\u{0}"))
-            .await?
-        {
-            revisions.push(from_json(Store::Revisions, &k, &r.data)?);
-        }
+        let mut revisions = self.history(key).await?;
         for r in &last_file.records {
             if r.store != Store::Revisions
                 || parse_revision_key(&r.key).is_none_or(|(page, _, _)| page != key)
